@@ -1,0 +1,40 @@
+package io.rebalance.core;
+
+/**
+ * Every way a command can fail for a reason a person can act on, each with its own process exit code.
+ *
+ * <p>Codes 1 and 2 are kept for commands whose result is a verdict (verify: 1 = mismatch, 2 = error);
+ * the rest start at 10 so a script can tell a bad config from an unreachable service without parsing text.
+ */
+public enum ErrorCode {
+    CONFIG_INVALID(10, "configuration is invalid"),
+    SOURCE_UNREACHABLE(11, "Postgres is unreachable"),
+    SOURCE_TABLE_MISSING(12, "source table does not exist"),
+    SOURCE_COLUMN_MISSING(13, "source column does not exist"),
+    SOURCE_KEY_TYPE(14, "source key column has a type rebalance cannot slot"),
+    REDIS_UNREACHABLE(15, "Redis is unreachable"),
+    TARGET_UNREACHABLE(16, "DynamoDB is unreachable"),
+    TARGET_TABLE_MISSING(17, "DynamoDB table does not exist"),
+    TARGET_KEY_SCHEMA(18, "DynamoDB key schema does not fit the source"),
+    TIME_RANGE_INVALID(19, "time range is invalid"),
+    RUN_CONFLICT(20, "Redis already holds a different run under this prefix"),
+    ROW_REFUSED(21, "a row cannot be stored in DynamoDB"),
+    INTERRUPTED(22, "interrupted"),
+    INTERNAL(70, "internal error");
+
+    private final int exitCode;
+    private final String summary;
+
+    ErrorCode(int exitCode, String summary) {
+        this.exitCode = exitCode;
+        this.summary = summary;
+    }
+
+    public int exitCode() {
+        return exitCode;
+    }
+
+    public String summary() {
+        return summary;
+    }
+}

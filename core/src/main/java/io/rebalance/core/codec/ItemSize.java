@@ -1,0 +1,57 @@
+package io.rebalance.core.codec;
+
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+
+/**
+ * DynamoDB's item size, computed as its documentation states it: attribute names plus values, strings in UTF-8
+ * bytes, numbers about one byte per two significant digits plus one, 1 byte for BOOL and NULL, 3 bytes plus one per
+ * element for lists and maps. Used to refuse an oversized row before a batch fails for it.
+ */
+public final class ItemSize {
+    /** DynamoDB's limit for one item, names and values together. */
+    public static final int MAX_BYTES = 400 * 1024;
+
+    private ItemSize() {}
+
+    public static long of(Map<String, AttributeValue> item) {
+        long total = 0;
+        for (Map.Entry<String, AttributeValue> e : item.entrySet()) {
+            total += utf8(e.getKey()) + of(e.getValue());
+        }
+        return total;
+    }
+
+    static long of(AttributeValue v) {
+        if (v.s() != null) return utf8(v.s());
+        if (v.n() != null) return numberBytes(v.n());
+        if (v.b() != null) return v.b().asByteArrayUnsafe().length;
+        if (v.bool() != null || v.nul() != null) return 1;
+        if (v.hasL()) {
+            long n = 3;
+            for (AttributeValue x : v.l()) n += 1 + of(x);
+            return n;
+        }
+        if (v.hasM()) {
+            long n = 3;
+            for (Map.Entry<String, AttributeValue> e : v.m().entrySet()) n += 1 + utf8(e.getKey()) + of(e.getValue());
+            return n;
+        }
+        return 0;
+    }
+
+    private static long numberBytes(String n) {
+        BigDecimal d = new BigDecimal(n);
+        return d.signum() == 0 ? 1 : (d.stripTrailingZeros().precision() + 1) / 2 + 1;
+    }
+
+    private static long utf8(String s) {
+        // Most strings are ASCII; count without allocating unless a non-ASCII char is present.
+        for (int i = 0; i < s.length(); i++) {
+            if (s.charAt(i) >= 0x80) return s.getBytes(StandardCharsets.UTF_8).length;
+        }
+        return s.length();
+    }
+}

@@ -1,0 +1,91 @@
+package io.rebalance.core.codec;
+
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+
+/**
+ * The one row-to-item codec: every part (copy, tail, verify, repair) builds DynamoDB items through this class, so
+ * two paths can never disagree on how a value is stored.
+ *
+ * <p>Guarantees: every column becomes an attribute of the same name (SQL NULL becomes the NULL attribute, which is
+ * distinct from the string {@code "NULL"} and from the empty string); the key column is stored under the target's
+ * partition key name; no value is rounded; an item DynamoDB would refuse is refused here, naming the row id, the
+ * column and what to change.
+ */
+public final class RowCodec {
+    private final List<ColumnSpec> columns;
+    private final String[] attributeNames;
+    private final ValueCodec values;
+
+    /**
+     * @param columns the source columns, in the order {@link SourceRow#values()} holds them
+     * @param keyColumn the source key column, one of {@code columns}
+     * @param partitionKey the DynamoDB attribute that holds the key column's value
+     */
+    public RowCodec(List<ColumnSpec> columns, String keyColumn, String partitionKey, boolean jsonAsMap) {
+        this.columns = List.copyOf(columns);
+        this.attributeNames = new String[columns.size()];
+        for (int i = 0; i < columns.size(); i++) {
+            String name = columns.get(i).name();
+            attributeNames[i] = name.equals(keyColumn) ? partitionKey : name;
+        }
+        this.values = new ValueCodec(jsonAsMap);
+    }
+
+    public List<ColumnSpec> columns() {
+        return columns;
+    }
+
+    /** @throws RebalanceException ROW_REFUSED naming the row id when DynamoDB cannot hold the row */
+    public Map<String, AttributeValue> encode(SourceRow row) {
+        Map<String, AttributeValue> item = new HashMap<>(columns.size() * 2);
+        for (int i = 0; i < attributeNames.length; i++) {
+            ColumnSpec col = columns.get(i);
+            try {
+                item.put(attributeNames[i], encodeValue(col, row.values()[i]));
+            } catch (ValueRefusedException e) {
+                throw refused(row, "column " + col.name() + " (" + col.sqlType() + "): " + e.getMessage());
+            }
+        }
+        long size = ItemSize.of(item);
+        if (size > ItemSize.MAX_BYTES) {
+            throw refused(
+                    row,
+                    "the item would be " + size + " bytes, over DynamoDB's limit of " + ItemSize.MAX_BYTES
+                            + " bytes; leave large columns out with source.columns, or shrink the row in Postgres");
+        }
+        return item;
+    }
+
+    private AttributeValue encodeValue(ColumnSpec col, Object value) {
+        if (value == null) return AttributeValue.fromNul(true);
+        if (value instanceof byte[] bytes) return values.encodeBytes(bytes);
+        String text = (String) value;
+        return col.array() ? encodeArray(col.kind(), PgArrayLiteral.parse(text)) : values.encode(col.kind(), text);
+    }
+
+    private AttributeValue encodeArray(ColumnKind kind, List<Object> items) {
+        List<AttributeValue> out = new ArrayList<>(items.size());
+        for (Object item : items) {
+            if (item == null) out.add(AttributeValue.fromNul(true));
+            else if (item instanceof List<?> nested) out.add(encodeArray(kind, castList(nested)));
+            else out.add(values.encode(kind, (String) item));
+        }
+        return AttributeValue.fromL(out);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<Object> castList(List<?> list) {
+        return (List<Object>) list;
+    }
+
+    private static RebalanceException refused(SourceRow row, String why) {
+        return new RebalanceException(
+                ErrorCode.ROW_REFUSED, "row id=" + row.key() + " cannot be stored in DynamoDB: " + why);
+    }
+}

@@ -1,0 +1,211 @@
+package io.rebalance.core.config;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.exc.InvalidFormatException;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.TextNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * Builds a {@link MigrationConfig} from four layers, later ones winning: the built-in defaults, a YAML file,
+ * environment variables ({@code REBALANCE_SOURCE_JDBC_URL} for {@code source.jdbcUrl}), and explicit
+ * {@code key=value} overrides from flags. Unknown keys are errors (a typo must not silently mean "default"),
+ * and every error names the key, the value and the accepted form. Validation of meaning is
+ * {@link ConfigValidator}'s job; this class only guarantees shape.
+ */
+public final class ConfigLoader {
+    private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory())
+            .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES);
+
+    private final Map<String, String> env;
+
+    public ConfigLoader(Map<String, String> env) {
+        this.env = env;
+    }
+
+    public static ConfigLoader fromSystem() {
+        return new ConfigLoader(System.getenv());
+    }
+
+    /**
+     * @param file YAML file, or null for defaults only
+     * @param overrides {@code dotted.key -> value}, applied last; may be empty, never null
+     */
+    public MigrationConfig load(Path file, Map<String, String> overrides) {
+        ObjectNode tree = defaults();
+        if (file != null) {
+            merge(tree, readFile(file), "");
+        }
+        for (String key : leafKeys(tree, "")) {
+            String value = env.get(envName(key));
+            if (value != null) set(tree, key, value, "environment variable " + envName(key));
+        }
+        overrides.forEach((k, v) -> set(tree, k, v, "override " + k + "=" + v));
+        try {
+            return YAML.treeToValue(tree, MigrationConfig.class);
+        } catch (JsonProcessingException e) {
+            throw new RebalanceException(ErrorCode.CONFIG_INVALID, describe(e), e);
+        }
+    }
+
+    /** The environment variable that overrides a dotted key: {@code mover.leaseTtl -> REBALANCE_MOVER_LEASE_TTL}. */
+    public static String envName(String key) {
+        return "REBALANCE_"
+                + key.replaceAll("([a-z0-9])([A-Z])", "$1_$2").replace('.', '_').toUpperCase(Locale.ROOT);
+    }
+
+    /** All dotted keys the configuration has, in document order. */
+    public static List<String> keys() {
+        return leafKeys(defaults(), "");
+    }
+
+    private static ObjectNode defaults() {
+        try (InputStream in = ConfigLoader.class.getResourceAsStream("defaults.yaml")) {
+            return (ObjectNode) YAML.readTree(in);
+        } catch (IOException e) {
+            throw new IllegalStateException("built-in defaults.yaml is unreadable", e);
+        }
+    }
+
+    private static JsonNode readFile(Path file) {
+        if (!Files.isRegularFile(file)) {
+            throw new RebalanceException(
+                    ErrorCode.CONFIG_INVALID,
+                    "config file " + file + " does not exist; pass an existing YAML file with --config"
+                            + " (docs/config.md lists every key), or leave --config out to use the defaults");
+        }
+        try {
+            JsonNode node = YAML.readTree(file.toFile());
+            if (node == null || node.isMissingNode() || node.isNull()) return YAML.createObjectNode();
+            if (!node.isObject()) {
+                throw new RebalanceException(
+                        ErrorCode.CONFIG_INVALID, "config file " + file + " must hold a YAML mapping at the top");
+            }
+            return node;
+        } catch (IOException e) {
+            throw new RebalanceException(
+                    ErrorCode.CONFIG_INVALID,
+                    "config file " + file + " is not valid YAML: "
+                            + e.getMessage().lines().findFirst().orElse(""),
+                    e);
+        }
+    }
+
+    private static void merge(ObjectNode base, JsonNode over, String path) {
+        Iterator<Map.Entry<String, JsonNode>> it = over.fields();
+        while (it.hasNext()) {
+            Map.Entry<String, JsonNode> e = it.next();
+            String key = path.isEmpty() ? e.getKey() : path + "." + e.getKey();
+            JsonNode current = base.get(e.getKey());
+            if (current == null) {
+                throw unknownKey(key);
+            }
+            if (current.isObject() && e.getValue().isObject()) {
+                merge((ObjectNode) current, e.getValue(), key);
+            } else {
+                base.set(e.getKey(), e.getValue());
+            }
+        }
+    }
+
+    private static void set(ObjectNode tree, String key, String value, String origin) {
+        String[] parts = key.split("\\.");
+        ObjectNode node = tree;
+        for (int i = 0; i < parts.length - 1; i++) {
+            JsonNode child = node.get(parts[i]);
+            if (!(child instanceof ObjectNode)) throw unknownKey(key);
+            node = (ObjectNode) child;
+        }
+        JsonNode current = node.get(parts[parts.length - 1]);
+        if (current == null || current.isObject()) throw unknownKey(key);
+        if (current.isArray()) {
+            ArrayNode list = node.putArray(parts[parts.length - 1]);
+            for (String item : value.split(",")) {
+                if (!item.isBlank()) list.add(item.trim());
+            }
+        } else {
+            // Text is fine for numbers too: Jackson coerces "8" to int and names the key if it is not a number.
+            node.set(parts[parts.length - 1], TextNode.valueOf(value));
+        }
+    }
+
+    private static List<String> leafKeys(JsonNode node, String path) {
+        List<String> out = new ArrayList<>();
+        Iterator<Map.Entry<String, JsonNode>> it = node.fields();
+        while (it.hasNext()) {
+            Map.Entry<String, JsonNode> e = it.next();
+            String key = path.isEmpty() ? e.getKey() : path + "." + e.getKey();
+            if (e.getValue().isObject()) out.addAll(leafKeys(e.getValue(), key));
+            else out.add(key);
+        }
+        return out;
+    }
+
+    private static RebalanceException unknownKey(String key) {
+        return new RebalanceException(
+                ErrorCode.CONFIG_INVALID,
+                "unknown config key '" + key + "'; the keys are listed in docs/config.md (" + closest(key) + ")");
+    }
+
+    private static String closest(String key) {
+        String leaf = key.substring(key.lastIndexOf('.') + 1).toLowerCase(Locale.ROOT);
+        List<String> near = keys().stream()
+                .filter(k -> k.toLowerCase(Locale.ROOT).contains(leaf)
+                        || leaf.contains(k.substring(k.lastIndexOf('.') + 1).toLowerCase(Locale.ROOT)))
+                .collect(Collectors.toList());
+        return near.isEmpty()
+                ? "run `rebalance config` to print them"
+                : "did you mean " + String.join(" or ", near) + "?";
+    }
+
+    private static String describe(JsonProcessingException e) {
+        String key = e instanceof MismatchedInputException mi
+                ? mi.getPath().stream()
+                        .map(r -> r.getFieldName() != null ? r.getFieldName() : "[" + r.getIndex() + "]")
+                        .collect(Collectors.joining("."))
+                : "?";
+        if (e instanceof UnrecognizedPropertyException) return unknownKey(key).getMessage();
+        if (e instanceof InvalidFormatException ife) {
+            return "config key '" + key + "' has value '" + ife.getValue() + "', which is not a "
+                    + ife.getTargetType().getSimpleName().toLowerCase(Locale.ROOT) + "; fix it in the YAML file, in "
+                    + envName(key) + ", or in the flag that set it";
+        }
+        return "config key '" + key + "' is malformed: " + e.getOriginalMessage();
+    }
+
+    /** For `rebalance config`: the effective configuration as YAML, password redacted. */
+    public static String toYaml(MigrationConfig config) {
+        try {
+            ObjectNode tree = YAML.valueToTree(config);
+            ObjectNode source = (ObjectNode) tree.get("source");
+            if (!source.get("password").asText().isEmpty()) source.put("password", "***");
+            ((ObjectNode) tree.get("redis"))
+                    .put("url", Redact.url(config.redis().url()));
+            Map<String, Object> ordered = new LinkedHashMap<>();
+            tree.fields().forEachRemaining(e -> ordered.put(e.getKey(), e.getValue()));
+            return YAML.writeValueAsString(ordered);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

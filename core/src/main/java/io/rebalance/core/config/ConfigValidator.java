@@ -1,0 +1,179 @@
+package io.rebalance.core.config;
+
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+
+/**
+ * Checks the meaning of a configuration before anything connects or writes. All problems are reported at once,
+ * each naming the key, the value seen and what to write instead. Checks that need a service (does the table
+ * exist?) are in the preflight of each command, not here.
+ */
+public final class ConfigValidator {
+    private static final Pattern IDENT = Pattern.compile("[A-Za-z_][A-Za-z0-9_$]*");
+    private static final Pattern TABLE = Pattern.compile("([A-Za-z_][A-Za-z0-9_$]*\\.)?[A-Za-z_][A-Za-z0-9_$]*");
+
+    private final List<String> problems = new ArrayList<>();
+    private final List<String> rangeProblems = new ArrayList<>();
+
+    private ConfigValidator() {}
+
+    /** @throws RebalanceException CONFIG_INVALID or TIME_RANGE_INVALID listing every problem found */
+    public static MigrationConfig validate(MigrationConfig c) {
+        ConfigValidator v = new ConfigValidator();
+        v.check(c);
+        if (!v.problems.isEmpty()) {
+            v.problems.addAll(v.rangeProblems);
+            throw new RebalanceException(
+                    ErrorCode.CONFIG_INVALID, "invalid configuration:\n  - " + String.join("\n  - ", v.problems));
+        }
+        if (!v.rangeProblems.isEmpty()) {
+            throw new RebalanceException(ErrorCode.TIME_RANGE_INVALID, String.join("\n", v.rangeProblems));
+        }
+        return c;
+    }
+
+    private void check(MigrationConfig c) {
+        var s = c.source();
+        require(
+                s.jdbcUrl().startsWith("jdbc:postgresql:"),
+                "source.jdbcUrl",
+                s.jdbcUrl(),
+                "a JDBC URL like jdbc:postgresql://127.0.0.1:5432/postgres");
+        require(
+                TABLE.matcher(s.table()).matches(),
+                "source.table",
+                s.table(),
+                "a table name, optionally schema-qualified, like public.room_events");
+        require(IDENT.matcher(s.keyColumn()).matches(), "source.keyColumn", s.keyColumn(), "a column name like id");
+        for (String col : s.columns()) {
+            require(IDENT.matcher(col).matches(), "source.columns", col, "plain column names");
+        }
+        if (!s.columns().isEmpty() && !s.columns().contains(s.keyColumn())) {
+            problems.add("source.columns " + s.columns() + " leaves out the key column '" + s.keyColumn()
+                    + "'; add it, or leave source.columns empty to copy every column");
+        }
+
+        var sl = c.slots();
+        oneOf("slots.timeFrom", sl.timeFrom(), Set.of("id", "column"));
+        oneOf("slots.idFormat", sl.idFormat(), Set.of("auto", "ulid", "snowflake"));
+        if (sl.fromColumn()) {
+            require(
+                    IDENT.matcher(sl.timeColumn()).matches(),
+                    "slots.timeColumn",
+                    sl.timeColumn(),
+                    "the timestamp column that places a row in its hour (needed because slots.timeFrom is column)");
+        }
+        var sf = sl.snowflake();
+        int bits = sf.timestampBits() + sf.shardBits() + sf.sequenceBits();
+        // 64 is allowed: with 41/13/10 the sign bit is the timestamp's top bit, clear for ~35 years after the epoch.
+        if (sf.timestampBits() < 30 || sf.shardBits() < 0 || sf.sequenceBits() < 0 || bits > 64) {
+            problems.add("slots.snowflake bits " + sf.timestampBits() + "/" + sf.shardBits() + "/" + sf.sequenceBits()
+                    + " do not fit a bigint; timestampBits >= 30 and the three must add up to at most 64"
+                    + " (for example 41/13/10)");
+        }
+        require(
+                sf.epochMillis() >= 0,
+                "slots.snowflake.epochMillis",
+                String.valueOf(sf.epochMillis()),
+                "milliseconds since 1970, >= 0");
+        Instant from = instant("slots.from", sl.from());
+        Instant to = instant("slots.to", sl.to());
+        if (from != null && to != null && !from.isBefore(to)) {
+            rangeProblems.add(
+                    "time range is inverted or empty: slots.from=" + sl.from() + " is not before slots.to=" + sl.to()
+                            + "; swap them (from is inclusive, to exclusive), or leave both empty to use the table's min/max");
+        }
+
+        var t = c.target();
+        require(
+                t.table().length() >= 3
+                        && t.table().length() <= 255
+                        && t.table().matches("[A-Za-z0-9_.-]+"),
+                "target.table",
+                t.table(),
+                "a DynamoDB table name: 3-255 characters of a-z, A-Z, 0-9, _ - .");
+        require(
+                t.endpoint().isEmpty() || t.embedded() || t.endpoint().matches("https?://.+"),
+                "target.endpoint",
+                t.endpoint(),
+                "'embedded', an http(s):// URL such as http://127.0.0.1:8000, or empty for AWS");
+        oneOf("target.json", t.json(), Set.of("map", "string"));
+        require(!t.region().isBlank(), "target.region", t.region(), "an AWS region such as us-east-1");
+
+        var r = c.redis();
+        require(r.url().matches("rediss?://.+"), "redis.url", Redact.url(r.url()), "a URL like redis://127.0.0.1:6379");
+        require(
+                !r.prefix().isEmpty()
+                        && !r.prefix().contains("{")
+                        && !r.prefix().contains("}"),
+                "redis.prefix",
+                r.prefix(),
+                "a non-empty prefix without braces, like mgre: (braces are reserved for Redis Cluster hash tags)");
+
+        var m = c.mover();
+        range("mover.workers", m.workers(), 1, 256);
+        range("mover.pageSize", m.pageSize(), 1, 100_000);
+        range("mover.batchSize", m.batchSize(), 1, 25);
+        require(
+                m.rateLimit() >= 0,
+                "mover.rateLimit",
+                String.valueOf(m.rateLimit()),
+                "rows per second, 0 for no limit");
+        Duration lease = duration("mover.leaseTtl", m.leaseTtl(), MigrationConfig.Mover::leaseTtlDuration, m);
+        Duration state = duration("mover.stateTtl", m.stateTtl(), MigrationConfig.Mover::stateTtlDuration, m);
+        duration("mover.slotRetryDelay", m.slotRetryDelay(), MigrationConfig.Mover::slotRetryDelayDuration, m);
+        duration("mover.keeperInterval", m.keeperInterval(), MigrationConfig.Mover::keeperIntervalDuration, m);
+        if (lease != null && lease.compareTo(Duration.ofSeconds(2)) < 0) {
+            problems.add("mover.leaseTtl=" + m.leaseTtl()
+                    + " is too short to renew reliably; use at least 2s (15s-30s is typical)");
+        }
+        if (lease != null && state != null && state.compareTo(lease.multipliedBy(10)) < 0) {
+            problems.add("mover.stateTtl=" + m.stateTtl() + " must be far longer than mover.leaseTtl=" + m.leaseTtl()
+                    + "; progress would expire while a slot is still leased (7d is typical)");
+        }
+    }
+
+    private void require(boolean ok, String key, String value, String expected) {
+        if (!ok) problems.add(key + "='" + value + "' is not valid; expected " + expected);
+    }
+
+    private void oneOf(String key, String value, Set<String> allowed) {
+        require(
+                allowed.contains(value),
+                key,
+                value,
+                "one of " + String.join(", ", allowed.stream().sorted().toList()));
+    }
+
+    private void range(String key, long value, long min, long max) {
+        require(value >= min && value <= max, key, String.valueOf(value), "a number from " + min + " to " + max);
+    }
+
+    private Instant instant(String key, String value) {
+        if (value.isEmpty()) return null;
+        try {
+            return Instant.parse(value);
+        } catch (DateTimeParseException e) {
+            problems.add(key + "='" + value + "' is not an instant; write it like 2024-10-20T00:00:00Z");
+            return null;
+        }
+    }
+
+    private Duration duration(
+            String key, String value, Function<MigrationConfig.Mover, Duration> f, MigrationConfig.Mover m) {
+        try {
+            return f.apply(m);
+        } catch (IllegalArgumentException e) {
+            problems.add(key + ": " + e.getMessage());
+            return null;
+        }
+    }
+}

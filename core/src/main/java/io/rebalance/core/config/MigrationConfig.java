@@ -1,0 +1,101 @@
+package io.rebalance.core.config;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * One migration, as described by YAML + environment + flags (see {@link ConfigLoader} and docs/config.md).
+ * Every field is non-null after loading: defaults come from {@code defaults.yaml}, so what the code reads is
+ * exactly what the documentation lists. Optional values are empty strings, never null.
+ */
+public record MigrationConfig(Source source, Slots slots, Target target, Redis redis, Mover mover) {
+
+    /** Where rows come from. {@code columns} empty means every column of the table. */
+    public record Source(
+            String jdbcUrl, String user, String password, String table, String keyColumn, List<String> columns) {
+        @Override
+        public String toString() { // never print the password
+            return "Source[jdbcUrl=" + jdbcUrl + ", user=" + user + ", table=" + table + ", keyColumn=" + keyColumn
+                    + ", columns=" + columns + "]";
+        }
+    }
+
+    /**
+     * How a row maps to an hourly slot: from the time inside its id ({@code timeFrom: id}, a ULID or a
+     * time-ordered bigint) or from a timestamp column ({@code timeFrom: column}); {@code from}/{@code to} bound
+     * the run (ISO-8601 instants, to exclusive); empty means found from the table's min/max.
+     */
+    public record Slots(
+            String timeFrom, String idFormat, String timeColumn, Snowflake snowflake, String from, String to) {
+
+        public boolean fromColumn() {
+            return "column".equals(timeFrom);
+        }
+
+        public Instant fromInstant() {
+            return from.isEmpty() ? null : Instant.parse(from);
+        }
+
+        public Instant toInstant() {
+            return to.isEmpty() ? null : Instant.parse(to);
+        }
+    }
+
+    /** Bit layout of a time-ordered bigint id: [timestamp | shard | sequence], timestamp in ms since epochMillis. */
+    public record Snowflake(long epochMillis, int timestampBits, int shardBits, int sequenceBits) {
+        public int shift() {
+            return shardBits + sequenceBits;
+        }
+    }
+
+    /**
+     * The DynamoDB side. {@code endpoint}: {@code embedded} (DynamoDB Local in this process), an http URL, or
+     * empty for AWS with the default credential chain. {@code partitionKey} empty means the source key column.
+     */
+    public record Target(String table, String endpoint, String region, String partitionKey, String json) {
+        public boolean embedded() {
+            return "embedded".equals(endpoint);
+        }
+
+        public boolean jsonAsMap() {
+            return "map".equals(json);
+        }
+    }
+
+    /** Where the run's state lives. Every key starts with {@code prefix}. */
+    public record Redis(String url, String prefix) {
+        @Override
+        public String toString() {
+            return "Redis[url=" + Redact.url(url) + ", prefix=" + prefix + "]";
+        }
+    }
+
+    /** The copy: threads per process, page and batch sizes, a global rate limit (rows/s, 0 = none), timings. */
+    public record Mover(
+            int workers,
+            int pageSize,
+            int batchSize,
+            long rateLimit,
+            String leaseTtl,
+            String stateTtl,
+            String slotRetryDelay,
+            String keeperInterval) {
+
+        public Duration leaseTtlDuration() {
+            return Durations.parse(leaseTtl);
+        }
+
+        public Duration stateTtlDuration() {
+            return Durations.parse(stateTtl);
+        }
+
+        public Duration slotRetryDelayDuration() {
+            return Durations.parse(slotRetryDelay);
+        }
+
+        public Duration keeperIntervalDuration() {
+            return Durations.parse(keeperInterval);
+        }
+    }
+}

@@ -1,0 +1,56 @@
+package io.rebalance.core.dynamo;
+
+import io.rebalance.core.config.MigrationConfig;
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.client.config.ClientOverrideConfiguration;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.http.apache.ApacheHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/** Builds the DynamoDB client every part uses. */
+public final class DynamoClients {
+    private DynamoClients() {}
+
+    /**
+     * @param endpoint an http(s) URL, or empty for AWS itself; {@code embedded} must be resolved to the local
+     *     server's URL by the caller first
+     * @param interceptors hooks at the SDK boundary; tests inject throttling here, production passes none
+     */
+    public static DynamoDbClient create(
+            MigrationConfig.Target target, String endpoint, int connections, List<ExecutionInterceptor> interceptors) {
+        ClientOverrideConfiguration.Builder override = ClientOverrideConfiguration.builder()
+                .apiCallAttemptTimeout(Duration.ofSeconds(10))
+                .apiCallTimeout(Duration.ofSeconds(30));
+        interceptors.forEach(override::addExecutionInterceptor);
+        var builder = DynamoDbClient.builder()
+                .region(Region.of(target.region()))
+                .httpClientBuilder(ApacheHttpClient.builder()
+                        .maxConnections(Math.max(connections, 4))
+                        .connectionTimeout(Duration.ofSeconds(2)))
+                .overrideConfiguration(override.build())
+                .credentialsProvider(credentials(endpoint));
+        if (!endpoint.isEmpty()) builder.endpointOverride(URI.create(endpoint));
+        return builder.build();
+    }
+
+    /**
+     * DynamoDB Local ignores credentials (with -sharedDb) but the SDK insists on some: a loopback endpoint gets
+     * fixed dummy ones, so a developer machine with no AWS setup works; anything else uses the default chain.
+     */
+    static AwsCredentialsProvider credentials(String endpoint) {
+        if (!endpoint.isEmpty()) {
+            String host = URI.create(endpoint).getHost();
+            if ("localhost".equals(host) || (host != null && host.startsWith("127."))) {
+                return StaticCredentialsProvider.create(AwsBasicCredentials.create("local", "local"));
+            }
+        }
+        return DefaultCredentialsProvider.builder().build();
+    }
+}

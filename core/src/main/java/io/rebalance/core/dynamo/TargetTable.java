@@ -1,0 +1,109 @@
+package io.rebalance.core.dynamo;
+
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
+import software.amazon.awssdk.core.exception.SdkClientException;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeDefinition;
+import software.amazon.awssdk.services.dynamodb.model.BillingMode;
+import software.amazon.awssdk.services.dynamodb.model.CreateTableRequest;
+import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
+import software.amazon.awssdk.services.dynamodb.model.KeySchemaElement;
+import software.amazon.awssdk.services.dynamodb.model.KeyType;
+import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
+import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
+import software.amazon.awssdk.services.dynamodb.model.TableDescription;
+
+/**
+ * The DynamoDB table as the copy needs it: it exists and its key is exactly one partition key named like the
+ * target's partition key, of the type the source key becomes (S for ULID text and uuid, N for bigint).
+ */
+public final class TargetTable {
+    private TargetTable() {}
+
+    public static ScalarAttributeType attributeType(io.rebalance.core.slot.KeyType keyType) {
+        return keyType == io.rebalance.core.slot.KeyType.BIGINT ? ScalarAttributeType.N : ScalarAttributeType.S;
+    }
+
+    /** @throws RebalanceException TARGET_UNREACHABLE, TARGET_TABLE_MISSING or TARGET_KEY_SCHEMA */
+    public static void check(
+            DynamoDbClient dynamo,
+            String table,
+            String partitionKey,
+            io.rebalance.core.slot.KeyType keyType,
+            String where) {
+        TableDescription d = describe(dynamo, table, where);
+        if (d == null) {
+            throw new RebalanceException(
+                    ErrorCode.TARGET_TABLE_MISSING,
+                    "DynamoDB table '" + table + "' does not exist at "
+                            + where + "; create it with partition key " + partitionKey + " (" + attributeType(keyType)
+                            + "), or run `rebalance copy --create-table`");
+        }
+        var keys = d.keySchema();
+        boolean fits = keys.size() == 1
+                && keys.get(0).keyType() == KeyType.HASH
+                && keys.get(0).attributeName().equals(partitionKey);
+        ScalarAttributeType type = d.attributeDefinitions().stream()
+                .filter(a -> a.attributeName().equals(partitionKey))
+                .map(AttributeDefinition::attributeType)
+                .findFirst()
+                .orElse(null);
+        if (!fits || type != attributeType(keyType)) {
+            String found = keys.stream()
+                            .map(k -> k.attributeName() + " " + k.keyType())
+                            .toList() + " with types "
+                    + d.attributeDefinitions().stream()
+                            .map(a -> a.attributeName() + ":" + a.attributeType())
+                            .toList();
+            throw new RebalanceException(
+                    ErrorCode.TARGET_KEY_SCHEMA,
+                    "DynamoDB table '" + table + "' has key " + found
+                            + "; the source key needs exactly one partition key " + partitionKey + " of type "
+                            + attributeType(keyType)
+                            + ". Point target.table at a table with that key, or set target.partitionKey to its key attribute");
+        }
+    }
+
+    /** Creates the table on demand (pay per request) and waits until it is active. */
+    public static void create(
+            DynamoDbClient dynamo, String table, String partitionKey, io.rebalance.core.slot.KeyType keyType) {
+        dynamo.createTable(CreateTableRequest.builder()
+                .tableName(table)
+                .keySchema(KeySchemaElement.builder()
+                        .attributeName(partitionKey)
+                        .keyType(KeyType.HASH)
+                        .build())
+                .attributeDefinitions(AttributeDefinition.builder()
+                        .attributeName(partitionKey)
+                        .attributeType(attributeType(keyType))
+                        .build())
+                .billingMode(BillingMode.PAY_PER_REQUEST)
+                .build());
+        dynamo.waiter().waitUntilTableExists(b -> b.tableName(table));
+    }
+
+    public static boolean exists(DynamoDbClient dynamo, String table, String where) {
+        return describe(dynamo, table, where) != null;
+    }
+
+    private static TableDescription describe(DynamoDbClient dynamo, String table, String where) {
+        try {
+            return dynamo.describeTable(b -> b.tableName(table)).table();
+        } catch (ResourceNotFoundException e) {
+            return null;
+        } catch (SdkClientException e) {
+            throw new RebalanceException(
+                    ErrorCode.TARGET_UNREACHABLE,
+                    "DynamoDB at " + where + " does not answer (" + e.getMessage()
+                            + "); start it (`rebalance dynamodb-local` serves one) or fix target.endpoint",
+                    e);
+        } catch (DynamoDbException e) {
+            throw new RebalanceException(
+                    ErrorCode.TARGET_UNREACHABLE,
+                    "DynamoDB at " + where + " refused DescribeTable " + table + ": " + e.getMessage()
+                            + "; check credentials and target.region",
+                    e);
+        }
+    }
+}

@@ -1,0 +1,74 @@
+package io.rebalance.core.slot;
+
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
+import java.time.temporal.ChronoUnit;
+
+/**
+ * One hour of rows, named like {@code 20241020.02} (UTC). Slots are copied newest to oldest, so the most recent
+ * data is in DynamoDB first; {@link #older()} is the next slot to copy.
+ */
+public record Slot(Instant start) implements Comparable<Slot> {
+    private static final DateTimeFormatter NAME =
+            DateTimeFormatter.ofPattern("yyyyMMdd.HH").withZone(ZoneOffset.UTC);
+
+    public Slot {
+        if (!start.truncatedTo(ChronoUnit.HOURS).equals(start)) {
+            throw new IllegalArgumentException("slot start " + start + " is not on the hour");
+        }
+    }
+
+    /** The slot holding {@code t}. */
+    public static Slot containing(Instant t) {
+        return new Slot(t.truncatedTo(ChronoUnit.HOURS));
+    }
+
+    /** @throws IllegalArgumentException naming the expected form */
+    public static Slot parse(String name) {
+        try {
+            java.time.LocalDateTime local =
+                    java.time.LocalDateTime.parse(name, DateTimeFormatter.ofPattern("yyyyMMdd.HH"));
+            return new Slot(local.toInstant(ZoneOffset.UTC));
+        } catch (DateTimeParseException e) {
+            throw new IllegalArgumentException(
+                    "'" + name + "' is not a slot; write it like 20241020.02 (UTC day and hour)");
+        }
+    }
+
+    public Instant end() {
+        return start.plus(1, ChronoUnit.HOURS);
+    }
+
+    public Slot older() {
+        return new Slot(start.minus(1, ChronoUnit.HOURS));
+    }
+
+    public Slot newer() {
+        return new Slot(start.plus(1, ChronoUnit.HOURS));
+    }
+
+    public boolean isOlderThan(Slot other) {
+        return start.isBefore(other.start);
+    }
+
+    /** Whole hours from {@code other} up to this slot (0 when equal). */
+    public long hoursAfter(Slot other) {
+        return ChronoUnit.HOURS.between(other.start, start);
+    }
+
+    public String name() {
+        return NAME.format(start);
+    }
+
+    @Override
+    public int compareTo(Slot o) {
+        return start.compareTo(o.start);
+    }
+
+    @Override
+    public String toString() {
+        return name();
+    }
+}

@@ -1,0 +1,153 @@
+package io.rebalance.core.slot;
+
+import io.rebalance.core.config.MigrationConfig;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.UUID;
+
+/**
+ * How rows map to slots, as SQL: the predicate that selects a slot's rows and its bounds as JDBC parameters.
+ *
+ * <p>For time-ordered ids the bounds are ids (the smallest id of the slot's first and of the next slot's first
+ * millisecond), so a slot is one index range scan on the primary key. For a timestamp column the bounds are
+ * instants on that column, which then needs an index of its own.
+ */
+public sealed interface SlotKeyspace {
+
+    /** SQL selecting the slot's rows, with two {@code ?} for {@link #bounds(Slot)}: lower inclusive, upper exclusive. */
+    String predicate();
+
+    Object[] bounds(Slot slot);
+
+    /**
+     * SQL giving the oldest and newest time source of {@code table} as two text columns (NULL when empty); used for
+     * the run's range when it is not configured. It takes min and max of a column so the index answers it.
+     */
+    default String minMaxQuery(String table) {
+        return "SELECT min(" + column() + ")::text, max(" + column() + ")::text FROM " + table;
+    }
+
+    /** The instant a value of {@link #minMaxQuery(String)} stands for. */
+    Instant instantOf(String text);
+
+    /** The quoted column the predicate bounds. */
+    String column();
+
+    /**
+     * Refuses a range whose bounds this keyspace cannot express (a bigint layout whose timestamp would overflow
+     * into the sign bit would otherwise produce wrapped bounds and silently skip rows).
+     *
+     * @throws IllegalArgumentException saying what to change
+     */
+    default void checkRange(SlotRange range) {}
+
+    /** Builds the keyspace for the configured mapping and the key column's actual type. */
+    static SlotKeyspace of(MigrationConfig config, KeyType keyType) {
+        var slots = config.slots();
+        String key = quote(config.source().keyColumn());
+        if (slots.fromColumn()) return new TimeColumn(quote(slots.timeColumn()));
+        boolean snowflake =
+                slots.idFormat().equals("snowflake") || (slots.idFormat().equals("auto") && keyType == KeyType.BIGINT);
+        if (snowflake) return new SnowflakeIds(key, slots.snowflake());
+        return keyType == KeyType.UUID ? new UlidUuids(key) : new UlidTexts(key);
+    }
+
+    static String quote(String identifier) {
+        return "\"" + identifier.replace("\"", "\"\"") + "\"";
+    }
+
+    /** ULIDs stored as 26-character text; text order equals time order because all ULIDs have the same length. */
+    record UlidTexts(String column) implements SlotKeyspace {
+        public String predicate() {
+            return column + " >= ? AND " + column + " < ?";
+        }
+
+        public Object[] bounds(Slot slot) {
+            return new Object[] {
+                Ulid.lowest(slot.start().toEpochMilli()), Ulid.lowest(slot.end().toEpochMilli())
+            };
+        }
+
+        public Instant instantOf(String text) {
+            return Instant.ofEpochMilli(Ulid.millis(text));
+        }
+    }
+
+    /** ULIDs stored as uuid: the first 48 bits are the millisecond; Postgres compares uuids bytewise. */
+    record UlidUuids(String column) implements SlotKeyspace {
+        public String predicate() {
+            return column + " >= ? AND " + column + " < ?";
+        }
+
+        public Object[] bounds(Slot slot) {
+            return new Object[] {lowest(slot.start()), lowest(slot.end())};
+        }
+
+        private static UUID lowest(Instant t) {
+            return new UUID(t.toEpochMilli() << 16, 0L);
+        }
+
+        public Instant instantOf(String text) {
+            return Instant.ofEpochMilli(UUID.fromString(text).getMostSignificantBits() >>> 16);
+        }
+    }
+
+    /** Time-ordered bigints: {@code (ms - epoch) << (shardBits + sequenceBits) | shard | sequence}. */
+    record SnowflakeIds(String column, MigrationConfig.Snowflake layout) implements SlotKeyspace {
+        public String predicate() {
+            return column + " >= ? AND " + column + " < ?";
+        }
+
+        public Object[] bounds(Slot slot) {
+            return new Object[] {lowest(slot.start()), lowest(slot.end())};
+        }
+
+        private long lowest(Instant t) {
+            long ms = Math.max(0, t.toEpochMilli() - layout.epochMillis());
+            return ms << layout.shift();
+        }
+
+        @Override
+        public void checkRange(SlotRange range) {
+            long first = range.oldest().start().toEpochMilli() - layout.epochMillis();
+            long last = range.newest().end().toEpochMilli() - layout.epochMillis();
+            if (first < 0 || (last >>> (63 - layout.shift())) != 0) {
+                throw new IllegalArgumentException("slots " + range.oldest() + ".." + range.newest()
+                        + " do not fit the id"
+                        + " layout: with slots.snowflake.epochMillis=" + layout.epochMillis() + " and " + layout.shift()
+                        + " bits below the timestamp, ids of those hours would overflow a bigint; set epochMillis to the"
+                        + " epoch your ids count from");
+            }
+        }
+
+        public Instant instantOf(String text) {
+            return Instant.ofEpochMilli((Long.parseLong(text) >>> layout.shift()) + layout.epochMillis());
+        }
+    }
+
+    /** Rows placed by a timestamp column; the key still orders rows within the slot. */
+    record TimeColumn(String column) implements SlotKeyspace {
+        public String predicate() {
+            return column + " >= ? AND " + column + " < ?";
+        }
+
+        public Object[] bounds(Slot slot) {
+            // timestamptz parameters; against a timestamp column Postgres converts in the session zone, pinned to UTC
+            return new Object[] {
+                OffsetDateTime.ofInstant(slot.start(), ZoneOffset.UTC),
+                OffsetDateTime.ofInstant(slot.end(), ZoneOffset.UTC)
+            };
+        }
+
+        @Override
+        public String minMaxQuery(String table) {
+            return "SELECT (extract(epoch FROM min(" + column + ")) * 1000)::int8::text," + " (extract(epoch FROM max("
+                    + column + ")) * 1000)::int8::text FROM " + table;
+        }
+
+        public Instant instantOf(String epochMillis) {
+            return Instant.ofEpochMilli(Long.parseLong(epochMillis));
+        }
+    }
+}

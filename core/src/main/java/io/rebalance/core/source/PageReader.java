@@ -1,0 +1,72 @@
+package io.rebalance.core.source;
+
+import io.rebalance.core.codec.ColumnKind;
+import io.rebalance.core.codec.ColumnSpec;
+import io.rebalance.core.codec.SourceRow;
+import io.rebalance.core.slot.Slot;
+import io.rebalance.core.slot.SlotKeyspace;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Reads one slot in key order, a page at a time, by keyset: {@code WHERE <slot> AND key > :last ORDER BY key
+ * LIMIT n}. Never OFFSET, whose cost grows with the pages already read. Values come as text (see
+ * {@link SourceSession}), except scalar bytea which comes as bytes.
+ */
+public final class PageReader {
+    private final SourceTable table;
+    private final String firstPage;
+    private final String nextPage;
+    private final int keyIndex;
+    private final boolean[] bytes;
+
+    public PageReader(SourceTable table) {
+        this.table = table;
+        List<ColumnSpec> cols = table.columns();
+        StringBuilder select = new StringBuilder("SELECT ");
+        bytes = new boolean[cols.size()];
+        int key = -1;
+        for (int i = 0; i < cols.size(); i++) {
+            ColumnSpec col = cols.get(i);
+            if (i > 0) select.append(", ");
+            select.append(SourceTable.selectExpression(col));
+            bytes[i] = !col.array() && col.kind() == ColumnKind.BYTEA;
+            if (col.name().equals(table.keyColumn())) key = i;
+        }
+        this.keyIndex = key;
+        String k = SlotKeyspace.quote(table.keyColumn());
+        String from = " FROM " + table.name() + " WHERE " + table.keyspace().predicate();
+        this.firstPage = select + from + " ORDER BY " + k + " LIMIT ?";
+        this.nextPage = select + from + " AND " + k + " > ? ORDER BY " + k + " LIMIT ?";
+    }
+
+    /**
+     * @param afterKey the last key already copied (text form), or null to start at the slot's beginning
+     * @return up to {@code limit} rows after {@code afterKey}, in key order; fewer means the slot is done
+     */
+    public List<SourceRow> page(Connection c, Slot slot, String afterKey, int limit) throws SQLException {
+        Object[] bounds = table.keyspace().bounds(slot);
+        try (PreparedStatement ps = c.prepareStatement(afterKey == null ? firstPage : nextPage)) {
+            int p = 1;
+            ps.setObject(p++, bounds[0]);
+            ps.setObject(p++, bounds[1]);
+            if (afterKey != null) ps.setObject(p++, table.keyType().bind(afterKey));
+            ps.setInt(p, limit);
+            List<SourceRow> rows = new ArrayList<>(limit);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    Object[] values = new Object[bytes.length];
+                    for (int i = 0; i < bytes.length; i++) {
+                        values[i] = bytes[i] ? rs.getBytes(i + 1) : rs.getString(i + 1);
+                    }
+                    rows.add(new SourceRow((String) values[keyIndex], values));
+                }
+            }
+            return rows;
+        }
+    }
+}

@@ -1,0 +1,62 @@
+package io.rebalance.core.source;
+
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.config.Redact;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.util.Properties;
+
+/**
+ * Opens Postgres connections whose text forms are the same everywhere: TimeZone UTC, ISO dates, hex bytea,
+ * ISO-8601 intervals. The codec and the verifier's fingerprints read values as text, so these settings are part
+ * of the data format, not a preference. Parallel plans are off: range readers are planned as parallel seq scans
+ * plus a sort otherwise, which is slower for keyset pages (STACK.md).
+ */
+public final class SourceSession {
+    /** Sent at connection start, so no extra round trip and no way for a pooled session to drift. */
+    static final String OPTIONS = "-c TimeZone=UTC -c DateStyle=ISO,YMD -c IntervalStyle=iso_8601 -c bytea_output=hex"
+            + " -c extra_float_digits=3 -c max_parallel_workers_per_gather=0";
+
+    private final MigrationConfig.Source source;
+
+    public SourceSession(MigrationConfig.Source source) {
+        this.source = source;
+    }
+
+    /**
+     * @throws SQLException when a connection cannot be made (retriable by the caller)
+     */
+    public Connection open() throws SQLException {
+        Properties p = new Properties();
+        p.setProperty("user", source.user());
+        if (!source.password().isEmpty()) p.setProperty("password", source.password());
+        p.setProperty("options", OPTIONS);
+        p.setProperty("ApplicationName", "rebalance");
+        p.setProperty("connectTimeout", "5");
+        p.setProperty("socketTimeout", "120");
+        p.setProperty("tcpKeepAlive", "true");
+        return DriverManager.getConnection(source.jdbcUrl(), p);
+    }
+
+    /** Like {@link #open()}, for a preflight: a failure becomes a message a person can act on. */
+    public Connection openForPreflight() {
+        try {
+            return open();
+        } catch (SQLException e) {
+            String why = "28P01".equals(e.getSQLState()) || "28000".equals(e.getSQLState())
+                    ? "authentication failed for user '" + source.user() + "'; check source.user and source.password"
+                            + " (REBALANCE_SOURCE_PASSWORD)"
+                    : "connection failed (" + firstLine(e.getMessage()) + "); start Postgres or fix source.jdbcUrl"
+                            + " (REBALANCE_SOURCE_JDBC_URL)";
+            throw new RebalanceException(
+                    ErrorCode.SOURCE_UNREACHABLE, "Postgres at " + Redact.url(source.jdbcUrl()) + ": " + why, e);
+        }
+    }
+
+    private static String firstLine(String s) {
+        return s == null ? "" : s.lines().findFirst().orElse("");
+    }
+}

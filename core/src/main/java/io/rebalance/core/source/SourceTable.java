@@ -1,0 +1,166 @@
+package io.rebalance.core.source;
+
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
+import io.rebalance.core.codec.ColumnKind;
+import io.rebalance.core.codec.ColumnSpec;
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.slot.KeyType;
+import io.rebalance.core.slot.SlotKeyspace;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The source table as found in the catalog, checked against the configuration: it exists, the named columns exist,
+ * the key is a unique column of a type that can be slotted and paged, and the slot mapping fits the key. Every
+ * failure names the object, what was found, and the fix; nothing is written before this passes.
+ *
+ * @param name the table, quoted and schema-qualified as resolved by Postgres
+ * @param columns the columns copied, in table order
+ */
+public record SourceTable(
+        String name, List<ColumnSpec> columns, String keyColumn, KeyType keyType, SlotKeyspace keyspace) {
+
+    public static SourceTable inspect(Connection c, MigrationConfig config) {
+        try {
+            return inspectOrThrow(c, config);
+        } catch (SQLException e) {
+            throw new RebalanceException(
+                    ErrorCode.SOURCE_UNREACHABLE,
+                    "could not read the catalog of " + config.source().table() + ": " + e.getMessage(),
+                    e);
+        }
+    }
+
+    private static SourceTable inspectOrThrow(Connection c, MigrationConfig config) throws SQLException {
+        var src = config.source();
+        String regclass = regclass(c, src.table());
+        if (regclass == null) {
+            throw new RebalanceException(
+                    ErrorCode.SOURCE_TABLE_MISSING,
+                    "source table '" + src.table() + "' does not exist in " + c.getCatalog() + "; create it, or set"
+                            + " source.table (REBALANCE_SOURCE_TABLE) to an existing table such as public.room_events");
+        }
+        Map<String, ColumnSpec> all = columns(c, regclass);
+        List<String> wanted = src.columns().isEmpty() ? new ArrayList<>(all.keySet()) : src.columns();
+        for (String col : wanted) {
+            if (!all.containsKey(col)) throw missingColumn("source.columns", col, regclass, all);
+        }
+        if (!all.containsKey(src.keyColumn())) throw missingColumn("source.keyColumn", src.keyColumn(), regclass, all);
+        ColumnSpec key = all.get(src.keyColumn());
+        KeyType keyType = key.array() ? null : KeyType.ofTypname(key.typname());
+        if (keyType == null) {
+            throw new RebalanceException(
+                    ErrorCode.SOURCE_KEY_TYPE,
+                    "key column " + src.keyColumn() + " of " + regclass + " is " + key.sqlType()
+                            + "; rebalance pages by"
+                            + " the key and needs text/varchar (ULID), uuid (ULID bits) or bigint (time-ordered ids)");
+        }
+        if (!isUniqueColumn(c, regclass, src.keyColumn())) {
+            throw new RebalanceException(
+                    ErrorCode.SOURCE_KEY_TYPE,
+                    "key column " + src.keyColumn() + " of " + regclass + " has no unique index; keyset paging needs a"
+                            + " unique key: make it the primary key, or set source.keyColumn to the primary key column");
+        }
+        checkMapping(config, regclass, keyType, all);
+        List<ColumnSpec> copied =
+                all.values().stream().filter(col -> wanted.contains(col.name())).toList();
+        return new SourceTable(regclass, copied, src.keyColumn(), keyType, SlotKeyspace.of(config, keyType));
+    }
+
+    private static void checkMapping(
+            MigrationConfig config, String table, KeyType keyType, Map<String, ColumnSpec> all) {
+        var slots = config.slots();
+        if (slots.fromColumn()) {
+            ColumnSpec tc = all.get(slots.timeColumn());
+            if (tc == null) throw missingColumn("slots.timeColumn", slots.timeColumn(), table, all);
+            if (tc.array() || (tc.kind() != ColumnKind.TIMESTAMP && tc.kind() != ColumnKind.TIMESTAMPTZ)) {
+                throw new RebalanceException(
+                        ErrorCode.SOURCE_KEY_TYPE,
+                        "slots.timeColumn " + slots.timeColumn() + " is " + tc.sqlType()
+                                + "; it must be timestamp or timestamptz");
+            }
+            return;
+        }
+        String format = slots.idFormat();
+        if (format.equals("snowflake") && keyType != KeyType.BIGINT) {
+            throw new RebalanceException(
+                    ErrorCode.SOURCE_KEY_TYPE,
+                    "slots.idFormat is snowflake but key column "
+                            + config.source().keyColumn()
+                            + " is not an integer; use idFormat ulid, or slots.timeFrom: column");
+        }
+        if (format.equals("ulid") && keyType == KeyType.BIGINT) {
+            throw new RebalanceException(
+                    ErrorCode.SOURCE_KEY_TYPE,
+                    "slots.idFormat is ulid but key column " + config.source().keyColumn()
+                            + " is an integer; use idFormat snowflake, or slots.timeFrom: column");
+        }
+    }
+
+    private static String regclass(Connection c, String table) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?)::text")) {
+            ps.setString(1, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getString(1);
+            }
+        }
+    }
+
+    private static Map<String, ColumnSpec> columns(Connection c, String table) throws SQLException {
+        String sql = "SELECT a.attname, t.typname, t.typcategory = 'A' AND t.typelem <> 0, et.typname"
+                + " FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid LEFT JOIN pg_type et ON et.oid = t.typelem"
+                + " WHERE a.attrelid = ?::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum";
+        Map<String, ColumnSpec> out = new LinkedHashMap<>();
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    String name = rs.getString(1);
+                    out.put(
+                            name,
+                            rs.getBoolean(3)
+                                    ? ColumnSpec.arrayOf(name, rs.getString(4))
+                                    : ColumnSpec.scalar(name, rs.getString(2)));
+                }
+            }
+        }
+        return out;
+    }
+
+    private static boolean isUniqueColumn(Connection c, String table, String column) throws SQLException {
+        String sql =
+                "SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]"
+                        + " WHERE i.indrelid = ?::regclass AND i.indisunique AND i.indnkeyatts = 1 AND i.indpred IS NULL"
+                        + " AND a.attname = ?";
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, table);
+            ps.setString(2, column);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
+        }
+    }
+
+    private static RebalanceException missingColumn(String key, String col, String table, Map<String, ColumnSpec> all) {
+        return new RebalanceException(
+                ErrorCode.SOURCE_COLUMN_MISSING,
+                key + " names column '" + col + "', which " + table + " does not have; its columns are "
+                        + String.join(", ", all.keySet()));
+    }
+
+    /** The SQL that reads a column in the form the codec expects (see {@link PageReader}). */
+    static String selectExpression(ColumnSpec col) {
+        String q = SlotKeyspace.quote(col.name());
+        // bytea arrives as bytes; bpchar keeps its padding only in its own output (a cast to text trims it).
+        if (!col.array() && (col.kind() == ColumnKind.BYTEA || col.typname().equals("bpchar"))) return q;
+        return q + "::text";
+    }
+}

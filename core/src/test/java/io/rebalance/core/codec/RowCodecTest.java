@@ -1,0 +1,57 @@
+package io.rebalance.core.codec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+
+class RowCodecTest {
+    private final RowCodec codec = new RowCodec(
+            List.of(
+                    ColumnSpec.scalar("id", "text"),
+                    ColumnSpec.scalar("note", "text"),
+                    ColumnSpec.arrayOf("nums", "int8"),
+                    ColumnSpec.scalar("raw", "bytea")),
+            "id",
+            "pk",
+            true);
+
+    @Test
+    void nullIsTheNullAttributeAndDistinctFromTheStringNullAndEmpty() {
+        Map<String, AttributeValue> a = codec.encode(new SourceRow("k1", new Object[] {"k1", null, null, null}));
+        Map<String, AttributeValue> b =
+                codec.encode(new SourceRow("k1", new Object[] {"k1", "NULL", "{}", new byte[0]}));
+        Map<String, AttributeValue> c =
+                codec.encode(new SourceRow("k1", new Object[] {"k1", "", "{NULL}", new byte[] {1}}));
+        assertThat(a.get("note")).isEqualTo(AttributeValue.fromNul(true));
+        assertThat(b.get("note")).isEqualTo(AttributeValue.fromS("NULL"));
+        assertThat(c.get("note")).isEqualTo(AttributeValue.fromS(""));
+        assertThat(c.get("nums").l()).containsExactly(AttributeValue.fromNul(true));
+        assertThat(a.get("pk").s()).isEqualTo("k1");
+        assertThat(a).doesNotContainKey("id");
+    }
+
+    @Test
+    void anItemOverDynamoLimitIsRefusedNamingTheRow() {
+        String big = "x".repeat(ItemSize.MAX_BYTES);
+        assertThatThrownBy(() -> codec.encode(new SourceRow("01JABC", new Object[] {"01JABC", big, null, null})))
+                .isInstanceOfSatisfying(
+                        RebalanceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.ROW_REFUSED))
+                .hasMessageContaining("row id=01JABC")
+                .hasMessageContaining("409600");
+    }
+
+    @Test
+    void aValueDynamoCannotHoldNamesRowAndColumn() {
+        RowCodec n = new RowCodec(
+                List.of(ColumnSpec.scalar("id", "int8"), ColumnSpec.scalar("amount", "numeric")), "id", "id", true);
+        assertThatThrownBy(() -> n.encode(new SourceRow("42", new Object[] {"42", "1" + "0".repeat(130)})))
+                .hasMessageContaining("row id=42")
+                .hasMessageContaining("column amount (numeric)");
+    }
+}

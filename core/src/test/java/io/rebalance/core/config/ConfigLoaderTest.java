@@ -1,0 +1,96 @@
+package io.rebalance.core.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ConfigLoaderTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void laterLayersWinDefaultsThenFileThenEnvironmentThenFlags() throws Exception {
+        Path file = dir.resolve("m.yaml");
+        Files.writeString(file, "source:\n  table: public.events\nmover:\n  workers: 4\n  batchSize: 10\n");
+        var loader = new ConfigLoader(Map.of("REBALANCE_MOVER_WORKERS", "6", "REBALANCE_MOVER_LEASE_TTL", "30s"));
+        MigrationConfig c = loader.load(file, Map.of("mover.batchSize", "20"));
+        assertThat(c.source().table()).isEqualTo("public.events");
+        assertThat(c.mover().workers()).isEqualTo(6);
+        assertThat(c.mover().batchSize()).isEqualTo(20);
+        assertThat(c.mover().leaseTtlDuration().getSeconds()).isEqualTo(30);
+        assertThat(c.redis().prefix()).isEqualTo("mgre:");
+    }
+
+    @Test
+    void anUnknownKeyIsAnErrorThatSuggestsTheRightOne() throws Exception {
+        Path file = dir.resolve("m.yaml");
+        Files.writeString(file, "mover:\n  worker: 4\n");
+        assertThatThrownBy(() -> new ConfigLoader(Map.of()).load(file, Map.of()))
+                .isInstanceOfSatisfying(
+                        RebalanceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CONFIG_INVALID))
+                .hasMessageContaining("mover.worker")
+                .hasMessageContaining("mover.workers");
+    }
+
+    @Test
+    void aValueOfTheWrongTypeNamesKeyValueAndWhereToFixIt() {
+        assertThatThrownBy(() -> new ConfigLoader(Map.of("REBALANCE_MOVER_WORKERS", "many")).load(null, Map.of()))
+                .hasMessageContaining("mover.workers")
+                .hasMessageContaining("many")
+                .hasMessageContaining("REBALANCE_MOVER_WORKERS");
+    }
+
+    @Test
+    void validationListsEveryProblemAtOnce() {
+        MigrationConfig c = new ConfigLoader(Map.of())
+                .load(
+                        null,
+                        Map.of(
+                                "mover.batchSize",
+                                "26",
+                                "slots.timeFrom",
+                                "clock",
+                                "redis.url",
+                                "http://x",
+                                "target.table",
+                                "ab"));
+        assertThatThrownBy(() -> ConfigValidator.validate(c))
+                .isInstanceOfSatisfying(
+                        RebalanceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CONFIG_INVALID))
+                .hasMessageContaining("mover.batchSize='26'")
+                .hasMessageContaining("slots.timeFrom='clock'")
+                .hasMessageContaining("redis.url")
+                .hasMessageContaining("target.table='ab'");
+    }
+
+    @Test
+    void anInvertedRangeHasItsOwnCode() {
+        MigrationConfig c = new ConfigLoader(Map.of())
+                .load(null, Map.of("slots.from", "2024-10-20T00:00:00Z", "slots.to", "2024-10-19T00:00:00Z"));
+        assertThatThrownBy(() -> ConfigValidator.validate(c))
+                .isInstanceOfSatisfying(
+                        RebalanceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.TIME_RANGE_INVALID))
+                .hasMessageContaining("swap them");
+    }
+
+    @Test
+    void secretsNeverReachToStringOrThePrintedConfig() {
+        MigrationConfig c = new ConfigLoader(Map.of("REBALANCE_SOURCE_PASSWORD", "hunter2"))
+                .load(null, Map.of("redis.url", "redis://user:s3cret@127.0.0.1:6379"));
+        assertThat(c.toString()).doesNotContain("hunter2").doesNotContain("s3cret");
+        assertThat(ConfigLoader.toYaml(c)).doesNotContain("hunter2").doesNotContain("s3cret");
+    }
+
+    @Test
+    void envNamesFollowTheKeys() {
+        assertThat(ConfigLoader.envName("source.jdbcUrl")).isEqualTo("REBALANCE_SOURCE_JDBC_URL");
+        assertThat(ConfigLoader.keys()).contains("slots.snowflake.epochMillis", "mover.rateLimit");
+    }
+}

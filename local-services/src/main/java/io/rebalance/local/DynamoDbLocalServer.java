@@ -1,0 +1,65 @@
+package io.rebalance.local;
+
+import com.amazonaws.services.dynamodbv2.local.main.ServerRunner;
+import com.amazonaws.services.dynamodbv2.local.server.DynamoDBProxyServer;
+import java.io.IOException;
+import java.net.ServerSocket;
+
+/**
+ * Amazon's DynamoDB Local, in this process, on a loopback port. {@code -sharedDb} so that every client sees one
+ * database whatever credentials and region it signs with (several rebalance processes share one server);
+ * {@code -inMemory} because it is about 13x faster than on disk here and the data is a copy anyway.
+ *
+ * <p>After {@link #close()} DynamoDB Local leaves a non-daemon thread behind for minutes: a command that used it
+ * must end with {@code System.exit} (STACK.md).
+ */
+public final class DynamoDbLocalServer implements AutoCloseable {
+    private final DynamoDBProxyServer server;
+    private final int port;
+
+    private DynamoDbLocalServer(DynamoDBProxyServer server, int port) {
+        this.server = server;
+        this.port = port;
+    }
+
+    /** @param port a port to listen on, or 0 for any free one */
+    public static DynamoDbLocalServer start(int port) {
+        int p = port == 0 ? freePort() : port;
+        try {
+            DynamoDBProxyServer server = ServerRunner.createServerFromCommandLineArgs(
+                    new String[] {"-inMemory", "-sharedDb", "-port", Integer.toString(p), "-disableTelemetry"});
+            server.start();
+            return new DynamoDbLocalServer(server, p);
+        } catch (Exception e) {
+            throw new IllegalStateException(
+                    "DynamoDB Local could not start on port " + p + ": " + e.getMessage()
+                            + (port == 0 ? "" : "; choose another port with --port"),
+                    e);
+        }
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public String endpoint() {
+        return "http://127.0.0.1:" + port;
+    }
+
+    @Override
+    public void close() {
+        try {
+            server.stop();
+        } catch (Exception e) {
+            // Stopping is best effort at shutdown; the process exits right after.
+        }
+    }
+
+    static int freePort() {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new IllegalStateException("no free local port", e);
+        }
+    }
+}

@@ -1,0 +1,108 @@
+package io.rebalance.testkit;
+
+import io.rebalance.local.DynamoDbLocalServer;
+import io.rebalance.local.LocalServices;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.testcontainers.containers.GenericContainer;
+import org.testcontainers.postgresql.PostgreSQLContainer;
+import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.UnifiedJedis;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/**
+ * One set of real services per test JVM, started once: Postgres and Redis in containers when a Docker engine
+ * runs (the convention for developers who have one), otherwise the machine's own services on 127.0.0.1 (as on
+ * CI here), and DynamoDB Local in this process. Tests never skip for lack of a service: if neither is there, the
+ * first test fails saying which is missing. Tests keep apart by unique names ({@link #unique}), not restarts.
+ */
+public final class SharedServices {
+    private static volatile SharedServices instance;
+    private static final AtomicInteger COUNTER = new AtomicInteger();
+
+    public final String jdbcUrl;
+    public final String redisUrl;
+    public final DynamoDbLocalServer dynamo;
+    public final String mode;
+
+    private SharedServices(String jdbcUrl, String redisUrl, DynamoDbLocalServer dynamo, String mode) {
+        this.jdbcUrl = jdbcUrl;
+        this.redisUrl = redisUrl;
+        this.dynamo = dynamo;
+        this.mode = mode;
+    }
+
+    public static SharedServices get() {
+        if (instance == null) {
+            synchronized (SharedServices.class) {
+                if (instance == null) instance = start();
+            }
+        }
+        return instance;
+    }
+
+    private static SharedServices start() {
+        String jdbc;
+        String redis;
+        String mode;
+        if (LocalServices.dockerAvailable() && !"local".equals(System.getenv("REBALANCE_TEST_SERVICES"))) {
+            PostgreSQLContainer pg = LocalServices.startPostgresContainer();
+            GenericContainer<?> r = LocalServices.startRedisContainer();
+            jdbc = LocalServices.withPassword(pg.getJdbcUrl(), pg.getPassword()) + "&user=postgres";
+            redis = "redis://" + r.getHost() + ":" + r.getMappedPort(6379);
+            mode = "testcontainers";
+        } else {
+            jdbc = System.getenv().getOrDefault("REBALANCE_TEST_JDBC_URL", "jdbc:postgresql://127.0.0.1:5432/postgres");
+            redis = System.getenv().getOrDefault("REBALANCE_TEST_REDIS_URL", "redis://127.0.0.1:6379");
+            mode = "local";
+        }
+        try (Connection c = DriverManager.getConnection(jdbc, "postgres", "")) {
+            c.isValid(2);
+        } catch (SQLException e) {
+            throw new IllegalStateException(
+                    "tests need Postgres at " + jdbc + " (no Docker engine to start one): " + e.getMessage()
+                            + "; run `sudo scripts/services.sh` first",
+                    e);
+        }
+        try (UnifiedJedis j = RedisClient.create(java.net.URI.create(redis))) {
+            j.ping();
+        } catch (RuntimeException e) {
+            throw new IllegalStateException(
+                    "tests need Redis at " + redis + ": " + e.getMessage() + "; run `sudo scripts/services.sh` first",
+                    e);
+        }
+        DynamoDbLocalServer dynamo = DynamoDbLocalServer.start(0);
+        System.out.println(
+                "[SharedServices] mode=" + mode + " postgres=" + jdbc.replaceAll("password=[^&]*", "password=***")
+                        + " redis=" + redis + " dynamodb=" + dynamo.endpoint());
+        return new SharedServices(jdbc, redis, dynamo, mode);
+    }
+
+    /** A short name nobody else in this run uses: {@code prefix_<n>_<random>}, valid in SQL, Redis and DynamoDB. */
+    public static String unique(String prefix) {
+        return prefix + "_" + COUNTER.incrementAndGet() + "_"
+                + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    public Connection postgres() throws SQLException {
+        return DriverManager.getConnection(jdbcUrl, "postgres", "");
+    }
+
+    public UnifiedJedis redis() {
+        return RedisClient.create(java.net.URI.create(redisUrl));
+    }
+
+    public DynamoDbClient dynamoClient() {
+        return DynamoDbClient.builder()
+                .endpointOverride(java.net.URI.create(dynamo.endpoint()))
+                .region(Region.US_EAST_1)
+                .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("local", "local")))
+                .build();
+    }
+}

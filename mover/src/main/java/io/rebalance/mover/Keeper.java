@@ -1,0 +1,166 @@
+package io.rebalance.mover;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rebalance.core.slot.Slot;
+import io.rebalance.core.slot.SlotRange;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Every process runs a keeper candidate; one lease ({@code <prefix>keeper}) makes exactly one of them active. The
+ * active keeper, each tick:
+ * <ol>
+ *   <li>settles commanded statuses: TO_START becomes IN_PROGRESS; TO_STOP becomes STOPPED once no live process
+ *       holds a slot;
+ *   <li>compacts: walks from the watermark towards older slots while they are FINISHED, moves the watermark
+ *       ({@code last_slot}) first and then deletes their states, so Redis holds a few keys whatever the run's
+ *       length (the order matters: a worker that acquires a slot re-reads the watermark, see {@link SlotWorker});
+ *   <li>marks the run FINISHED when the watermark reaches the oldest slot;
+ *   <li>publishes progress (rows, rows/s, ETA, slots) for `rebalance status` and logs it.
+ * </ol>
+ * A keeper that dies simply stops renewing; a standby takes over within the lease TTL. Nothing the keeper writes
+ * is needed for correctness of the copy itself, only for its completion and its visibility.
+ */
+public final class Keeper {
+    private static final Logger log = LoggerFactory.getLogger(Keeper.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** Bounds the work of one tick after a long outage of the keeper; the next tick continues. */
+    private static final int MAX_COMPACT_PER_TICK = 5_000;
+
+    private final RunState run;
+    private final SlotStore slots;
+    private final RunPlan plan;
+    private final SlotRange range;
+    private final String owner;
+    private final String leaseMs;
+    private final long processTimeoutMs;
+    private final Duration logEvery;
+
+    private boolean active;
+    private long lastRows = -1;
+    private long lastTickMs;
+    private double rate;
+    private long lastLogMs;
+
+    public Keeper(RunState run, SlotStore slots, RunPlan plan, String owner, Duration leaseTtl, Duration logEvery) {
+        this.run = run;
+        this.slots = slots;
+        this.plan = plan;
+        this.range = plan.range();
+        this.owner = owner;
+        this.leaseMs = Long.toString(leaseTtl.toMillis());
+        this.processTimeoutMs = leaseTtl.toMillis();
+        this.logEvery = logEvery;
+    }
+
+    /** One keeper step; never throws for a Redis hiccup (the caller logs and ticks again). */
+    public void tick() {
+        boolean held = SlotStore.refusal(
+                        SlotStore.CLAIM.eval(run.redis(), List.of(run.keys().keeper()), List.of(owner, leaseMs)))
+                == null;
+        if (held != active) {
+            log.info(held ? "keeper: active ({})" : "keeper: standby ({})", owner);
+            active = held;
+        }
+        if (!held) return;
+        RunStatus status = run.status();
+        if (status == RunStatus.TO_START) status = run.compareAndSet(RunStatus.TO_START, RunStatus.IN_PROGRESS);
+        if (status == RunStatus.TO_STOP && busySlots() == 0) {
+            status = run.compareAndSet(RunStatus.TO_STOP, RunStatus.STOPPED);
+            if (status == RunStatus.STOPPED) log.info("keeper: every process has released its slots; run is STOPPED");
+        }
+        Slot watermark = compact();
+        if (watermark != null && watermark.equals(range.oldest()) && status != RunStatus.FINISHED) {
+            status = run.compareAndSet(status, RunStatus.FINISHED);
+            if (status == RunStatus.FINISHED) log.info("keeper: every slot is finished; run is FINISHED");
+        }
+        run.pruneProcesses(processTimeoutMs);
+        publishProgress(status, watermark);
+    }
+
+    /** @return the watermark after compaction, or null while no slot is compacted */
+    Slot compact() {
+        Slot watermark = run.watermark();
+        Slot next = watermark == null ? range.newest() : watermark.older();
+        List<Slot> done = new ArrayList<>();
+        while (range.contains(next)
+                && done.size() < MAX_COMPACT_PER_TICK
+                && "FINISHED".equals(slots.state(next).get("status"))) {
+            done.add(next);
+            next = next.older();
+        }
+        if (done.isEmpty()) return watermark;
+        Slot newWatermark = done.get(done.size() - 1);
+        run.setWatermark(newWatermark); // first the watermark, then the states it now stands for
+        for (Slot s : done) run.redis().del(run.keys().slotState(s));
+        return newWatermark;
+    }
+
+    private long busySlots() {
+        long busy = 0;
+        for (String info : run.liveProcesses(processTimeoutMs).values()) {
+            try {
+                JsonNode n = JSON.readTree(info);
+                busy += n.path("slots").size();
+            } catch (Exception e) {
+                busy++; // unreadable info: assume busy rather than declare STOPPED too early
+            }
+        }
+        return busy;
+    }
+
+    private void publishProgress(RunStatus status, Slot watermark) {
+        long now = System.currentTimeMillis();
+        long rows = run.rowsCopied();
+        if (lastRows >= 0 && now > lastTickMs) {
+            double instant = (rows - lastRows) * 1000.0 / (now - lastTickMs);
+            rate = rate == 0 ? instant : 0.7 * rate + 0.3 * instant; // smoothed: ticks are seconds apart and bursty
+        }
+        lastRows = rows;
+        lastTickMs = now;
+        long total = range.count();
+        long compacted = watermark == null ? 0 : range.newest().hoursAfter(watermark) + 1;
+        long finished = Math.min(total, Math.max(compacted, run.slotsFinished()));
+        long left = Math.max(0, plan.estimatedRows() - rows);
+        long etaSeconds = rate > 1 && plan.estimatedRows() > 0 ? (long) (left / rate) : -1;
+        Map<String, String> p = new HashMap<>();
+        p.put("status", status.name());
+        p.put("rows", Long.toString(rows));
+        p.put("rate", Long.toString(Math.round(rate)));
+        p.put("eta_s", Long.toString(etaSeconds));
+        p.put("slots_total", Long.toString(total));
+        p.put("slots_finished", Long.toString(finished));
+        p.put("slots_compacted", Long.toString(compacted));
+        p.put("watermark", watermark == null ? "" : watermark.name());
+        p.put("keeper", owner);
+        p.put("updated_ms", Long.toString(now));
+        run.writeProgress(p);
+        if (now - lastLogMs >= logEvery.toMillis()) {
+            lastLogMs = now;
+            log.info(
+                    "progress: {} slots {}/{} rows {} ({}/s){}",
+                    status,
+                    finished,
+                    total,
+                    rows,
+                    Math.round(rate),
+                    etaSeconds >= 0 ? " eta " + Duration.ofSeconds(etaSeconds) : "");
+        }
+    }
+
+    /** Gives the keeper lease up at shutdown so a standby takes over at once instead of after the TTL. */
+    public void resign() {
+        if (active) SlotStore.RELEASE.eval(run.redis(), List.of(run.keys().keeper()), List.of(owner));
+        active = false;
+    }
+
+    public boolean active() {
+        return active;
+    }
+}

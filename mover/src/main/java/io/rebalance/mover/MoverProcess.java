@@ -1,0 +1,417 @@
+package io.rebalance.mover;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rebalance.core.codec.RowCodec;
+import io.rebalance.core.config.Durations;
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.retry.Retrier;
+import io.rebalance.core.retry.Transience;
+import io.rebalance.core.slot.Slot;
+import io.rebalance.core.source.PageReader;
+import io.rebalance.core.source.SourceSession;
+import io.rebalance.core.source.SourceTable;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
+import redis.clients.jedis.UnifiedJedis;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/**
+ * One {@code rebalance copy} process: a manager (the thread that calls {@link #run()}) that hands slots to a pool
+ * of worker threads, a keeper candidate, and a heartbeat. Any number of these processes cooperate through Redis.
+ *
+ * <p>The three layers of recovery: each service call retries with backoff ({@link Retrier}); a failed slot step is
+ * retried by its worker after {@code mover.slotRetryDelay} from the saved progress ({@link SlotWorker}); and the
+ * outermost loops here catch everything, log it, and go on, so no failure ends the process short of a shutdown.
+ *
+ * <p>The global status drives it: workers copy while it is TO_START or IN_PROGRESS, release their slots when it is
+ * TO_STOP or STOPPED (and wait for a start), and {@link #run()} returns when it is FINISHED or on {@link #shutdown()}.
+ */
+public final class MoverProcess implements AutoCloseable, SlotWorker.MoverContext {
+    private static final Logger log = LoggerFactory.getLogger(MoverProcess.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** Slots whose step failed permanently are left alone this long before the manager offers them again. */
+    private static final Duration FAILED_SLOT_PAUSE = Duration.ofSeconds(30);
+
+    private final MigrationConfig config;
+    private final RunPlan plan;
+    private final RunState run;
+    private final SlotStore slots;
+    private final RowCodec codec;
+    private final PageReader pageReader;
+    private final SourceSession source;
+    private final BatchWriter writer;
+    private final GlobalRateLimiter limiter;
+    private final Retrier retrier = Retrier.standard();
+    private final PhaseHooks hooks;
+    private final Keeper keeper;
+    private final MoverCounters counters = new MoverCounters();
+
+    private final String processId;
+    private final AtomicLong ownerSeq = new AtomicLong();
+    private final Map<Slot, String> busy = new ConcurrentHashMap<>();
+    private final Map<Slot, Long> failedUntil = new ConcurrentHashMap<>();
+    private final SynchronousQueue<Assignment> handoff = new SynchronousQueue<>();
+    private final Semaphore idleWorkers;
+    private final CountDownLatch done = new CountDownLatch(1);
+    private final ScheduledExecutorService background = Executors.newScheduledThreadPool(2, r -> {
+        Thread t = new Thread(r, "rebalance-keeper");
+        t.setDaemon(true);
+        return t;
+    });
+    private final List<Thread> workers;
+    private final FailureStreak heartbeatFailures = new FailureStreak(log, "heartbeat");
+    private final FailureStreak keeperFailures = new FailureStreak(log, "keeper tick");
+
+    private volatile RunStatus status = RunStatus.NOT_STARTED;
+    private volatile boolean shuttingDown;
+    private Slot cursor;
+
+    private record Assignment(Slot slot, String owner) {}
+
+    public MoverProcess(
+            MigrationConfig config,
+            SourceTable table,
+            RunPlan plan,
+            UnifiedJedis redis,
+            DynamoDbClient dynamo,
+            PhaseHooks hooks) {
+        this.config = config;
+        this.plan = plan;
+        var m = config.mover();
+        RunKeys keys = new RunKeys(config.redis().prefix());
+        this.run = new RunState(redis, keys, retrier);
+        this.slots = new SlotStore(redis, keys, retrier, m.leaseTtlDuration(), m.stateTtlDuration());
+        String pk = config.target().partitionKey().isEmpty()
+                ? table.keyColumn()
+                : config.target().partitionKey();
+        this.codec = new RowCodec(
+                table.columns(), table.keyColumn(), pk, config.target().jsonAsMap());
+        this.pageReader = new PageReader(table);
+        this.source = new SourceSession(config.source());
+        this.limiter = new GlobalRateLimiter(redis, keys, m.rateLimit());
+        this.writer = new BatchWriter(dynamo, config.target().table(), m.batchSize(), retrier, limiter);
+        this.hooks = hooks;
+        this.processId = newProcessId();
+        this.keeper = new Keeper(run, slots, plan, processId, m.leaseTtlDuration(), Duration.ofSeconds(10));
+        this.idleWorkers = new Semaphore(m.workers());
+        this.workers = new java.util.ArrayList<>();
+        for (int i = 0; i < m.workers(); i++) {
+            SlotWorker w = new SlotWorker(this, "w" + i);
+            Thread t = new Thread(() -> workerLoop(w), "rebalance-worker-" + i);
+            t.setDaemon(true);
+            workers.add(t);
+        }
+    }
+
+    /** Runs until the run is FINISHED or {@link #shutdown()} is called. @return the last status seen */
+    public RunStatus run() throws InterruptedException {
+        log.info(
+                "process {} joins run of {} ({} slots {}..{}) with {} workers",
+                processId,
+                plan.table(),
+                plan.range().count(),
+                plan.newest(),
+                plan.oldest(),
+                workers.size());
+        if (config.mover().rateLimit() > 0 && run.rateLimit() == 0)
+            run.setRateLimit(config.mover().rateLimit());
+        heartbeatSafely();
+        background.scheduleWithFixedDelay(this::heartbeatSafely, 1, 1, TimeUnit.SECONDS);
+        long keeperMs = config.mover().keeperIntervalDuration().toMillis();
+        background.scheduleWithFixedDelay(this::keeperSafely, 0, keeperMs, TimeUnit.MILLISECONDS);
+        workers.forEach(Thread::start);
+        try {
+            manage();
+        } finally {
+            stopAll();
+        }
+        return status;
+    }
+
+    /** The manager: offers the next free slot to an idle worker, rescanning from the watermark when it runs out. */
+    private void manage() throws InterruptedException {
+        RunStatus reported = null;
+        while (!shuttingDown) {
+            try {
+                RunStatus s = status;
+                if (s != reported) {
+                    log.info("run status {}{}", s, s == RunStatus.STOPPED ? "; waiting for `rebalance start`" : "");
+                    reported = s;
+                }
+                if (s == RunStatus.FINISHED) return;
+                if (!s.copying()) {
+                    done.await(500, TimeUnit.MILLISECONDS);
+                    continue;
+                }
+                if (!idleWorkers.tryAcquire(500, TimeUnit.MILLISECONDS)) continue;
+                Assignment next = nextSlot();
+                if (next == null) {
+                    idleWorkers.release();
+                    cursor = null; // every slot is finished or leased: look again from the watermark shortly
+                    done.await(config.mover().slotRetryDelayDuration().toMillis(), TimeUnit.MILLISECONDS);
+                    continue;
+                }
+                busy.put(next.slot(), next.owner());
+                if (!handoff.offer(
+                        next, 5, TimeUnit.SECONDS)) { // cannot happen with an idle permit; never leak a lease
+                    busy.remove(next.slot());
+                    slots.release(next.slot(), next.owner());
+                    idleWorkers.release();
+                }
+            } catch (InterruptedException e) {
+                throw e;
+            } catch (Exception e) {
+                log.warn(
+                        "manager step failed; retrying in {}: {}",
+                        config.mover().slotRetryDelay(),
+                        e.toString());
+                done.await(config.mover().slotRetryDelayDuration().toMillis(), TimeUnit.MILLISECONDS);
+            }
+        }
+    }
+
+    private Assignment nextSlot() {
+        var range = plan.range();
+        if (cursor == null) {
+            Slot watermark = run.watermark();
+            cursor = watermark == null ? range.newest() : watermark.older();
+        }
+        long now = System.currentTimeMillis();
+        while (range.contains(cursor) && !shuttingDown) {
+            Slot s = cursor;
+            cursor = cursor.older();
+            if (busy.containsKey(s) || failedUntil.getOrDefault(s, 0L) > now) continue;
+            String owner = newOwner();
+            if (slots.acquire(s, owner).kind() == SlotStore.Acquire.Kind.ACQUIRED) return new Assignment(s, owner);
+        }
+        return null;
+    }
+
+    private void workerLoop(SlotWorker worker) {
+        MDC.put("worker", worker.name());
+        while (!shuttingDown) {
+            Assignment a;
+            try {
+                a = handoff.poll(500, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                break;
+            }
+            if (a == null) continue;
+            try {
+                copySlot(worker, a);
+            } catch (Throwable t) { // the outermost layer: log and take the next slot
+                log.error("worker {}: unexpected failure on slot {}: {}", worker.name(), a.slot(), t.toString(), t);
+                releaseQuietly(a);
+            } finally {
+                busy.remove(a.slot());
+                idleWorkers.release();
+            }
+        }
+        worker.closeConnection();
+    }
+
+    /** The slot-step layer: retry the slot from saved progress until it is finished, taken, or the run stops. */
+    private void copySlot(SlotWorker worker, Assignment a) {
+        int permanentFailures = 0;
+        while (true) {
+            try {
+                SlotWorker.Outcome o = worker.copy(a.slot(), a.owner(), this::keepGoing);
+                if (o == SlotWorker.Outcome.FINISHED) counters.slotFinished();
+                return;
+            } catch (InterruptedException e) {
+                releaseQuietly(a);
+                return;
+            } catch (Exception | Error e) {
+                counters.stepFailed();
+                boolean permanent = !Transience.isRetriable(e);
+                if (permanent && ++permanentFailures >= 3) {
+                    log.error(
+                            "slot {} failed 3 times for a reason retrying will not fix; leaving it for {} and moving on: {}",
+                            a.slot(),
+                            Durations.format(FAILED_SLOT_PAUSE),
+                            SlotWorker.describe(e));
+                    failedUntil.put(a.slot(), System.currentTimeMillis() + FAILED_SLOT_PAUSE.toMillis());
+                    releaseQuietly(a);
+                    return;
+                }
+                log.warn(
+                        "slot {} step failed ({}); retrying from saved progress in {}",
+                        a.slot(),
+                        SlotWorker.describe(e),
+                        config.mover().slotRetryDelay());
+                worker.closeConnection();
+                if (!pause(config.mover().slotRetryDelayDuration())) {
+                    releaseQuietly(a);
+                    return;
+                }
+            }
+        }
+    }
+
+    private boolean keepGoing() {
+        return !shuttingDown && status.copying();
+    }
+
+    /** @return false when the process or run stopped during the pause */
+    private boolean pause(Duration d) {
+        try {
+            done.await(d.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+        return keepGoing();
+    }
+
+    private void releaseQuietly(Assignment a) {
+        try {
+            slots.release(a.slot(), a.owner());
+        } catch (RuntimeException e) {
+            log.debug("release of slot {} failed; its lease will expire: {}", a.slot(), e.toString());
+        }
+    }
+
+    private void heartbeatSafely() {
+        try {
+            heartbeat();
+            heartbeatFailures.succeeded();
+        } catch (Exception e) {
+            heartbeatFailures.failed(e);
+        }
+    }
+
+    private void heartbeat() throws Exception {
+        status = run.status();
+        limiter.setLimit(run.rateLimit());
+        Map<String, Object> info = new LinkedHashMap<>();
+        info.put("host", InetAddress.getLocalHost().getHostName());
+        info.put("pid", ProcessHandle.current().pid());
+        info.put("workers", workers.size());
+        info.put(
+                "slots",
+                busy.entrySet().stream()
+                        .map(e -> e.getKey().name() + " " + e.getValue())
+                        .sorted()
+                        .toList());
+        info.put("rows", counters.rowsWritten());
+        info.put("keeper", keeper.active());
+        run.heartbeat(processId, JSON.writeValueAsString(info));
+    }
+
+    private void keeperSafely() {
+        try {
+            keeper.tick();
+            keeperFailures.succeeded();
+        } catch (Exception e) {
+            keeperFailures.failed(e);
+        }
+    }
+
+    /** Asks the process to stop: workers finish their current page, release their slots, and {@link #run()} returns. */
+    public void shutdown() {
+        shuttingDown = true;
+        done.countDown();
+    }
+
+    private void stopAll() throws InterruptedException {
+        shuttingDown = true;
+        done.countDown();
+        for (Thread t : workers) t.join(15_000);
+        background.shutdownNow();
+        background.awaitTermination(5, TimeUnit.SECONDS);
+        try {
+            keeper.resign();
+            run.leave(processId);
+        } catch (RuntimeException e) {
+            log.debug(
+                    "leaving the run failed; the registry forgets this process after its heartbeat times out: {}",
+                    e.toString());
+        }
+        log.info(
+                "process {} stopped: {} rows written, {} slots finished",
+                processId,
+                counters.rowsWritten(),
+                counters.slotsFinished());
+    }
+
+    @Override
+    public void close() {
+        shutdown();
+    }
+
+    private String newOwner() {
+        return processId + "/" + ownerSeq.incrementAndGet();
+    }
+
+    private static String newProcessId() {
+        String host;
+        try {
+            host = InetAddress.getLocalHost().getHostName();
+        } catch (Exception e) {
+            host = "unknown";
+        }
+        return host + ":" + ManagementFactory.getRuntimeMXBean().getPid() + ":"
+                + UUID.randomUUID().toString().substring(0, 4);
+    }
+
+    public String processId() {
+        return processId;
+    }
+
+    public MoverCounters counters() {
+        return counters;
+    }
+
+    // MoverContext: what workers share.
+    public SlotStore slots() {
+        return slots;
+    }
+
+    public RunState runState() {
+        return run;
+    }
+
+    public RowCodec codec() {
+        return codec;
+    }
+
+    public PageReader pageReader() {
+        return pageReader;
+    }
+
+    public SourceSession source() {
+        return source;
+    }
+
+    public BatchWriter writer() {
+        return writer;
+    }
+
+    public Retrier retrier() {
+        return retrier;
+    }
+
+    public PhaseHooks hooks() {
+        return hooks;
+    }
+
+    public int pageSize() {
+        return config.mover().pageSize();
+    }
+}

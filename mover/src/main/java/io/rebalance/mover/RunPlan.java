@@ -1,0 +1,57 @@
+package io.rebalance.mover;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rebalance.core.slot.Slot;
+import io.rebalance.core.slot.SlotRange;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What a run copies, fixed by the first process that starts it and shared through Redis: every later process
+ * copies exactly these slots even if the table has grown since (min/max would otherwise move under them).
+ *
+ * @param newest name of the newest slot, copied first
+ * @param oldest name of the oldest slot, copied last
+ * @param estimatedRows Postgres's estimate of the table's rows at planning time, for the ETA; not a promise
+ */
+public record RunPlan(
+        String table,
+        String keyColumn,
+        String targetTable,
+        String newest,
+        String oldest,
+        long estimatedRows,
+        long createdMs) {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    public SlotRange range() {
+        return new SlotRange(Slot.parse(newest), Slot.parse(oldest));
+    }
+
+    /** Differences that make {@code other} a different run, as "field: this vs other" lines; empty when compatible. */
+    public List<String> conflictsWith(RunPlan other) {
+        List<String> out = new ArrayList<>();
+        if (!table.equals(other.table)) out.add("source.table: " + table + " vs " + other.table);
+        if (!keyColumn.equals(other.keyColumn)) out.add("source.keyColumn: " + keyColumn + " vs " + other.keyColumn);
+        if (!targetTable.equals(other.targetTable))
+            out.add("target.table: " + targetTable + " vs " + other.targetTable);
+        return out;
+    }
+
+    public String toJson() {
+        try {
+            return JSON.writeValueAsString(this);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public static RunPlan fromJson(String json) {
+        try {
+            return JSON.readValue(json, RunPlan.class);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("run plan in Redis is unreadable: " + json, e);
+        }
+    }
+}

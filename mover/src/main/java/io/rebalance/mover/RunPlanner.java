@@ -1,0 +1,146 @@
+package io.rebalance.mover;
+
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.dynamo.TargetTable;
+import io.rebalance.core.slot.Slot;
+import io.rebalance.core.slot.SlotRange;
+import io.rebalance.core.source.SourceSession;
+import io.rebalance.core.source.SourceTable;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/**
+ * The preflight of a copy and the plan it agrees on. It reads only, in this order: the source table and its key,
+ * the target table and its key schema, the time range. Then (the first writes) it creates the target table if
+ * asked, and stores the plan in Redis unless another process already stored one, which must then describe the
+ * same run. So a bad input fails before anything is written anywhere.
+ */
+public final class RunPlanner {
+    private final MigrationConfig config;
+
+    public RunPlanner(MigrationConfig config) {
+        this.config = config;
+    }
+
+    /** What a process needs to join the run. */
+    public record Prepared(SourceTable table, RunPlan plan) {}
+
+    /**
+     * @param dynamoWhere where DynamoDB is, for messages
+     * @param createTable create the target table when it does not exist
+     */
+    public Prepared prepare(RunState run, DynamoDbClient dynamo, String dynamoWhere, boolean createTable) {
+        SourceTable table;
+        SlotRange range;
+        long estimate;
+        try (Connection c = new SourceSession(config.source()).openForPreflight()) {
+            table = SourceTable.inspect(c, config);
+            range = range(c, table);
+            estimate = estimate(c, table.name());
+        } catch (SQLException e) {
+            throw new RebalanceException(
+                    ErrorCode.SOURCE_UNREACHABLE, "Postgres failed during preflight: " + e.getMessage(), e);
+        }
+        String pk = partitionKey(table);
+        if (createTable && !TargetTable.exists(dynamo, config.target().table(), dynamoWhere)) {
+            TargetTable.create(dynamo, config.target().table(), pk, table.keyType());
+        }
+        TargetTable.check(dynamo, config.target().table(), pk, table.keyType(), dynamoWhere);
+
+        RunPlan wanted = new RunPlan(
+                table.name(),
+                table.keyColumn(),
+                config.target().table(),
+                range.newest().name(),
+                range.oldest().name(),
+                estimate,
+                System.currentTimeMillis());
+        RunPlan existing = run.plan();
+        RunPlan plan = existing != null ? existing : run.claimPlan(wanted);
+        var conflicts = plan.conflictsWith(wanted);
+        if (!conflicts.isEmpty()) {
+            throw new RebalanceException(
+                    ErrorCode.RUN_CONFLICT,
+                    "Redis prefix '" + config.redis().prefix()
+                            + "' already holds a different run (" + String.join("; ", conflicts)
+                            + "); use another redis.prefix"
+                            + " for this migration, or `rebalance reset` to forget the old run (its DynamoDB data stays)");
+        }
+        return new Prepared(table, plan);
+    }
+
+    public String partitionKey(SourceTable table) {
+        return config.target().partitionKey().isEmpty()
+                ? table.keyColumn()
+                : config.target().partitionKey();
+    }
+
+    private SlotRange range(Connection c, SourceTable table) throws SQLException {
+        Instant from = config.slots().fromInstant();
+        Instant to = config.slots().toInstant();
+        if (from == null || to == null) {
+            Instant[] minMax = minMax(c, table);
+            if (minMax == null) {
+                throw new RebalanceException(
+                        ErrorCode.TIME_RANGE_INVALID,
+                        "source table " + table.name() + " is empty"
+                                + " and slots.from/slots.to are not set, so there is no time range to copy; set both"
+                                + " (for example slots.from=2024-01-01T00:00:00Z, slots.to=2024-10-20T00:00:00Z)");
+            }
+            if (from == null) from = minMax[0];
+            if (to == null) to = minMax[1].plusMillis(1); // to is exclusive; the newest row must be inside
+        }
+        Slot oldest = Slot.containing(from);
+        Slot newest = Slot.containing(to.minusNanos(1));
+        if (newest.isOlderThan(oldest)) {
+            throw new RebalanceException(
+                    ErrorCode.TIME_RANGE_INVALID,
+                    "time range from " + from + " to " + to
+                            + " holds no slot: from must be before to; check slots.from and slots.to against the table's data");
+        }
+        SlotRange range = new SlotRange(newest, oldest);
+        try {
+            table.keyspace().checkRange(range);
+        } catch (IllegalArgumentException e) {
+            throw new RebalanceException(ErrorCode.TIME_RANGE_INVALID, e.getMessage());
+        }
+        return range;
+    }
+
+    private static Instant[] minMax(Connection c, SourceTable table) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(table.keyspace().minMaxQuery(table.name()));
+                ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            if (rs.getString(1) == null) return null;
+            try {
+                return new Instant[] {
+                    table.keyspace().instantOf(rs.getString(1)),
+                    table.keyspace().instantOf(rs.getString(2))
+                };
+            } catch (IllegalArgumentException e) {
+                throw new RebalanceException(
+                        ErrorCode.SOURCE_KEY_TYPE,
+                        "key values of " + table.name() + " do not carry"
+                                + " a time as configured (" + e.getMessage()
+                                + "); set slots.idFormat to match the ids, or use"
+                                + " slots.timeFrom: column with a timestamp column");
+            }
+        }
+    }
+
+    private static long estimate(Connection c, String table) throws SQLException {
+        try (PreparedStatement ps =
+                c.prepareStatement("SELECT reltuples::int8 FROM pg_class WHERE oid = ?::regclass")) {
+            ps.setString(1, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? Math.max(0, rs.getLong(1)) : 0;
+            }
+        }
+    }
+}
