@@ -3,6 +3,8 @@ package io.rebalance.local;
 import com.amazonaws.services.dynamodbv2.local.main.ServerRunner;
 import com.amazonaws.services.dynamodbv2.local.server.DynamoDBProxyServer;
 import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
 import java.net.ServerSocket;
 
 /**
@@ -22,13 +24,22 @@ public final class DynamoDbLocalServer implements AutoCloseable {
         this.port = port;
     }
 
+    /** Held so the level set on it is not lost when the logger would be garbage collected. */
+    private static final java.util.logging.Logger SQLITE =
+            java.util.logging.Logger.getLogger("com.almworks.sqlite4java");
+
     /** @param port a port to listen on, or 0 for any free one */
     public static DynamoDbLocalServer start(int port) {
         int p = port == 0 ? freePort() : port;
+        SQLITE.setLevel(java.util.logging.Level.SEVERE); // "unknown jar version" warnings at every start
+        PrintStream stdout = System.out;
         try {
+            // DynamoDB Local prints its configuration banner to stdout, where a command's own output belongs.
+            System.setOut(new PrintStream(OutputStream.nullOutputStream()));
             DynamoDBProxyServer server = ServerRunner.createServerFromCommandLineArgs(
                     new String[] {"-inMemory", "-sharedDb", "-port", Integer.toString(p), "-disableTelemetry"});
             server.start();
+            SQLITE.setLevel(java.util.logging.Level.SEVERE); // again: DynamoDB Local sets its own level while starting
             return new DynamoDbLocalServer(server, p);
         } catch (Exception e) {
             throw new IllegalStateException(

@@ -8,7 +8,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -17,10 +16,15 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
-import software.amazon.awssdk.services.dynamodb.model.ScanRequest;
+import software.amazon.awssdk.services.dynamodb.model.BatchGetItemResponse;
+import software.amazon.awssdk.services.dynamodb.model.KeysAndAttributes;
 import software.amazon.awssdk.services.dynamodb.model.ScanResponse;
+import software.amazon.awssdk.services.dynamodb.model.Select;
 
 /**
  * Compares a generated room_events table with its DynamoDB copy attribute by attribute, without the codec under
@@ -35,78 +39,144 @@ public final class RoomEventsComparison {
 
     private RoomEventsComparison() {}
 
-    /** @return one line per difference (missing, extra, or an attribute that differs); empty when equal */
+    /**
+     * Reads every row, fetches its item by key (BatchGetItem, in parallel: a full Scan of DynamoDB Local is several
+     * times slower), compares, and counts the table's items to catch extras.
+     *
+     * @return one line per difference (missing, extra, or an attribute that differs); empty when equal
+     */
     public static List<String> differences(Connection pg, String table, DynamoDbClient dynamo, String dynamoTable)
-            throws SQLException {
-        Map<String, Map<String, AttributeValue>> items = scanAll(dynamo, dynamoTable);
-        List<String> diffs = new ArrayList<>();
-        int rows = 0;
+            throws Exception {
+        List<String> diffs = java.util.Collections.synchronizedList(new ArrayList<>());
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        List<Future<?>> pending = new ArrayList<>();
+        long rows = 0;
         try (Statement st = pg.createStatement()) {
-            st.setFetchSize(5_000);
             pg.setAutoCommit(false);
+            st.setFetchSize(5_000);
             try (ResultSet rs =
                     st.executeQuery("SELECT id, room_id, kind, data::text, created_at, seq FROM " + table)) {
+                List<Row> batch = new ArrayList<>(100);
                 while (rs.next()) {
                     rows++;
-                    String id = rs.getString(1);
-                    Map<String, AttributeValue> item = items.remove(id);
-                    if (item == null) {
-                        diffs.add("missing " + id);
-                        continue;
-                    }
-                    expect(
-                            diffs,
-                            id,
-                            "room_id",
+                    batch.add(new Row(
+                            rs.getString(1),
                             rs.getObject(2).toString(),
-                            item.get("room_id").s());
-                    expect(diffs, id, "kind", rs.getString(3), item.get("kind").s());
-                    String data = rs.getString(4);
-                    if (data == null) {
-                        if (!Boolean.TRUE.equals(item.get("data").nul()))
-                            diffs.add(id + " data: expected NULL, got " + item.get("data"));
-                    } else if (!sameJson(JSON.readTree(data), toJson(item.get("data")))) {
-                        diffs.add(id + " data: expected " + data + ", got " + item.get("data"));
+                            rs.getString(3),
+                            rs.getString(4),
+                            rs.getObject(5, OffsetDateTime.class)
+                                    .withOffsetSameInstant(ZoneOffset.UTC)
+                                    .format(ISO_MICROS),
+                            rs.getLong(6)));
+                    if (batch.size() == 100) {
+                        List<Row> b = batch;
+                        pending.add(pool.submit(() -> compareBatch(b, dynamo, dynamoTable, diffs)));
+                        batch = new ArrayList<>(100);
                     }
-                    String ts = rs.getObject(5, OffsetDateTime.class)
-                            .withOffsetSameInstant(ZoneOffset.UTC)
-                            .format(ISO_MICROS);
-                    expect(diffs, id, "created_at", ts, item.get("created_at").s());
-                    expect(
-                            diffs,
-                            id,
-                            "seq",
-                            Long.toString(rs.getLong(6)),
-                            item.get("seq").n());
-                    if (item.size() != 6) diffs.add(id + " has attributes " + item.keySet());
                 }
-            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-                throw new IllegalStateException(e);
+                List<Row> b = batch;
+                if (!b.isEmpty()) pending.add(pool.submit(() -> compareBatch(b, dynamo, dynamoTable, diffs)));
             } finally {
                 pg.setAutoCommit(true);
             }
+            for (Future<?> f : pending) f.get();
+        } finally {
+            pool.shutdown();
         }
-        items.keySet().forEach(id -> diffs.add("extra " + id));
+        long items = count(dynamo, dynamoTable);
+        long found = rows - diffs.stream().filter(d -> d.startsWith("missing ")).count();
+        // against the rows found, not all rows: one missing and one extra item must not cancel out
+        if (items != found)
+            diffs.add((items - found) + " extra items: " + items + " in DynamoDB, " + found + " of them match rows");
         if (rows == 0) diffs.add("source table " + table + " is empty: nothing was compared");
         return diffs;
     }
 
-    private static void expect(List<String> diffs, String id, String attr, String expected, String actual) {
-        if (!expected.equals(actual)) diffs.add(id + " " + attr + ": expected " + expected + ", got " + actual);
+    private record Row(String id, String roomId, String kind, String data, String createdAt, long seq) {}
+
+    private static void compareBatch(List<Row> rows, DynamoDbClient dynamo, String table, List<String> diffs) {
+        Map<String, Map<String, AttributeValue>> items = new HashMap<>();
+        List<Map<String, AttributeValue>> keys = rows.stream()
+                .map(r -> Map.of("id", AttributeValue.fromS(r.id())))
+                .toList();
+        Map<String, KeysAndAttributes> request = Map.of(
+                table,
+                KeysAndAttributes.builder().keys(keys).consistentRead(true).build());
+        while (!request.isEmpty()) {
+            Map<String, KeysAndAttributes> ask = request;
+            BatchGetItemResponse r = dynamo.batchGetItem(b -> b.requestItems(ask));
+            r.responses()
+                    .getOrDefault(table, List.of())
+                    .forEach(i -> items.put(i.get("id").s(), i));
+            request = r.hasUnprocessedKeys() ? r.unprocessedKeys() : Map.of();
+        }
+        for (Row row : rows) {
+            Map<String, AttributeValue> item = items.get(row.id());
+            if (item == null) {
+                diffs.add("missing " + row.id());
+                continue;
+            }
+            String id = row.id();
+            expect(diffs, id, "room_id", row.roomId(), item.get("room_id").s());
+            expect(diffs, id, "kind", row.kind(), item.get("kind").s());
+            try {
+                if (row.data() == null) {
+                    if (!Boolean.TRUE.equals(item.get("data").nul()))
+                        diffs.add(id + " data: expected NULL, got " + item.get("data"));
+                } else if (!sameJson(JSON.readTree(row.data()), toJson(item.get("data")))) {
+                    diffs.add(id + " data: expected " + row.data() + ", got " + item.get("data"));
+                }
+            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                throw new IllegalStateException(e);
+            }
+            expect(
+                    diffs,
+                    id,
+                    "created_at",
+                    row.createdAt(),
+                    item.get("created_at").s());
+            expect(diffs, id, "seq", Long.toString(row.seq()), item.get("seq").n());
+            if (item.size() != 6) diffs.add(id + " has attributes " + item.keySet());
+        }
     }
 
-    public static Map<String, Map<String, AttributeValue>> scanAll(DynamoDbClient dynamo, String table) {
-        Map<String, Map<String, AttributeValue>> out = new HashMap<>();
-        Map<String, AttributeValue> start = null;
-        do {
-            ScanRequest.Builder b = ScanRequest.builder().tableName(table);
-            if (start != null) b.exclusiveStartKey(start);
-            ScanResponse r = dynamo.scan(b.build());
-            for (Map<String, AttributeValue> item : r.items())
-                out.put(item.get("id").s(), item);
-            start = r.hasLastEvaluatedKey() && !r.lastEvaluatedKey().isEmpty() ? r.lastEvaluatedKey() : null;
-        } while (start != null);
-        return out;
+    /** Items in the table, counted by a parallel COUNT scan in bounded pages. */
+    public static long count(DynamoDbClient dynamo, String table) throws Exception {
+        int segments = 4;
+        ExecutorService pool = Executors.newFixedThreadPool(segments);
+        try {
+            List<Future<Long>> parts = new ArrayList<>();
+            for (int seg = 0; seg < segments; seg++) {
+                int s = seg;
+                parts.add(pool.submit(() -> {
+                    long n = 0;
+                    Map<String, AttributeValue> start = null;
+                    do {
+                        Map<String, AttributeValue> from = start;
+                        ScanResponse r = dynamo.scan(b -> b.tableName(table)
+                                .select(Select.COUNT)
+                                .segment(s)
+                                .totalSegments(segments)
+                                .limit(5_000)
+                                .exclusiveStartKey(from));
+                        n += r.count();
+                        start = r.hasLastEvaluatedKey() && !r.lastEvaluatedKey().isEmpty()
+                                ? r.lastEvaluatedKey()
+                                : null;
+                    } while (start != null);
+                    return n;
+                }));
+            }
+            long total = 0;
+            for (Future<Long> f : parts) total += f.get();
+            return total;
+        } finally {
+            pool.shutdown();
+        }
+    }
+
+    private static void expect(List<String> diffs, String id, String attr, String expected, String actual) {
+        if (!expected.equals(actual)) diffs.add(id + " " + attr + ": expected " + expected + ", got " + actual);
     }
 
     /** DynamoDB attribute to a Jackson tree, numbers as exact decimals. */

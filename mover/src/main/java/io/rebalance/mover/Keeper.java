@@ -143,7 +143,7 @@ public final class Keeper {
         run.writeProgress(p);
         if (now - lastLogMs >= logEvery.toMillis()) {
             lastLogMs = now;
-            log.info(
+            log.debug(
                     "progress: {} slots {}/{} rows {} ({}/s){}",
                     status,
                     finished,

@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.testkit.RedisKeys;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 class CopyIT {
     @Test
@@ -32,6 +34,29 @@ class CopyIT {
             List<String> keys = RedisKeys.withPrefix(f.redis(), f.prefix);
             assertThat(keys).noneMatch(k -> k.contains("{")); // every per-slot key was compacted away
             assertThat(keys.size()).isLessThan(15);
+
+            // and the comparison these tests rely on does see a missing, an extra and a changed item
+            try (var d = f.services.dynamoClient();
+                    var c = f.services.postgres();
+                    var st = c.createStatement();
+                    var rs = st.executeQuery("SELECT id FROM " + f.table + " ORDER BY id LIMIT 2")) {
+                rs.next();
+                String gone = rs.getString(1);
+                rs.next();
+                String changed = rs.getString(1);
+                d.deleteItem(r -> r.tableName(f.table).key(Map.of("id", AttributeValue.fromS(gone))));
+                d.putItem(r ->
+                        r.tableName(f.table).item(Map.of("id", AttributeValue.fromS("01ZZZZZZZZZZZZZZZZZZZZZZZZ"))));
+                d.updateItem(r -> r.tableName(f.table)
+                        .key(Map.of("id", AttributeValue.fromS(changed)))
+                        .updateExpression("SET seq = :v")
+                        .expressionAttributeValues(Map.of(":v", AttributeValue.fromN("-1"))));
+                assertThat(f.differences())
+                        .hasSize(3)
+                        .anyMatch(x -> x.equals("missing " + gone))
+                        .anyMatch(x -> x.startsWith(changed + " seq"))
+                        .anyMatch(x -> x.contains("extra"));
+            }
         }
     }
 }

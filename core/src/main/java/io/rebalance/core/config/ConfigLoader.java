@@ -167,15 +167,35 @@ public final class ConfigLoader {
                 "unknown config key '" + key + "'; the keys are listed in docs/config.md (" + closest(key) + ")");
     }
 
+    /** Keys whose last part is within two edits of the unknown one (typos), or contains it. */
     private static String closest(String key) {
         String leaf = key.substring(key.lastIndexOf('.') + 1).toLowerCase(Locale.ROOT);
         List<String> near = keys().stream()
-                .filter(k -> k.toLowerCase(Locale.ROOT).contains(leaf)
-                        || leaf.contains(k.substring(k.lastIndexOf('.') + 1).toLowerCase(Locale.ROOT)))
+                .filter(k -> {
+                    String other = k.substring(k.lastIndexOf('.') + 1).toLowerCase(Locale.ROOT);
+                    return editDistance(leaf, other) <= 2 || other.contains(leaf) || leaf.contains(other);
+                })
                 .collect(Collectors.toList());
         return near.isEmpty()
                 ? "run `rebalance config` to print them"
                 : "did you mean " + String.join(" or ", near) + "?";
+    }
+
+    static int editDistance(String a, String b) {
+        int[] prev = new int[b.length() + 1];
+        int[] cur = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++) prev[j] = j;
+        for (int i = 1; i <= a.length(); i++) {
+            cur[0] = i;
+            for (int j = 1; j <= b.length(); j++) {
+                int subst = prev[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+                cur[j] = Math.min(subst, Math.min(prev[j] + 1, cur[j - 1] + 1));
+            }
+            int[] t = prev;
+            prev = cur;
+            cur = t;
+        }
+        return prev[b.length()];
     }
 
     private static String describe(JsonProcessingException e) {

@@ -1,0 +1,34 @@
+package io.rebalance.cli;
+
+import io.rebalance.core.config.ConfigLoader;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code rebalance config}: the effective configuration after every layer, validated, secrets masked. */
+@Command(
+        name = "config",
+        description = "Print the effective configuration (defaults, file, environment, flags), validated.")
+final class ConfigCommand implements Callable<Integer> {
+    @Mixin
+    ConfigOptions options;
+
+    @Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--env", description = "List the environment variable of every key instead.")
+    boolean env;
+
+    @Override
+    public Integer call() {
+        var out = spec.commandLine().getOut();
+        if (env) {
+            ConfigLoader.keys().forEach(k -> out.println(ConfigLoader.envName(k) + "  (" + k + ")"));
+            return 0;
+        }
+        out.print(ConfigLoader.toYaml(options.load()));
+        return 0;
+    }
+}

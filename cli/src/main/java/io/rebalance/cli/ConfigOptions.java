@@ -1,0 +1,46 @@
+package io.rebalance.cli;
+
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
+import io.rebalance.core.config.ConfigLoader;
+import io.rebalance.core.config.ConfigValidator;
+import io.rebalance.core.config.MigrationConfig;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import picocli.CommandLine.Option;
+
+/** The options every command that reads the migration description shares. */
+public final class ConfigOptions {
+    @Option(
+            names = {"-c", "--config"},
+            description = "YAML file describing the migration (docs/config.md).")
+    Path config;
+
+    @Option(
+            names = "--set",
+            paramLabel = "KEY=VALUE",
+            description = "Override one config key, e.g. --set mover.workers=16. Repeatable.")
+    Map<String, String> overrides = new LinkedHashMap<>();
+
+    @Option(
+            names = {"-v", "--verbose"},
+            description = "Show stack traces with errors.")
+    boolean verbose;
+
+    /** Loads and validates; nothing has connected to anything yet. */
+    public MigrationConfig load() {
+        return load(Map.of());
+    }
+
+    /** @param extra overrides from a command's own flags, applied after --set */
+    public MigrationConfig load(Map<String, String> extra) {
+        Map<String, String> all = new LinkedHashMap<>(overrides);
+        all.putAll(extra);
+        for (String key : all.keySet()) {
+            if (key.isBlank())
+                throw new RebalanceException(ErrorCode.CONFIG_INVALID, "--set needs KEY=VALUE, got an empty key");
+        }
+        return ConfigValidator.validate(ConfigLoader.fromSystem().load(config, all));
+    }
+}

@@ -1,0 +1,89 @@
+package io.rebalance.cli;
+
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.mover.MoverProcess;
+import io.rebalance.mover.PhaseHooks;
+import io.rebalance.mover.RunPlanner;
+import io.rebalance.mover.RunState;
+import io.rebalance.mover.RunStatus;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code rebalance copy}: joins (or starts) the run and copies slots until every slot is finished. Start it in as
+ * many processes as you like; they share the work through Redis. SIGTERM or Ctrl-C stops it cleanly: workers
+ * finish their page, save progress and release their slots, so another process continues at once.
+ */
+@Command(
+        name = "copy",
+        description = "Copy slots into DynamoDB until the run is FINISHED. Run it in as many processes as you like.")
+final class CopyCommand implements Callable<Integer> {
+    @Mixin
+    ConfigOptions options;
+
+    @Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--create-table", description = "Create the DynamoDB table (pay per request) if it does not exist.")
+    boolean createTable;
+
+    @Option(names = "--workers", description = "Worker threads in this process (mover.workers).")
+    Integer workers;
+
+    @Option(
+            names = "--rate",
+            description = "Rows per second for the whole run, all processes together (mover.rateLimit).")
+    Long rate;
+
+    @Option(names = "--no-progress", description = "Log lines instead of a progress bar, even on a terminal.")
+    boolean noProgress;
+
+    @Override
+    public Integer call() throws Exception {
+        Map<String, String> extra = new HashMap<>();
+        if (workers != null) extra.put("mover.workers", workers.toString());
+        if (rate != null) extra.put("mover.rateLimit", rate.toString());
+        MigrationConfig config = options.load(extra);
+        CountDownLatch stopped = new CountDownLatch(1);
+        try (Connections c = new Connections(config, config.mover().workers() + 6)) {
+            RunState run = c.runState();
+            var prepared = new RunPlanner(config).prepare(run, c.dynamo(), c.dynamoWhere(), createTable);
+            RunStatus status = run.compareAndSet(RunStatus.NOT_STARTED, RunStatus.TO_START);
+            if (status == RunStatus.FINISHED) {
+                spec.commandLine()
+                        .getOut()
+                        .println("run under prefix " + config.redis().prefix() + " is already FINISHED;"
+                                + " nothing to copy (`rebalance reset` forgets it to copy again)");
+                return 0;
+            }
+            MoverProcess process =
+                    new MoverProcess(config, prepared.table(), prepared.plan(), c.redis(), c.dynamo(), PhaseHooks.NONE);
+            Thread hook = new Thread(
+                    () -> {
+                        process.shutdown();
+                        try {
+                            stopped.await(20, TimeUnit.SECONDS); // let workers save progress and release their slots
+                        } catch (InterruptedException ignored) {
+                            Thread.currentThread().interrupt();
+                        }
+                    },
+                    "rebalance-shutdown");
+            Runtime.getRuntime().addShutdownHook(hook);
+            try (ProgressReporter progress =
+                    ProgressReporter.start(run, spec.commandLine().getOut(), !noProgress)) {
+                RunStatus end = process.run();
+                progress.finish(end);
+            } finally {
+                stopped.countDown();
+            }
+        }
+        return 0;
+    }
+}

@@ -1,0 +1,44 @@
+package io.rebalance.cli;
+
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
+import io.rebalance.core.config.MigrationConfig;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** {@code rebalance rate N}: changes the run's rows-per-second limit; every process picks it up within a second. */
+@Command(
+        name = "rate",
+        description = "Set the run's rate limit in rows/s for all processes together (0 = none), while it runs.")
+final class RateCommand implements Callable<Integer> {
+    @Mixin
+    ConfigOptions options;
+
+    @Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    @Parameters(index = "0", paramLabel = "ROWS_PER_SECOND")
+    long rowsPerSecond;
+
+    @Override
+    public Integer call() {
+        if (rowsPerSecond < 0) {
+            throw new RebalanceException(
+                    ErrorCode.CONFIG_INVALID,
+                    "rate " + rowsPerSecond + " is negative; give rows per second, or 0 for no limit");
+        }
+        MigrationConfig config = options.load();
+        try (Connections c = new Connections(config, 2)) {
+            c.runState().setRateLimit(rowsPerSecond);
+            spec.commandLine()
+                    .getOut()
+                    .println("run " + config.redis().prefix() + ": rate limit "
+                            + (rowsPerSecond == 0 ? "removed" : rowsPerSecond + " rows/s")
+                            + "; processes apply it within a second");
+            return 0;
+        }
+    }
+}

@@ -1,0 +1,81 @@
+package io.rebalance.cli;
+
+import io.micronaut.configuration.picocli.MicronautFactory;
+import io.micronaut.context.ApplicationContext;
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.util.Arrays;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * {@code rebalance}: move a time-ordered Postgres table into DynamoDB. Every failure a person can act on ends with
+ * one line on stderr naming what failed and what to do, and the exit code of its {@link ErrorCode}; stack traces
+ * only with {@code --verbose}.
+ */
+@Command(
+        name = "rebalance",
+        mixinStandardHelpOptions = true,
+        version = "rebalance 0.1.0",
+        description = "Move a large time-ordered Postgres table into DynamoDB with zero downtime.",
+        subcommands = {
+            CopyCommand.class,
+            StartCommand.class,
+            StopCommand.class,
+            StatusCommand.class,
+            RateCommand.class,
+            ResetCommand.class,
+            ConfigCommand.class,
+            DynamoDbLocalCommand.class,
+            DemoCommand.class
+        })
+public final class RebalanceCommand implements Runnable {
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+    }
+
+    public static void main(String[] args) {
+        int code = execute(args, System.out, System.err);
+        // DynamoDB Local leaves non-daemon threads behind after it stops: exit explicitly (STACK.md).
+        System.exit(code);
+    }
+
+    /** Runs one command line and returns its exit code; used by main and by the tests. */
+    public static int execute(String[] args, PrintStream out, PrintStream err) {
+        boolean verbose =
+                Arrays.asList(args).contains("-v") || Arrays.asList(args).contains("--verbose");
+        try (ApplicationContext ctx = ApplicationContext.builder()
+                .deduceEnvironment(false)
+                .banner(false)
+                .start()) {
+            CommandLine cl = new CommandLine(RebalanceCommand.class, new MicronautFactory(ctx));
+            PrintWriter errWriter = new PrintWriter(err, true);
+            cl.setOut(new PrintWriter(out, true));
+            cl.setErr(errWriter);
+            cl.setParameterExceptionHandler((ex, a) -> {
+                errWriter.println("error: " + ex.getMessage());
+                ex.getCommandLine().usage(errWriter);
+                return ErrorCode.CONFIG_INVALID.exitCode();
+            });
+            cl.setExecutionExceptionHandler((e, commandLine, parsed) -> report(e, errWriter, verbose));
+            return cl.execute(args);
+        }
+    }
+
+    static int report(Exception e, PrintWriter err, boolean verbose) {
+        if (e instanceof RebalanceException re) {
+            err.println("error: " + re.getMessage());
+            if (verbose) re.printStackTrace(err);
+            return re.code().exitCode();
+        }
+        err.println("error: unexpected failure: " + e + (verbose ? "" : " (run again with --verbose for details)"));
+        if (verbose) e.printStackTrace(err);
+        return ErrorCode.INTERNAL.exitCode();
+    }
+}

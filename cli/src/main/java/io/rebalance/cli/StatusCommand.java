@@ -1,0 +1,168 @@
+package io.rebalance.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.retry.Retrier;
+import io.rebalance.core.slot.Slot;
+import io.rebalance.mover.RunPlan;
+import io.rebalance.mover.RunState;
+import io.rebalance.mover.SlotStore;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code rebalance status}: the run as Redis holds it: status, slots done / in progress / left, rows, rate, ETA,
+ * which process holds which slot lease and how far it is, the rate limit and recent events. Reads only.
+ */
+@Command(name = "status", description = "Show the run: status, slots, rows, rate, ETA, processes and their leases.")
+final class StatusCommand implements Callable<Integer> {
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    @Mixin
+    ConfigOptions options;
+
+    @Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--json", description = "Print JSON instead of text.")
+    boolean json;
+
+    @Override
+    public Integer call() throws Exception {
+        MigrationConfig config = options.load();
+        try (Connections c = new Connections(config, 2)) {
+            Map<String, Object> view = view(config, c);
+            PrintWriter out = spec.commandLine().getOut();
+            if (json) out.println(JSON.writeValueAsString(view));
+            else render(view, out);
+            return 0;
+        }
+    }
+
+    static Map<String, Object> view(MigrationConfig config, Connections c) throws Exception {
+        RunState run = c.runState();
+        SlotStore slots = new SlotStore(
+                c.redis(),
+                run.keys(),
+                Retrier.standard(),
+                config.mover().leaseTtlDuration(),
+                config.mover().stateTtlDuration());
+        Map<String, Object> v = new LinkedHashMap<>();
+        v.put("prefix", config.redis().prefix());
+        v.put("status", run.status().name());
+        RunPlan plan = run.plan();
+        v.put("plan", plan);
+        Map<String, String> progress = run.progress();
+        long total = plan == null ? 0 : plan.range().count();
+        long finished = Long.parseLong(progress.getOrDefault("slots_finished", "0"));
+        List<Map<String, Object>> processes = new ArrayList<>();
+        List<Map<String, Object>> leased = new ArrayList<>();
+        for (var e :
+                run.liveProcesses(config.mover().leaseTtlDuration().toMillis()).entrySet()) {
+            JsonNode info = JSON.readTree(e.getValue());
+            Map<String, Object> p = new LinkedHashMap<>();
+            p.put("id", e.getKey());
+            p.put("host", info.path("host").asText());
+            p.put("pid", info.path("pid").asLong());
+            p.put("workers", info.path("workers").asInt());
+            p.put("keeper", info.path("keeper").asBoolean());
+            p.put("rowsWritten", info.path("rows").asLong());
+            processes.add(p);
+            for (JsonNode s : info.path("slots")) {
+                String[] slotAndOwner = s.asText().split(" ", 2);
+                Map<String, String> state = slots.state(Slot.parse(slotAndOwner[0]));
+                Map<String, Object> l = new LinkedHashMap<>();
+                l.put("slot", slotAndOwner[0]);
+                l.put("holder", slotAndOwner.length > 1 ? slotAndOwner[1] : e.getKey());
+                l.put("lastId", state.getOrDefault("last_id", ""));
+                l.put("rows", Long.parseLong(state.getOrDefault("rows", "0")));
+                if (state.containsKey("error")) l.put("error", state.get("error"));
+                leased.add(l);
+            }
+        }
+        Map<String, Object> s = new LinkedHashMap<>();
+        s.put("total", total);
+        s.put("finished", finished);
+        s.put("inProgress", leased.size());
+        s.put("left", Math.max(0, total - finished - leased.size()));
+        s.put("watermark", progress.getOrDefault("watermark", ""));
+        v.put("slots", s);
+        Map<String, Object> rows = new LinkedHashMap<>();
+        rows.put("copied", run.rowsCopied());
+        rows.put("estimatedTotal", plan == null ? 0 : plan.estimatedRows());
+        rows.put("perSecond", Long.parseLong(progress.getOrDefault("rate", "0")));
+        rows.put("etaSeconds", Long.parseLong(progress.getOrDefault("eta_s", "-1")));
+        v.put("rows", rows);
+        v.put("rateLimit", run.rateLimit());
+        v.put("processes", processes);
+        v.put("leases", leased);
+        v.put("events", run.events(10));
+        return v;
+    }
+
+    @SuppressWarnings("unchecked")
+    static void render(Map<String, Object> v, PrintWriter out) {
+        RunPlan plan = (RunPlan) v.get("plan");
+        out.println("run " + v.get("prefix") + "  status " + v.get("status"));
+        if (plan == null) {
+            out.println("no run has been planned under this prefix yet: `rebalance copy` starts one");
+            return;
+        }
+        Map<String, Object> s = (Map<String, Object>) v.get("slots");
+        Map<String, Object> r = (Map<String, Object>) v.get("rows");
+        out.printf(
+                "table      %s -> DynamoDB %s, slots %s..%s%n",
+                plan.table(), plan.targetTable(), plan.newest(), plan.oldest());
+        out.printf(
+                "slots      %s total, %s finished, %s in progress, %s left (watermark %s)%n",
+                s.get("total"),
+                s.get("finished"),
+                s.get("inProgress"),
+                s.get("left"),
+                s.get("watermark").toString().isEmpty() ? "none yet" : s.get("watermark"));
+        long eta = (Long) r.get("etaSeconds");
+        out.printf(
+                "rows       %,d copied of ~%,d, %,d rows/s%s%n",
+                (Long) r.get("copied"),
+                (Long) r.get("estimatedTotal"),
+                (Long) r.get("perSecond"),
+                eta >= 0 ? ", ETA " + ProgressReporter.human(eta) : "");
+        long limit = (Long) v.get("rateLimit");
+        out.println("rate limit " + (limit == 0 ? "none" : limit + " rows/s"));
+        List<Map<String, Object>> processes = (List<Map<String, Object>>) v.get("processes");
+        out.println("processes  " + processes.size() + " live");
+        for (Map<String, Object> p : processes) {
+            out.printf(
+                    "  %s  pid %s  %s workers  %,d rows written%s%n",
+                    p.get("id"),
+                    p.get("pid"),
+                    p.get("workers"),
+                    (Long) p.get("rowsWritten"),
+                    Boolean.TRUE.equals(p.get("keeper")) ? "  (keeper)" : "");
+        }
+        for (Map<String, Object> l : (List<Map<String, Object>>) v.get("leases")) {
+            out.printf(
+                    "  slot %s  held by %s  last_id %s  %,d rows%s%n",
+                    l.get("slot"),
+                    l.get("holder"),
+                    l.get("lastId").toString().isEmpty() ? "-" : l.get("lastId"),
+                    (Long) l.get("rows"),
+                    l.containsKey("error") ? "  error: " + l.get("error") : "");
+        }
+        List<String> events = (List<String>) v.get("events");
+        if (!events.isEmpty()) {
+            out.println("recent events");
+            events.forEach(e -> out.println("  " + e));
+        }
+    }
+}

@@ -1,0 +1,183 @@
+package io.rebalance.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rebalance.core.ErrorCode;
+import io.rebalance.testkit.RedisKeys;
+import io.rebalance.testkit.SharedServices;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeDefinition;
+import software.amazon.awssdk.services.dynamodb.model.BillingMode;
+import software.amazon.awssdk.services.dynamodb.model.KeySchemaElement;
+import software.amazon.awssdk.services.dynamodb.model.KeyType;
+import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
+
+/**
+ * Every bad input of `rebalance copy` fails before anything is written: one message naming what and how to fix
+ * it, its own exit code, no key in Redis under the run's prefix, no DynamoDB table created (even with
+ * --create-table) and no item written.
+ */
+class BadInputIT {
+    private final SharedServices services = SharedServices.get();
+    private final String table = SharedServices.unique("bad");
+    private final String prefix = SharedServices.unique("bad") + ":";
+
+    private CliRun copy(String... extra) {
+        List<String> args = new ArrayList<>(List.of("copy", "--create-table", "--no-progress"));
+        args.addAll(CliRun.base(services, table, prefix));
+        args.addAll(Arrays.asList(extra));
+        return CliRun.of(args.toArray(String[]::new));
+    }
+
+    private void createSource(String ddl) throws Exception {
+        try (Connection c = services.postgres();
+                Statement st = c.createStatement()) {
+            st.execute(String.format(ddl, table));
+        }
+    }
+
+    private void assertRefused(CliRun run, ErrorCode code, String... mentions) {
+        assertThat(run.exitCode()).as(run.err()).isEqualTo(code.exitCode());
+        assertThat(run.err()).startsWith("error: ").contains(mentions).doesNotContain("\tat "); // no stack trace
+        try (var redis = services.redis();
+                DynamoDbClient dynamo = services.dynamoClient()) {
+            assertThat(RedisKeys.withPrefix(redis, prefix))
+                    .as("Redis keys written")
+                    .isEmpty();
+            if (code != ErrorCode.TARGET_KEY_SCHEMA) {
+                assertThat(dynamo.listTables().tableNames())
+                        .as("DynamoDB table created")
+                        .doesNotContain(table);
+            } else {
+                assertThat(dynamo.scan(b -> b.tableName(table)).count())
+                        .as("items written")
+                        .isZero();
+            }
+        }
+    }
+
+    @Test
+    void aConfigValueOutOfRange() {
+        assertRefused(copy("--set", "mover.workers=0"), ErrorCode.CONFIG_INVALID, "mover.workers='0'", "1 to 256");
+    }
+
+    @Test
+    void anUnknownFlagOrKey() {
+        assertRefused(copy("--bogus"), ErrorCode.CONFIG_INVALID, "--bogus");
+        assertRefused(copy("--set", "mover.wokers=3"), ErrorCode.CONFIG_INVALID, "mover.wokers", "mover.workers");
+    }
+
+    @Test
+    void aMissingTable() {
+        assertRefused(copy(), ErrorCode.SOURCE_TABLE_MISSING, "'" + table + "' does not exist", "source.table");
+    }
+
+    @Test
+    void aMissingColumn() throws Exception {
+        createSource("CREATE TABLE %s (id text PRIMARY KEY, body text)");
+        assertRefused(copy("--set", "source.columns=id,nope"), ErrorCode.SOURCE_COLUMN_MISSING, "'nope'", "id, body");
+    }
+
+    @Test
+    void aKeyColumnOfAWrongType() throws Exception {
+        createSource("CREATE TABLE %s (id numeric PRIMARY KEY, body text)");
+        assertRefused(copy(), ErrorCode.SOURCE_KEY_TYPE, "numeric", "bigint");
+    }
+
+    @Test
+    void aKeyColumnThatIsNotUnique() throws Exception {
+        createSource("CREATE TABLE %s (id text, body text)");
+        assertRefused(copy(), ErrorCode.SOURCE_KEY_TYPE, "no unique index", "primary key");
+    }
+
+    @Test
+    void postgresUnreachable() {
+        assertRefused(
+                copy("--set", "source.jdbcUrl=jdbc:postgresql://127.0.0.1:1/postgres"),
+                ErrorCode.SOURCE_UNREACHABLE,
+                "127.0.0.1:1",
+                "source.jdbcUrl");
+    }
+
+    @Test
+    void redisUnreachable() {
+        assertRefused(
+                copy("--set", "redis.url=redis://127.0.0.1:1"),
+                ErrorCode.REDIS_UNREACHABLE,
+                "127.0.0.1:1",
+                "redis.url");
+    }
+
+    @Test
+    void dynamoUnreachable() throws Exception {
+        createSource("CREATE TABLE %s (id text PRIMARY KEY, body text)");
+        assertRefused(
+                copy(
+                        "--set",
+                        "target.endpoint=http://127.0.0.1:1",
+                        "--set",
+                        "slots.from=2024-10-19T00:00:00Z",
+                        "--set",
+                        "slots.to=2024-10-20T00:00:00Z"),
+                ErrorCode.TARGET_UNREACHABLE,
+                "127.0.0.1:1",
+                "target.endpoint");
+    }
+
+    @Test
+    void aDynamoTableThatDoesNotExist() throws Exception {
+        createSource("CREATE TABLE %s (id text PRIMARY KEY, body text)");
+        List<String> args = new ArrayList<>(List.of("copy", "--no-progress"));
+        args.addAll(CliRun.base(services, table, prefix));
+        args.addAll(List.of("--set", "slots.from=2024-10-19T00:00:00Z", "--set", "slots.to=2024-10-20T00:00:00Z"));
+        assertRefused(
+                CliRun.of(args.toArray(String[]::new)),
+                ErrorCode.TARGET_TABLE_MISSING,
+                "'" + table + "' does not exist",
+                "--create-table");
+    }
+
+    @Test
+    void aDynamoKeySchemaThatDoesNotFit() throws Exception {
+        createSource("CREATE TABLE %s (id text PRIMARY KEY, body text)");
+        try (DynamoDbClient dynamo = services.dynamoClient()) {
+            dynamo.createTable(b -> b.tableName(table)
+                    .billingMode(BillingMode.PAY_PER_REQUEST)
+                    .keySchema(KeySchemaElement.builder()
+                            .attributeName("id")
+                            .keyType(KeyType.HASH)
+                            .build())
+                    .attributeDefinitions(AttributeDefinition.builder()
+                            .attributeName("id")
+                            .attributeType(ScalarAttributeType.N)
+                            .build()));
+        }
+        assertRefused(
+                copy("--set", "slots.from=2024-10-19T00:00:00Z", "--set", "slots.to=2024-10-20T00:00:00Z"),
+                ErrorCode.TARGET_KEY_SCHEMA,
+                "id:N",
+                "of type S");
+    }
+
+    @Test
+    void anInvertedTimeRange() throws Exception {
+        createSource("CREATE TABLE %s (id text PRIMARY KEY, body text)");
+        assertRefused(
+                copy("--set", "slots.from=2024-10-20T00:00:00Z", "--set", "slots.to=2024-10-19T00:00:00Z"),
+                ErrorCode.TIME_RANGE_INVALID,
+                "slots.from=2024-10-20T00:00:00Z",
+                "swap them");
+    }
+
+    @Test
+    void anEmptyTableWithoutARange() throws Exception {
+        createSource("CREATE TABLE %s (id text PRIMARY KEY, body text)");
+        assertRefused(copy(), ErrorCode.TIME_RANGE_INVALID, "is empty", "slots.from");
+    }
+}
