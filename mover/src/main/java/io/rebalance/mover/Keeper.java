@@ -59,8 +59,12 @@ public final class Keeper {
         this.logEvery = logEvery;
     }
 
-    /** One keeper step; never throws for a Redis hiccup (the caller logs and ticks again). */
-    public void tick() {
+    /**
+     * One keeper step; a Redis failure propagates and the caller ticks again later.
+     *
+     * @return the run status after the step when this keeper is active, null when it is on standby
+     */
+    public RunStatus tick() {
         boolean held = SlotStore.refusal(
                         SlotStore.CLAIM.eval(run.redis(), List.of(run.keys().keeper()), List.of(owner, leaseMs)))
                 == null;
@@ -68,7 +72,7 @@ public final class Keeper {
             log.info(held ? "keeper: active ({})" : "keeper: standby ({})", owner);
             active = held;
         }
-        if (!held) return;
+        if (!held) return null;
         RunStatus status = run.status();
         if (status == RunStatus.TO_START) status = run.compareAndSet(RunStatus.TO_START, RunStatus.IN_PROGRESS);
         if (status == RunStatus.TO_STOP && busySlots() == 0) {
@@ -82,6 +86,7 @@ public final class Keeper {
         }
         run.pruneProcesses(processTimeoutMs);
         publishProgress(status, watermark);
+        return status;
     }
 
     /** @return the watermark after compaction, or null while no slot is compacted */

@@ -164,7 +164,7 @@ public final class MoverProcess implements AutoCloseable, SlotWorker.MoverContex
                 if (next == null) {
                     idleWorkers.release();
                     cursor = null; // every slot is finished or leased: look again from the watermark shortly
-                    done.await(config.mover().slotRetryDelayDuration().toMillis(), TimeUnit.MILLISECONDS);
+                    waitWhileCopying(config.mover().slotRetryDelayDuration());
                     continue;
                 }
                 busy.put(next.slot(), next.owner());
@@ -232,7 +232,10 @@ public final class MoverProcess implements AutoCloseable, SlotWorker.MoverContex
         while (true) {
             try {
                 SlotWorker.Outcome o = worker.copy(a.slot(), a.owner(), this::keepGoing);
-                if (o == SlotWorker.Outcome.FINISHED) counters.slotFinished();
+                if (o == SlotWorker.Outcome.FINISHED) {
+                    counters.slotFinished();
+                    if (keeper.active()) background.execute(this::keeperSafely); // compact now: it may be the last slot
+                }
                 return;
             } catch (InterruptedException e) {
                 releaseQuietly(a);
@@ -261,6 +264,14 @@ public final class MoverProcess implements AutoCloseable, SlotWorker.MoverContex
                     return;
                 }
             }
+        }
+    }
+
+    /** Waits up to {@code d}, returning early when the status changes (so a FINISHED run ends without delay). */
+    private void waitWhileCopying(Duration d) throws InterruptedException {
+        long until = System.nanoTime() + d.toNanos();
+        while (System.nanoTime() < until && status.copying() && !shuttingDown) {
+            done.await(Math.min(200, Math.max(1, (until - System.nanoTime()) / 1_000_000)), TimeUnit.MILLISECONDS);
         }
     }
 
@@ -314,9 +325,12 @@ public final class MoverProcess implements AutoCloseable, SlotWorker.MoverContex
         run.heartbeat(processId, JSON.writeValueAsString(info));
     }
 
-    private void keeperSafely() {
+    /** Synchronized: the schedule and a nudge after a finished slot must not run two ticks at once. */
+    private synchronized void keeperSafely() {
         try {
-            keeper.tick();
+            RunStatus s = keeper.tick();
+            if (s != null)
+                status = s; // the active keeper's own process learns a change at once, not at the next heartbeat
             keeperFailures.succeeded();
         } catch (Exception e) {
             keeperFailures.failed(e);

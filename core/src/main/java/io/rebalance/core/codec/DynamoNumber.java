@@ -11,8 +11,29 @@ final class DynamoNumber {
 
     private DynamoNumber() {}
 
+    /**
+     * A plain decimal of at most 38 characters ({@code -123.45}, no exponent) always fits: it has at most 38 digits
+     * and its magnitude lies between 1E-37 and 1E38.
+     */
+    static boolean isShortPlainDecimal(String text) {
+        int n = text.length();
+        if (n == 0 || n > MAX_DIGITS) return false;
+        int i = text.charAt(0) == '-' ? 1 : 0;
+        if (i == n) return false;
+        boolean dot = false;
+        boolean digit = false;
+        for (; i < n; i++) {
+            char c = text.charAt(i);
+            if (c >= '0' && c <= '9') digit = true;
+            else if (c == '.' && !dot) dot = true;
+            else return false;
+        }
+        return digit;
+    }
+
     /** @return {@code text} unchanged when DynamoDB can store it exactly as N */
     static String check(String text, String what) {
+        if (isShortPlainDecimal(text)) return text; // the common case, without parsing a BigDecimal
         BigDecimal d;
         try {
             d = new BigDecimal(text);

@@ -16,6 +16,35 @@ public final class ItemSize {
 
     private ItemSize() {}
 
+    /**
+     * Whether the item is over DynamoDB's limit. A cheap upper bound (3 bytes per UTF-16 char, a byte per digit)
+     * settles almost every item without counting UTF-8 bytes or parsing numbers.
+     */
+    public static boolean exceedsLimit(Map<String, AttributeValue> item) {
+        long bound = 0;
+        for (Map.Entry<String, AttributeValue> e : item.entrySet())
+            bound += 3L * e.getKey().length() + upperBound(e.getValue());
+        return bound > MAX_BYTES && of(item) > MAX_BYTES;
+    }
+
+    private static long upperBound(AttributeValue v) {
+        if (v.s() != null) return 3L * v.s().length();
+        if (v.n() != null) return v.n().length() + 1L;
+        if (v.b() != null) return v.b().asByteArrayUnsafe().length;
+        if (v.hasL()) {
+            long n = 3;
+            for (AttributeValue x : v.l()) n += 1 + upperBound(x);
+            return n;
+        }
+        if (v.hasM()) {
+            long n = 3;
+            for (Map.Entry<String, AttributeValue> e : v.m().entrySet())
+                n += 1 + 3L * e.getKey().length() + upperBound(e.getValue());
+            return n;
+        }
+        return 1;
+    }
+
     public static long of(Map<String, AttributeValue> item) {
         long total = 0;
         for (Map.Entry<String, AttributeValue> e : item.entrySet()) {

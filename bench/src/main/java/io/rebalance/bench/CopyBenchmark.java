@@ -1,0 +1,240 @@
+package io.rebalance.bench;
+
+import io.rebalance.core.codec.RowCodec;
+import io.rebalance.core.codec.SourceRow;
+import io.rebalance.core.config.ConfigLoader;
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.dynamo.DynamoClients;
+import io.rebalance.core.dynamo.TargetTable;
+import io.rebalance.core.slot.KeyType;
+import io.rebalance.core.source.SourceSession;
+import io.rebalance.core.source.SourceTable;
+import io.rebalance.local.RoomEventsGenerator;
+import java.io.File;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.BatchWriteItemResponse;
+import software.amazon.awssdk.services.dynamodb.model.PutRequest;
+import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
+
+/**
+ * Copy throughput, three ways, on the same generated rows and the same DynamoDB Local, in one run, each into a
+ * fresh table, repeated and reported as medians:
+ * <ul>
+ *   <li><b>naive</b>: the seed note's single loop: one thread pages the table from Postgres (1000 rows, keyset,
+ *       newest first) and writes each page with BatchWriteItem of 25, one call after another;
+ *   <li><b>copy</b>: {@code rebalance copy} as one separate process started by {@code bin/rebalance} with a 512 MB
+ *       heap and default settings (but the endpoint and the worker count), timed from process start to exit;
+ *   <li><b>ceiling</b>: BatchWriteItem of 25 with items built beforehand (no Postgres, no Redis), on as many
+ *       threads as the copy has workers: what DynamoDB Local itself can take here.
+ * </ul>
+ * Arguments: endpoint rows hours reps workers launcher (bin/rebalance).
+ */
+public final class CopyBenchmark {
+    public static void main(String[] args) throws Exception {
+        String endpoint = args[0];
+        int rows = Integer.parseInt(args[1]);
+        int hours = Integer.parseInt(args[2]);
+        int reps = Integer.parseInt(args[3]);
+        int workers = Integer.parseInt(args[4]);
+        String launcher = args[5];
+        String table = "bench_room_events";
+        Map<String, String> base = Map.of("source.table", table, "target.endpoint", endpoint);
+        MigrationConfig config = new ConfigLoader(System.getenv()).load(null, base);
+
+        System.out.printf("generating %,d rows over %d hours in %s%n", rows, hours, table);
+        try (Connection c = new SourceSession(config.source()).open();
+                Statement st = c.createStatement()) {
+            st.execute("DROP TABLE IF EXISTS " + table);
+            RoomEventsGenerator.create(c, table, rows, Instant.parse("2024-10-20T00:00:00Z"), hours, 3);
+        }
+        SourceTable source;
+        try (Connection c = new SourceSession(config.source()).open()) {
+            source = SourceTable.inspect(c, config);
+        }
+        RowCodec codec = new RowCodec(source.columns(), source.keyColumn(), source.keyColumn(), true);
+
+        List<Double> naive = new ArrayList<>();
+        List<Double> copy = new ArrayList<>();
+        List<Double> ceiling = new ArrayList<>();
+        try (DynamoDbClient dynamo = DynamoClients.create(config.target(), endpoint, workers * 2, List.of())) {
+            List<Map<String, AttributeValue>> items = allItems(config, codec);
+            for (int rep = 1; rep <= reps; rep++) {
+                naive.add(measure("naive", rep, rows, dynamo, t -> naiveLoop(config, codec, dynamo, t)));
+                copy.add(measure("copy", rep, rows, dynamo, t -> rebalanceCopy(launcher, endpoint, table, t, workers)));
+                ceiling.add(measure("ceiling", rep, rows, dynamo, t -> rawBatchWrites(items, dynamo, t, workers)));
+            }
+        }
+        double n = median(naive);
+        double c = median(copy);
+        double x = median(ceiling);
+        System.out.println();
+        System.out.printf("rows %,d over %d slots; %d runs each; medians (rows/s):%n", rows, hours, reps);
+        System.out.printf("  naive single loop (1 thread)      %,10.0f   %s%n", n, naive);
+        System.out.printf("  rebalance copy (1 process, %2d w) %,10.0f   %s%n", workers, c, copy);
+        System.out.printf("  raw BatchWriteItem ceiling (%2d t) %,10.0f   %s%n", workers, x, ceiling);
+        System.out.printf("  copy / naive   = %.2fx   (goal >= 3x)%n", c / n);
+        System.out.printf("  copy / ceiling = %.0f%%    (goal >= 80%%)%n", 100 * c / x);
+    }
+
+    interface Phase {
+        void run(String table) throws Exception;
+    }
+
+    private static double measure(String name, int rep, int rows, DynamoDbClient dynamo, Phase phase) throws Exception {
+        String t = "bench_" + name + "_" + rep;
+        TargetTable.create(dynamo, t, "id", KeyType.TEXT);
+        long start = System.nanoTime();
+        phase.run(t);
+        double seconds = (System.nanoTime() - start) / 1e9;
+        int count = count(dynamo, t);
+        dynamo.deleteTable(b -> b.tableName(t)); // frees DynamoDB Local's memory for the next phase
+        if (count != rows) throw new IllegalStateException(name + " wrote " + count + " items for " + rows + " rows");
+        double rate = rows / seconds;
+        System.out.printf("  %-8s run %d: %,d rows in %6.1f s = %,8.0f rows/s%n", name, rep, rows, seconds, rate);
+        return rate;
+    }
+
+    /** The design note's naive script: page, then write the page in batches of 25, all on one thread. */
+    private static void naiveLoop(MigrationConfig config, RowCodec codec, DynamoDbClient dynamo, String table)
+            throws Exception {
+        try (Connection c = new SourceSession(config.source()).open()) {
+            String sql =
+                    "SELECT id::text, room_id::text, kind, data::text, created_at::text, seq::text FROM bench_room_events"
+                            + " WHERE id < ? ORDER BY id DESC LIMIT 1000";
+            String last = "\uFFFF";
+            while (true) {
+                List<Map<String, AttributeValue>> page = new ArrayList<>(1000);
+                try (PreparedStatement ps = c.prepareStatement(sql)) {
+                    ps.setString(1, last);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            Object[] v = new Object[6];
+                            for (int i = 0; i < 6; i++) v[i] = rs.getString(i + 1);
+                            page.add(codec.encode(new SourceRow((String) v[0], v)));
+                            last = (String) v[0];
+                        }
+                    }
+                }
+                if (page.isEmpty()) return;
+                for (int i = 0; i < page.size(); i += 25)
+                    writeBatch(dynamo, table, page.subList(i, Math.min(page.size(), i + 25)));
+            }
+        }
+    }
+
+    private static void rebalanceCopy(String launcher, String endpoint, String source, String table, int workers)
+            throws Exception {
+        String prefix = "bench:" + table + ":" + System.nanoTime() + ":";
+        // as a user runs it: the launcher (with its JVM flags), a 512 MB heap
+        List<String> cmd = new ArrayList<>(Arrays.asList(
+                launcher,
+                "copy",
+                "--no-progress",
+                "--set",
+                "source.table=" + source,
+                "--set",
+                "target.table=" + table,
+                "--set",
+                "target.endpoint=" + endpoint,
+                "--set",
+                "redis.prefix=" + prefix,
+                "--set",
+                "mover.workers=" + workers));
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        pb.environment().put("REBALANCE_JAVA_OPTS", "-Xmx512m");
+        Process p = pb.redirectErrorStream(true)
+                .redirectOutput(new File("bench/results/" + table + ".log"))
+                .start();
+        if (p.waitFor() != 0)
+            throw new IllegalStateException(
+                    "rebalance copy exited " + p.exitValue() + "; see bench/results/" + table + ".log");
+    }
+
+    private static void rawBatchWrites(
+            List<Map<String, AttributeValue>> items, DynamoDbClient dynamo, String table, int threads)
+            throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        AtomicInteger next = new AtomicInteger();
+        List<Future<?>> all = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            all.add(pool.submit(() -> {
+                for (int i = next.getAndAdd(25); i < items.size(); i = next.getAndAdd(25)) {
+                    writeBatch(dynamo, table, items.subList(i, Math.min(items.size(), i + 25)));
+                }
+                return null;
+            }));
+        }
+        for (Future<?> f : all) f.get();
+        pool.shutdown();
+    }
+
+    private static void writeBatch(DynamoDbClient dynamo, String table, List<Map<String, AttributeValue>> batch) {
+        List<WriteRequest> pending = new ArrayList<>(batch.size());
+        for (Map<String, AttributeValue> item : batch)
+            pending.add(WriteRequest.builder()
+                    .putRequest(PutRequest.builder().item(item).build())
+                    .build());
+        while (!pending.isEmpty()) {
+            List<WriteRequest> send = pending;
+            BatchWriteItemResponse r = dynamo.batchWriteItem(b -> b.requestItems(Map.of(table, send)));
+            pending = r.hasUnprocessedItems() ? r.unprocessedItems().getOrDefault(table, List.of()) : List.of();
+        }
+    }
+
+    private static List<Map<String, AttributeValue>> allItems(MigrationConfig config, RowCodec codec) throws Exception {
+        List<Map<String, AttributeValue>> items = new ArrayList<>();
+        try (Connection c = new SourceSession(config.source()).open();
+                Statement st = c.createStatement()) {
+            c.setAutoCommit(false);
+            st.setFetchSize(10_000);
+            try (ResultSet rs =
+                    st.executeQuery("SELECT id::text, room_id::text, kind, data::text, created_at::text, seq::text"
+                            + " FROM bench_room_events")) {
+                while (rs.next()) {
+                    Object[] v = new Object[6];
+                    for (int i = 0; i < 6; i++) v[i] = rs.getString(i + 1);
+                    items.add(codec.encode(new SourceRow((String) v[0], v)));
+                }
+            }
+        }
+        return items;
+    }
+
+    private static int count(DynamoDbClient dynamo, String table) {
+        int n = 0;
+        Map<String, AttributeValue> start = null;
+        do {
+            Map<String, AttributeValue> from = start;
+            var r = dynamo.scan(b -> b.tableName(table)
+                    .select(software.amazon.awssdk.services.dynamodb.model.Select.COUNT)
+                    .limit(10_000)
+                    .exclusiveStartKey(from));
+            n += r.count();
+            start = r.hasLastEvaluatedKey() && !r.lastEvaluatedKey().isEmpty() ? r.lastEvaluatedKey() : null;
+        } while (start != null);
+        return n;
+    }
+
+    private static double median(List<Double> xs) {
+        List<Double> s = new ArrayList<>(xs);
+        s.sort(Double::compare);
+        int m = s.size() / 2;
+        return s.size() % 2 == 1 ? s.get(m) : (s.get(m - 1) + s.get(m)) / 2;
+    }
+
+    private CopyBenchmark() {}
+}
