@@ -16,5 +16,5 @@ java -Xmx6g -jar cli/target/rebalance.jar dynamodb-local --port "$port" > bench/
 ddb=$!
 trap 'kill $ddb 2>/dev/null || true' EXIT
 for _ in $(seq 1 60); do grep -q "serves" bench/results/dynamodb-local.log 2>/dev/null && break; sleep 0.5; done
-java -Xmx3g -cp "bench/target/classes:$cp" io.rebalance.bench.CopyBenchmark "http://127.0.0.1:$port" "$rows" "$hours" "$reps" "$workers" \
+java -Xmx6g -cp "bench/target/classes:$cp" io.rebalance.bench.CopyBenchmark "http://127.0.0.1:$port" "$rows" "$hours" "$reps" "$workers" \
   bin/rebalance 2> bench/results/copy-bench.err | tee bench/results/copy-bench.txt

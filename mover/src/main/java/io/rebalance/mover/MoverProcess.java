@@ -42,7 +42,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * <p>The global status drives it: workers copy while it is TO_START or IN_PROGRESS, release their slots when it is
  * TO_STOP or STOPPED (and wait for a start), and {@link #run()} returns when it is FINISHED or on {@link #shutdown()}.
  */
-public final class MoverProcess implements AutoCloseable, SlotWorker.MoverContext {
+public final class MoverProcess implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(MoverProcess.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     /** Slots whose step failed permanently are left alone this long before the manager offers them again. */
@@ -52,13 +52,8 @@ public final class MoverProcess implements AutoCloseable, SlotWorker.MoverContex
     private final RunPlan plan;
     private final RunState run;
     private final SlotStore slots;
-    private final RowCodec codec;
-    private final PageReader pageReader;
-    private final SourceSession source;
-    private final BatchWriter writer;
     private final GlobalRateLimiter limiter;
     private final Retrier retrier = Retrier.standard();
-    private final PhaseHooks hooks;
     private final Keeper keeper;
     private final MoverCounters counters = new MoverCounters();
 
@@ -100,19 +95,25 @@ public final class MoverProcess implements AutoCloseable, SlotWorker.MoverContex
         String pk = config.target().partitionKey().isEmpty()
                 ? table.keyColumn()
                 : config.target().partitionKey();
-        this.codec = new RowCodec(
-                table.columns(), table.keyColumn(), pk, config.target().jsonAsMap());
-        this.pageReader = new PageReader(table);
-        this.source = new SourceSession(config.source());
         this.limiter = new GlobalRateLimiter(redis, keys, m.rateLimit());
-        this.writer = new BatchWriter(dynamo, config.target().table(), m.batchSize(), retrier, limiter);
-        this.hooks = hooks;
+        WorkerContext shared = new WorkerContext(
+                slots,
+                run,
+                new RowCodec(
+                        table.columns(), table.keyColumn(), pk, config.target().jsonAsMap()),
+                new PageReader(table),
+                new SourceSession(config.source()),
+                new BatchWriter(dynamo, config.target().table(), m.batchSize(), retrier, limiter),
+                retrier,
+                hooks,
+                m.pageSize(),
+                counters);
         this.processId = newProcessId();
         this.keeper = new Keeper(run, slots, plan, processId, m.leaseTtlDuration(), Duration.ofSeconds(10));
         this.idleWorkers = new Semaphore(m.workers());
         this.workers = new java.util.ArrayList<>();
         for (int i = 0; i < m.workers(); i++) {
-            SlotWorker w = new SlotWorker(this, "w" + i);
+            SlotWorker w = new SlotWorker(shared, "w" + i);
             Thread t = new Thread(() -> workerLoop(w), "rebalance-worker-" + i);
             t.setDaemon(true);
             workers.add(t);
@@ -322,6 +323,7 @@ public final class MoverProcess implements AutoCloseable, SlotWorker.MoverContex
                         .toList());
         info.put("rows", counters.rowsWritten());
         info.put("keeper", keeper.active());
+        info.put("rateLimit", limiter.limit()); // the limit this process applies, so `status` shows that it took effect
         run.heartbeat(processId, JSON.writeValueAsString(info));
     }
 
@@ -390,42 +392,5 @@ public final class MoverProcess implements AutoCloseable, SlotWorker.MoverContex
 
     public MoverCounters counters() {
         return counters;
-    }
-
-    // MoverContext: what workers share.
-    public SlotStore slots() {
-        return slots;
-    }
-
-    public RunState runState() {
-        return run;
-    }
-
-    public RowCodec codec() {
-        return codec;
-    }
-
-    public PageReader pageReader() {
-        return pageReader;
-    }
-
-    public SourceSession source() {
-        return source;
-    }
-
-    public BatchWriter writer() {
-        return writer;
-    }
-
-    public Retrier retrier() {
-        return retrier;
-    }
-
-    public PhaseHooks hooks() {
-        return hooks;
-    }
-
-    public int pageSize() {
-        return config.mover().pageSize();
     }
 }

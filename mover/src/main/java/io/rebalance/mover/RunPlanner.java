@@ -22,6 +22,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * same run. So a bad input fails before anything is written anywhere.
  */
 public final class RunPlanner {
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(RunPlanner.class);
     private final MigrationConfig config;
 
     public RunPlanner(MigrationConfig config) {
@@ -71,6 +72,18 @@ public final class RunPlanner {
                             + "' already holds a different run (" + String.join("; ", conflicts)
                             + "); use another redis.prefix"
                             + " for this migration, or `rebalance reset` to forget the old run (its DynamoDB data stays)");
+        }
+        if (existing != null
+                && (!existing.newest().equals(wanted.newest())
+                        || !existing.oldest().equals(wanted.oldest()))) {
+            // Normal when the table grew since the run began; worth a line when the range was configured differently.
+            log.warn(
+                    "joining the run's plan, slots {}..{}; this process's configuration gives {}..{}, which is ignored"
+                            + " (`rebalance reset` and a new run to change the range)",
+                    existing.newest(),
+                    existing.oldest(),
+                    wanted.newest(),
+                    wanted.oldest());
         }
         return new Prepared(table, plan);
     }

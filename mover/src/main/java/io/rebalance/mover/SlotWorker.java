@@ -3,10 +3,7 @@ package io.rebalance.mover;
 import io.rebalance.core.RebalanceException;
 import io.rebalance.core.codec.RowCodec;
 import io.rebalance.core.codec.SourceRow;
-import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
-import io.rebalance.core.source.PageReader;
-import io.rebalance.core.source.SourceSession;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -43,11 +40,11 @@ public final class SlotWorker {
         STOPPED
     }
 
-    private final MoverContext ctx;
+    private final WorkerContext ctx;
     private final String workerName;
     private Connection connection;
 
-    public SlotWorker(MoverContext ctx, String workerName) {
+    SlotWorker(WorkerContext ctx, String workerName) {
         this.ctx = ctx;
         this.workerName = workerName;
     }
@@ -176,28 +173,5 @@ public final class SlotWorker {
 
     public String name() {
         return workerName;
-    }
-
-    /** What one worker needs, shared by all workers of a process. */
-    public interface MoverContext {
-        SlotStore slots();
-
-        RunState runState();
-
-        RowCodec codec();
-
-        PageReader pageReader();
-
-        SourceSession source();
-
-        BatchWriter writer();
-
-        Retrier retrier();
-
-        PhaseHooks hooks();
-
-        int pageSize();
-
-        MoverCounters counters();
     }
 }
