@@ -100,7 +100,7 @@ public final class CopyBenchmark {
         long start = System.nanoTime();
         phase.run(t);
         double seconds = (System.nanoTime() - start) / 1e9;
-        int count = count(dynamo, t);
+        long count = TargetTable.countItems(dynamo, t, 4);
         dynamo.deleteTable(b -> b.tableName(t)); // frees DynamoDB Local's memory for the next phase
         if (count != rows) throw new IllegalStateException(name + " wrote " + count + " items for " + rows + " rows");
         double rate = rows / seconds;
@@ -212,21 +212,6 @@ public final class CopyBenchmark {
             }
         }
         return items;
-    }
-
-    private static int count(DynamoDbClient dynamo, String table) {
-        int n = 0;
-        Map<String, AttributeValue> start = null;
-        do {
-            Map<String, AttributeValue> from = start;
-            var r = dynamo.scan(b -> b.tableName(table)
-                    .select(software.amazon.awssdk.services.dynamodb.model.Select.COUNT)
-                    .limit(10_000)
-                    .exclusiveStartKey(from));
-            n += r.count();
-            start = r.hasLastEvaluatedKey() && !r.lastEvaluatedKey().isEmpty() ? r.lastEvaluatedKey() : null;
-        } while (start != null);
-        return n;
     }
 
     private static double median(List<Double> xs) {

@@ -3,6 +3,7 @@ package io.rebalance.cli;
 import io.rebalance.core.codec.RowCodec;
 import io.rebalance.core.codec.SourceRow;
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.source.PageReader;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.local.LocalServices;
@@ -27,7 +28,6 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
-import software.amazon.awssdk.services.dynamodb.model.Select;
 
 /**
  * {@code rebalance demo}: a realistic migration end to end on local defaults. It generates a room_events table
@@ -83,8 +83,7 @@ final class DemoCommand implements Callable<Integer> {
 
         try (Connections c = new Connections(config, config.mover().workers() + 6)) {
             RunState run = c.runState();
-            for (String k :
-                    io.rebalance.cli.RedisScan.keys(c.redis(), config.redis().prefix()))
+            for (String k : RedisScan.keys(c.redis(), config.redis().prefix()))
                 c.redis().del(k); // a fresh demo run
             out.println("3. copying with " + config.mover().workers() + " workers (state in Redis under demo:)");
             var prepared = new RunPlanner(config).prepare(run, c.dynamo(), c.dynamoWhere(), true);
@@ -101,19 +100,7 @@ final class DemoCommand implements Callable<Integer> {
             out.printf("   %s in %.1f s, %,.0f rows/s%n", end, seconds, rows / seconds);
 
             out.println("4. checking DynamoDB against Postgres");
-            long items = 0; // counted in pages: DynamoDB Local materializes a whole unbounded scan in memory
-            Map<String, AttributeValue> start = null;
-            do {
-                Map<String, AttributeValue> from = start;
-                var page = c.dynamo().scan(b -> b.tableName(TABLE)
-                        .select(Select.COUNT)
-                        .limit(5_000)
-                        .exclusiveStartKey(from));
-                items += page.count();
-                start = page.hasLastEvaluatedKey() && !page.lastEvaluatedKey().isEmpty()
-                        ? page.lastEvaluatedKey()
-                        : null;
-            } while (start != null);
+            long items = io.rebalance.core.dynamo.TargetTable.countItems(c.dynamo(), TABLE, 4);
             int sampled = sampleCheck(config, prepared.table(), c);
             out.printf("   %,d items for %,d rows; %d sampled rows identical to their items%n", items, rows, sampled);
             out.println("   (`rebalance verify` will prove every slot by fingerprint once it lands)");

@@ -3,6 +3,7 @@ package io.rebalance.cli;
 import io.rebalance.core.ErrorCode;
 import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.redis.RedisScan;
 import io.rebalance.mover.RunState;
 import java.util.List;
 import java.util.concurrent.Callable;

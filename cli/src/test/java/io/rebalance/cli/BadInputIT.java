@@ -3,7 +3,7 @@ package io.rebalance.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.core.ErrorCode;
-import io.rebalance.testkit.RedisKeys;
+import io.rebalance.core.redis.RedisScan;
 import io.rebalance.testkit.SharedServices;
 import java.sql.Connection;
 import java.sql.Statement;
@@ -47,9 +47,7 @@ class BadInputIT {
         assertThat(run.err()).startsWith("error: ").contains(mentions).doesNotContain("\tat "); // no stack trace
         try (var redis = services.redis();
                 DynamoDbClient dynamo = services.dynamoClient()) {
-            assertThat(RedisKeys.withPrefix(redis, prefix))
-                    .as("Redis keys written")
-                    .isEmpty();
+            assertThat(RedisScan.keys(redis, prefix)).as("Redis keys written").isEmpty();
             if (code != ErrorCode.TARGET_KEY_SCHEMA) {
                 assertThat(dynamo.listTables().tableNames())
                         .as("DynamoDB table created")

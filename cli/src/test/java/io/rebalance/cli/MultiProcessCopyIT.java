@@ -5,13 +5,13 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.local.RoomEventsGenerator;
 import io.rebalance.mover.RunKeys;
 import io.rebalance.mover.RunState;
 import io.rebalance.mover.RunStatus;
-import io.rebalance.testkit.RedisKeys;
 import io.rebalance.testkit.RoomEventsComparison;
 import io.rebalance.testkit.SharedServices;
 import java.io.File;
@@ -94,7 +94,7 @@ class MultiProcessCopyIT {
                     DynamoDbClient d = services.dynamoClient()) {
                 assertThat(RoomEventsComparison.differences(c, table, d, table)).isEmpty();
             }
-            List<String> keys = RedisKeys.withPrefix(redis, prefix);
+            List<String> keys = RedisScan.keys(redis, prefix);
             assertThat(keys).noneMatch(k -> k.contains("{"));
             assertThat(keys.size()).isLessThan(15);
         } finally {

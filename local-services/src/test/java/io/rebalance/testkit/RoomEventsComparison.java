@@ -23,8 +23,6 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.BatchGetItemResponse;
 import software.amazon.awssdk.services.dynamodb.model.KeysAndAttributes;
-import software.amazon.awssdk.services.dynamodb.model.ScanResponse;
-import software.amazon.awssdk.services.dynamodb.model.Select;
 
 /**
  * Compares a generated room_events table with its DynamoDB copy attribute by attribute, without the codec under
@@ -83,7 +81,7 @@ public final class RoomEventsComparison {
         } finally {
             pool.shutdown();
         }
-        long items = count(dynamo, dynamoTable);
+        long items = io.rebalance.core.dynamo.TargetTable.countItems(dynamo, dynamoTable, 4);
         long found = rows - diffs.stream().filter(d -> d.startsWith("missing ")).count();
         // against the rows found, not all rows: one missing and one extra item must not cancel out
         if (items != found)
@@ -137,41 +135,6 @@ public final class RoomEventsComparison {
                     item.get("created_at").s());
             expect(diffs, id, "seq", Long.toString(row.seq()), item.get("seq").n());
             if (item.size() != 6) diffs.add(id + " has attributes " + item.keySet());
-        }
-    }
-
-    /** Items in the table, counted by a parallel COUNT scan in bounded pages. */
-    public static long count(DynamoDbClient dynamo, String table) throws Exception {
-        int segments = 4;
-        ExecutorService pool = Executors.newFixedThreadPool(segments);
-        try {
-            List<Future<Long>> parts = new ArrayList<>();
-            for (int seg = 0; seg < segments; seg++) {
-                int s = seg;
-                parts.add(pool.submit(() -> {
-                    long n = 0;
-                    Map<String, AttributeValue> start = null;
-                    do {
-                        Map<String, AttributeValue> from = start;
-                        ScanResponse r = dynamo.scan(b -> b.tableName(table)
-                                .select(Select.COUNT)
-                                .segment(s)
-                                .totalSegments(segments)
-                                .limit(5_000)
-                                .exclusiveStartKey(from));
-                        n += r.count();
-                        start = r.hasLastEvaluatedKey() && !r.lastEvaluatedKey().isEmpty()
-                                ? r.lastEvaluatedKey()
-                                : null;
-                    } while (start != null);
-                    return n;
-                }));
-            }
-            long total = 0;
-            for (Future<Long> f : parts) total += f.get();
-            return total;
-        } finally {
-            pool.shutdown();
         }
     }
 

@@ -43,10 +43,12 @@ public final class Keeper {
     private final Duration logEvery;
 
     private boolean active;
-    private long lastRows = -1;
-    private long lastTickMs;
-    private double rate;
+    /** (ms, rows copied) samples of the last {@link #RATE_WINDOW_MS}: ticks are irregular (a finished slot nudges one). */
+    private final java.util.ArrayDeque<long[]> samples = new java.util.ArrayDeque<>();
+
     private long lastLogMs;
+
+    private static final long RATE_WINDOW_MS = 10_000;
 
     public Keeper(RunState run, SlotStore slots, RunPlan plan, String owner, Duration leaseTtl, Duration logEvery) {
         this.run = run;
@@ -123,12 +125,10 @@ public final class Keeper {
     private void publishProgress(RunStatus status, Slot watermark) {
         long now = System.currentTimeMillis();
         long rows = run.rowsCopied();
-        if (lastRows >= 0 && now > lastTickMs) {
-            double instant = (rows - lastRows) * 1000.0 / (now - lastTickMs);
-            rate = rate == 0 ? instant : 0.7 * rate + 0.3 * instant; // smoothed: ticks are seconds apart and bursty
-        }
-        lastRows = rows;
-        lastTickMs = now;
+        samples.addLast(new long[] {now, rows});
+        while (samples.size() > 2 && now - samples.peekFirst()[0] > RATE_WINDOW_MS) samples.removeFirst();
+        long[] first = samples.peekFirst();
+        double rate = !status.copying() || now - first[0] < 1_000 ? 0 : (rows - first[1]) * 1000.0 / (now - first[0]);
         long total = range.count();
         long compacted = watermark == null ? 0 : range.newest().hoursAfter(watermark) + 1;
         long finished = Math.min(total, Math.max(compacted, run.slotsFinished()));

@@ -2,7 +2,7 @@ package io.rebalance.mover;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rebalance.testkit.RedisKeys;
+import io.rebalance.core.redis.RedisScan;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -31,7 +31,7 @@ class CopyIT {
             assertThat(a.counters().rowsWritten() + b.counters().rowsWritten()).isEqualTo(20_000);
             assertThat(a.counters().rowsWritten()).isPositive();
             assertThat(b.counters().rowsWritten()).isPositive();
-            List<String> keys = RedisKeys.withPrefix(f.redis(), f.prefix);
+            List<String> keys = RedisScan.keys(f.redis(), f.prefix);
             assertThat(keys).noneMatch(k -> k.contains("{")); // every per-slot key was compacted away
             assertThat(keys.size()).isLessThan(15);
 

@@ -45,10 +45,10 @@ class GlobalRateLimiterIT {
         try (UnifiedJedis r = SharedServices.get().redis()) {
             GlobalRateLimiter l = new GlobalRateLimiter(r, new RunKeys(prefix), 0);
             for (int i = 0; i < 1000; i++) l.acquire(25); // 25,000 rows, no Redis call, no wait
-            assertThat(io.rebalance.testkit.RedisKeys.withPrefix(r, prefix)).isEmpty();
+            assertThat(io.rebalance.core.redis.RedisScan.keys(r, prefix)).isEmpty();
             l.setLimit(100);
             l.acquire(25);
-            assertThat(io.rebalance.testkit.RedisKeys.withPrefix(r, prefix))
+            assertThat(io.rebalance.core.redis.RedisScan.keys(r, prefix))
                     .singleElement()
                     .asString()
                     .contains("rate:");

@@ -83,6 +83,34 @@ public final class TargetTable {
         dynamo.waiter().waitUntilTableExists(b -> b.tableName(table));
     }
 
+    /**
+     * Counts the table's items with a COUNT scan in parallel segments and bounded pages (DynamoDB Local holds a
+     * whole unbounded scan in memory). For checks and reports, not hot paths: a scan reads the whole table.
+     */
+    public static long countItems(DynamoDbClient dynamo, String table, int segments) {
+        return java.util.stream.IntStream.range(0, segments)
+                .parallel()
+                .mapToLong(segment -> {
+                    long n = 0;
+                    java.util.Map<String, software.amazon.awssdk.services.dynamodb.model.AttributeValue> start = null;
+                    do {
+                        var from = start;
+                        var r = dynamo.scan(b -> b.tableName(table)
+                                .select(software.amazon.awssdk.services.dynamodb.model.Select.COUNT)
+                                .segment(segment)
+                                .totalSegments(segments)
+                                .limit(5_000)
+                                .exclusiveStartKey(from));
+                        n += r.count();
+                        start = r.hasLastEvaluatedKey() && !r.lastEvaluatedKey().isEmpty()
+                                ? r.lastEvaluatedKey()
+                                : null;
+                    } while (start != null);
+                    return n;
+                })
+                .sum();
+    }
+
     public static boolean exists(DynamoDbClient dynamo, String table, String where) {
         return describe(dynamo, table, where) != null;
     }

@@ -1,4 +1,4 @@
-package io.rebalance.cli;
+package io.rebalance.core.redis;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -7,10 +7,11 @@ import redis.clients.jedis.params.ScanParams;
 import redis.clients.jedis.resps.ScanResult;
 
 /** Every key under a prefix, by SCAN (never KEYS, which blocks a shared Redis). */
-final class RedisScan {
+public final class RedisScan {
     private RedisScan() {}
 
-    static List<String> keys(UnifiedJedis redis, String prefix) {
+    /** Every key starting with {@code prefix}; braces in it are escaped (they are glob characters to SCAN). */
+    public static List<String> keys(UnifiedJedis redis, String prefix) {
         List<String> keys = new ArrayList<>();
         String cursor = ScanParams.SCAN_POINTER_START;
         ScanParams params =

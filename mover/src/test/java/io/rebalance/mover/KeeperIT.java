@@ -1,0 +1,75 @@
+package io.rebalance.mover;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rebalance.core.retry.Retrier;
+import io.rebalance.core.slot.Slot;
+import io.rebalance.testkit.SharedServices;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.UnifiedJedis;
+
+/** Compaction with slots finished out of order, and the single active keeper. */
+class KeeperIT {
+    private final String prefix = SharedServices.unique("kp") + ":";
+    private final RunKeys keys = new RunKeys(prefix);
+    private final RunPlan plan = new RunPlan("t", "id", "t", "20241020.04", "20241020.00", 1000, 0);
+
+    private void finish(SlotStore store, String slot) {
+        Slot s = Slot.parse(slot);
+        assertThat(store.acquire(s, "w-" + slot).kind()).isEqualTo(SlotStore.Acquire.Kind.ACQUIRED);
+        assertThat(store.finish(s, "w-" + slot, "x", 10)).isNull();
+    }
+
+    @Test
+    void theWatermarkCrossesOnlyConsecutiveFinishedSlotsAndTheirStatesGo() {
+        try (UnifiedJedis redis = SharedServices.get().redis()) {
+            RunState run = new RunState(redis, keys, Retrier.standard());
+            SlotStore store =
+                    new SlotStore(redis, keys, Retrier.standard(), Duration.ofSeconds(20), Duration.ofDays(1));
+            run.claimPlan(plan);
+            run.setStatus(RunStatus.TO_START);
+            Keeper keeper = new Keeper(run, store, plan, "k1", Duration.ofSeconds(20), Duration.ofMinutes(1));
+
+            finish(store, "20241020.04");
+            finish(store, "20241020.03");
+            finish(store, "20241020.01"); // .02 is still being copied
+            assertThat(keeper.tick()).isEqualTo(RunStatus.IN_PROGRESS);
+            assertThat(run.watermark()).isEqualTo(Slot.parse("20241020.03"));
+            assertThat(redis.exists(keys.slotState(Slot.parse("20241020.04")))).isFalse();
+            assertThat(redis.exists(keys.slotState(Slot.parse("20241020.03")))).isFalse();
+            assertThat(redis.exists(keys.slotState(Slot.parse("20241020.01")))).isTrue();
+
+            // a worker that acquires a compacted slot sees nothing saved: it must be told by the watermark instead
+            assertThat(store.acquire(Slot.parse("20241020.03"), "late").kind())
+                    .isEqualTo(SlotStore.Acquire.Kind.ACQUIRED);
+            assertThat(Slot.parse("20241020.03").isOlderThan(run.watermark())).isFalse();
+            store.release(Slot.parse("20241020.03"), "late");
+
+            finish(store, "20241020.02");
+            finish(store, "20241020.00");
+            assertThat(keeper.tick()).isEqualTo(RunStatus.FINISHED);
+            assertThat(run.watermark()).isEqualTo(Slot.parse("20241020.00"));
+            assertThat(io.rebalance.core.redis.RedisScan.keys(redis, prefix)).noneMatch(k -> k.contains("{"));
+        }
+    }
+
+    @Test
+    void onlyOneKeeperIsActiveAndAStandbyTakesOverWhenItResigns() {
+        try (UnifiedJedis redis = SharedServices.get().redis()) {
+            RunState run = new RunState(redis, keys, Retrier.standard());
+            SlotStore store =
+                    new SlotStore(redis, keys, Retrier.standard(), Duration.ofSeconds(20), Duration.ofDays(1));
+            run.claimPlan(plan);
+            Keeper a = new Keeper(run, store, plan, "a", Duration.ofSeconds(20), Duration.ofMinutes(1));
+            Keeper b = new Keeper(run, store, plan, "b", Duration.ofSeconds(20), Duration.ofMinutes(1));
+            assertThat(a.tick()).isNotNull();
+            assertThat(b.tick()).isNull();
+            assertThat(a.active()).isTrue();
+            assertThat(b.active()).isFalse();
+            a.resign();
+            assertThat(b.tick()).isNotNull();
+            assertThat(a.tick()).isNull();
+        }
+    }
+}
