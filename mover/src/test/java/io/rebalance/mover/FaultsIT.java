@@ -70,21 +70,17 @@ class FaultsIT {
                     .set("mover.pageSize", "100");
             AtomicBoolean cutDone = new AtomicBoolean();
             AtomicBoolean restored = new AtomicBoolean();
+            var outage = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
             PhaseHooks cutOnce = (phase, slot, owner) -> {
                 if (phase == Phase.PROGRESS_SAVED && cutDone.compareAndSet(false, true)) {
-                    proxy.cut();
-                    Thread t = new Thread(() -> {
-                        try {
-                            Thread.sleep(
-                                    10_000); // the outage itself: its length is the test's subject, not a wait for a
-                            // result
-                        } catch (InterruptedException ignored) {
-                            return;
-                        }
-                        restored.set(true);
-                        proxy.restore();
-                    });
-                    t.start();
+                    proxy.cut(); // ten seconds of no Redis, starting in the middle of the copy
+                    outage.schedule(
+                            () -> {
+                                restored.set(true);
+                                proxy.restore();
+                            },
+                            10,
+                            TimeUnit.SECONDS);
                 }
             };
             MoverProcess p = f.process(cutOnce, List.of());
@@ -93,6 +89,7 @@ class FaultsIT {
             assertThat(restored)
                     .as("the copy outlasted the outage, so it ran into it")
                     .isTrue();
+            outage.shutdown();
             f.set("redis.url", f.services.redisUrl);
             assertThat(f.differences()).isEmpty();
             assertThat(f.runState().rowsCopied()).isGreaterThanOrEqualTo(10_000);
