@@ -29,6 +29,7 @@ final class ConfigCommand implements Callable<Integer> {
             return 0;
         }
         out.print(ConfigLoader.toYaml(options.load()));
+        out.flush(); // print() does not autoflush, and main exits with System.exit
         return 0;
     }
 }

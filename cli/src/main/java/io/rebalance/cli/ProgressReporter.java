@@ -22,6 +22,7 @@ final class ProgressReporter implements AutoCloseable {
     private final RunState run;
     private final PrintWriter out;
     private final boolean bar;
+    private int widest;
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "rebalance-progress");
         t.setDaemon(true);
@@ -46,7 +47,9 @@ final class ProgressReporter implements AutoCloseable {
             String line = line(run.progress());
             if (line == null) return;
             if (bar) {
-                out.print("\r" + line + "   ");
+                // pad to the longest line so far: \r returns to the start but does not erase a longer tail
+                widest = Math.max(widest, line.length());
+                out.print("\r" + line + " ".repeat(widest - line.length()));
                 out.flush();
             } else {
                 log.info(line);

@@ -1,0 +1,77 @@
+package io.rebalance.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.redis.RedisScan;
+import io.rebalance.core.retry.Retrier;
+import io.rebalance.mover.RunKeys;
+import io.rebalance.mover.RunState;
+import io.rebalance.testkit.SharedServices;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.UnifiedJedis;
+
+/** The small commands: config prints what is in force with secrets masked; reset forgets a run, carefully. */
+class CommandsIT {
+    private final SharedServices services = SharedServices.get();
+    private final String prefix = SharedServices.unique("cmd") + ":";
+
+    private CliRun run(String... words) {
+        List<String> args = new ArrayList<>(List.of(words));
+        args.addAll(CliRun.base(services, "t_cmd", prefix));
+        return CliRun.of(args.toArray(String[]::new));
+    }
+
+    @Test
+    void configShowsEveryLayerAndNeverASecret() {
+        CliRun r = run(
+                "config",
+                "--set",
+                "source.password=hunter2",
+                "--set",
+                "redis.url=redis://u:s3cret@127.0.0.1:6379",
+                "--set",
+                "mover.workers=5");
+        assertThat(r.exitCode()).isZero();
+        assertThat(r.out())
+                .contains("workers: 5")
+                .contains("prefix: \"" + prefix + "\"")
+                .contains("password: \"***\"")
+                .doesNotContain("hunter2")
+                .doesNotContain("s3cret");
+        assertThat(run("config", "--env").out()).contains("REBALANCE_SOURCE_JDBC_URL  (source.jdbcUrl)");
+    }
+
+    @Test
+    void resetSaysWhatItWouldDeleteThenDeletesAndRefusesWhileProcessesRun() {
+        try (UnifiedJedis redis = services.redis()) {
+            RunState state = new RunState(redis, new RunKeys(prefix), Retrier.standard());
+            state.setRateLimit(10);
+            state.addRowsCopied(5);
+
+            CliRun dry = run("reset");
+            assertThat(dry.exitCode()).isZero();
+            assertThat(dry.out()).contains("would delete 2 keys");
+            assertThat(RedisScan.keys(redis, prefix)).hasSize(2);
+
+            state.heartbeat("host:1:abcd", "{\"slots\":[]}"); // a live process
+            CliRun refused = run("reset", "--yes");
+            assertThat(refused.exitCode()).isEqualTo(ErrorCode.RUN_CONFLICT.exitCode());
+            assertThat(refused.err()).contains("host:1:abcd").contains("rebalance stop");
+            state.leave("host:1:abcd");
+
+            CliRun done = run("reset", "--yes");
+            assertThat(done.exitCode()).isZero();
+            assertThat(RedisScan.keys(redis, prefix)).isEmpty();
+        }
+    }
+
+    @Test
+    void statusOfAPrefixWithoutARunSaysHowToStartOne() {
+        CliRun r = run("status");
+        assertThat(r.exitCode()).isZero();
+        assertThat(r.out()).contains("status NOT_STARTED").contains("`rebalance copy` starts one");
+    }
+}
