@@ -45,8 +45,6 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 public final class MoverProcess implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(MoverProcess.class);
     private static final ObjectMapper JSON = new ObjectMapper();
-    /** Slots whose step failed permanently are left alone this long before the manager offers them again. */
-    private static final Duration FAILED_SLOT_PAUSE = Duration.ofSeconds(30);
 
     private final MigrationConfig config;
     private final RunPlan plan;
@@ -60,8 +58,8 @@ public final class MoverProcess implements AutoCloseable {
     private final String processId;
     private final AtomicLong ownerSeq = new AtomicLong();
     private final Map<Slot, String> busy = new ConcurrentHashMap<>();
-    private final Map<Slot, Long> failedUntil = new ConcurrentHashMap<>();
-    private final SynchronousQueue<Assignment> handoff = new SynchronousQueue<>();
+    private final SlotPicker picker;
+    private final SynchronousQueue<SlotPicker.Assignment> handoff = new SynchronousQueue<>();
     private final Semaphore idleWorkers;
     private final CountDownLatch done = new CountDownLatch(1);
     private final ScheduledExecutorService background = Executors.newScheduledThreadPool(2, r -> {
@@ -75,9 +73,6 @@ public final class MoverProcess implements AutoCloseable {
 
     private volatile RunStatus status = RunStatus.NOT_STARTED;
     private volatile boolean shuttingDown;
-    private Slot cursor;
-
-    private record Assignment(Slot slot, String owner) {}
 
     public MoverProcess(
             MigrationConfig config,
@@ -110,6 +105,7 @@ public final class MoverProcess implements AutoCloseable {
                 counters);
         this.processId = newProcessId();
         this.keeper = new Keeper(run, slots, plan, processId, m.leaseTtlDuration(), Duration.ofSeconds(10));
+        this.picker = new SlotPicker(plan.range(), slots, run, this::newOwner);
         this.idleWorkers = new Semaphore(m.workers());
         this.workers = new java.util.ArrayList<>();
         for (int i = 0; i < m.workers(); i++) {
@@ -161,10 +157,9 @@ public final class MoverProcess implements AutoCloseable {
                     continue;
                 }
                 if (!idleWorkers.tryAcquire(500, TimeUnit.MILLISECONDS)) continue;
-                Assignment next = nextSlot();
-                if (next == null) {
+                SlotPicker.Assignment next = picker.next(busy.keySet(), () -> shuttingDown);
+                if (next == null) { // every slot is finished or leased: look again from the watermark shortly
                     idleWorkers.release();
-                    cursor = null; // every slot is finished or leased: look again from the watermark shortly
                     waitWhileCopying(config.mover().slotRetryDelayDuration());
                     continue;
                 }
@@ -187,27 +182,10 @@ public final class MoverProcess implements AutoCloseable {
         }
     }
 
-    private Assignment nextSlot() {
-        var range = plan.range();
-        if (cursor == null) {
-            Slot watermark = run.watermark();
-            cursor = watermark == null ? range.newest() : watermark.older();
-        }
-        long now = System.currentTimeMillis();
-        while (range.contains(cursor) && !shuttingDown) {
-            Slot s = cursor;
-            cursor = cursor.older();
-            if (busy.containsKey(s) || failedUntil.getOrDefault(s, 0L) > now) continue;
-            String owner = newOwner();
-            if (slots.acquire(s, owner).kind() == SlotStore.Acquire.Kind.ACQUIRED) return new Assignment(s, owner);
-        }
-        return null;
-    }
-
     private void workerLoop(SlotWorker worker) {
         MDC.put("worker", worker.name());
         while (!shuttingDown) {
-            Assignment a;
+            SlotPicker.Assignment a;
             try {
                 a = handoff.poll(500, TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
@@ -228,13 +206,14 @@ public final class MoverProcess implements AutoCloseable {
     }
 
     /** The slot-step layer: retry the slot from saved progress until it is finished, taken, or the run stops. */
-    private void copySlot(SlotWorker worker, Assignment a) {
+    private void copySlot(SlotWorker worker, SlotPicker.Assignment a) {
         int permanentFailures = 0;
         while (true) {
             try {
                 SlotWorker.Outcome o = worker.copy(a.slot(), a.owner(), this::keepGoing);
                 if (o == SlotWorker.Outcome.FINISHED) {
                     counters.slotFinished();
+                    picker.finished(a.slot());
                     if (keeper.active()) background.execute(this::keeperSafely); // compact now: it may be the last slot
                 }
                 return;
@@ -248,9 +227,9 @@ public final class MoverProcess implements AutoCloseable {
                     log.error(
                             "slot {} failed 3 times for a reason retrying will not fix; leaving it for {} and moving on: {}",
                             a.slot(),
-                            Durations.format(FAILED_SLOT_PAUSE),
+                            Durations.format(SlotPicker.FAILED_SLOT_PAUSE),
                             SlotWorker.describe(e));
-                    failedUntil.put(a.slot(), System.currentTimeMillis() + FAILED_SLOT_PAUSE.toMillis());
+                    picker.failedPermanently(a.slot());
                     releaseQuietly(a);
                     return;
                 }
@@ -291,7 +270,7 @@ public final class MoverProcess implements AutoCloseable {
         return keepGoing();
     }
 
-    private void releaseQuietly(Assignment a) {
+    private void releaseQuietly(SlotPicker.Assignment a) {
         try {
             slots.release(a.slot(), a.owner());
         } catch (RuntimeException e) {

@@ -1,0 +1,82 @@
+package io.rebalance.mover;
+
+import io.rebalance.core.slot.Slot;
+import io.rebalance.core.slot.SlotRange;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+
+/**
+ * The manager's choice of the next slot: walks from the watermark towards the oldest slot and takes the lease of
+ * the first one that is neither finished, leased, held by this process, nor resting after permanent failures. When
+ * the walk reaches the end, the next call starts again from the watermark, which is how slots of dead workers
+ * (leases expired) are picked up.
+ *
+ * <p>Slots seen FINISHED are skipped without asking Redis: while one slot holds the watermark back, every walk
+ * would otherwise cost a Lua call per finished slot behind it. That memory is dropped every hour, so a finished
+ * slot whose state expired before compaction (after {@code mover.stateTtl}) is still found and copied again rather
+ * than holding the run back forever.
+ */
+final class SlotPicker {
+    private static final Duration FORGET_FINISHED = Duration.ofHours(1);
+    /** Slots whose step failed permanently rest this long before they are offered again. */
+    static final Duration FAILED_SLOT_PAUSE = Duration.ofSeconds(30);
+
+    /** An acquired slot and the lease token it was acquired with. */
+    record Assignment(Slot slot, String owner) {}
+
+    private final SlotRange range;
+    private final SlotStore slots;
+    private final RunState run;
+    private final Supplier<String> newOwner;
+    private final Set<Slot> finishedSeen = ConcurrentHashMap.newKeySet();
+    private final Map<Slot, Long> failedUntil = new ConcurrentHashMap<>();
+    private long finishedSeenSince = System.currentTimeMillis();
+    private Slot cursor;
+
+    SlotPicker(SlotRange range, SlotStore slots, RunState run, Supplier<String> newOwner) {
+        this.range = range;
+        this.slots = slots;
+        this.run = run;
+        this.newOwner = newOwner;
+    }
+
+    /**
+     * @param busy slots this process already holds
+     * @param stop checked between slots
+     * @return an acquired slot, or null when none is free until the next walk
+     */
+    Assignment next(Set<Slot> busy, BooleanSupplier stop) {
+        long now = System.currentTimeMillis();
+        if (cursor == null) {
+            if (now - finishedSeenSince > FORGET_FINISHED.toMillis()) {
+                finishedSeen.clear();
+                finishedSeenSince = now;
+            }
+            Slot watermark = run.watermark();
+            cursor = watermark == null ? range.newest() : watermark.older();
+        }
+        while (range.contains(cursor) && !stop.getAsBoolean()) {
+            Slot s = cursor;
+            cursor = cursor.older();
+            if (busy.contains(s) || finishedSeen.contains(s) || failedUntil.getOrDefault(s, 0L) > now) continue;
+            String owner = newOwner.get();
+            SlotStore.Acquire.Kind kind = slots.acquire(s, owner).kind();
+            if (kind == SlotStore.Acquire.Kind.ACQUIRED) return new Assignment(s, owner);
+            if (kind == SlotStore.Acquire.Kind.FINISHED) finishedSeen.add(s);
+        }
+        cursor = null; // the walk is over: the next call starts again from the watermark
+        return null;
+    }
+
+    void finished(Slot slot) {
+        finishedSeen.add(slot);
+    }
+
+    void failedPermanently(Slot slot) {
+        failedUntil.put(slot, System.currentTimeMillis() + FAILED_SLOT_PAUSE.toMillis());
+    }
+}
