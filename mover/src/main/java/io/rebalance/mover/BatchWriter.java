@@ -42,8 +42,21 @@ public final class BatchWriter {
         this.unprocessedBackoff = Backoff.DEFAULT;
     }
 
+    /** Called before each batch; throws to stop writing (a worker whose lease is gone must not write on). */
+    @FunctionalInterface
+    public interface BeforeBatch {
+        void check();
+
+        BeforeBatch NONE = () -> {};
+    }
+
     /** Writes every item, or throws once retries are spent (nothing is silently dropped). */
     public void write(List<Map<String, AttributeValue>> items) throws InterruptedException {
+        write(items, BeforeBatch.NONE);
+    }
+
+    /** As {@link #write(List)}, calling {@code beforeBatch} before each batch (after waiting for the rate limit). */
+    public void write(List<Map<String, AttributeValue>> items, BeforeBatch beforeBatch) throws InterruptedException {
         for (int i = 0; i < items.size(); i += batchSize) {
             List<WriteRequest> batch = new ArrayList<>(batchSize);
             for (Map<String, AttributeValue> item : items.subList(i, Math.min(items.size(), i + batchSize))) {
@@ -52,6 +65,7 @@ public final class BatchWriter {
                         .build());
             }
             limiter.acquire(batch.size());
+            beforeBatch.check();
             writeBatch(batch);
         }
     }
@@ -64,6 +78,7 @@ public final class BatchWriter {
                     throw new IllegalStateException(pending.size() + " items stayed unprocessed by DynamoDB after 50"
                             + " resubmissions to " + table + "; the table is throttled: lower mover.rateLimit");
                 }
+                // backoff: DynamoDB hands items back when throttled, and resubmitting at once only repeats that
                 Thread.sleep(unprocessedBackoff.delay(Math.min(attempt, 6)).toMillis());
             }
             List<WriteRequest> toSend = pending;

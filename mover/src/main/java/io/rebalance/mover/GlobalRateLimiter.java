@@ -48,7 +48,7 @@ public final class GlobalRateLimiter implements BatchWriter.RateLimiter {
                 return;
             }
             if (used - rows < max) return; // the window had room when this batch asked
-            Thread.sleep(Math.max(1, (second + 1) * 1000 - now));
+            Thread.sleep(Math.max(1, (second + 1) * 1000 - now)); // this second's budget is spent: wait for the next
         }
     }
 }

@@ -102,6 +102,7 @@ public final class MoverProcess implements AutoCloseable {
                 retrier,
                 hooks,
                 m.pageSize(),
+                m.leaseTtlDuration(),
                 counters);
         this.processId = newProcessId();
         this.keeper = new Keeper(run, slots, plan, processId, m.leaseTtlDuration(), Duration.ofSeconds(10));

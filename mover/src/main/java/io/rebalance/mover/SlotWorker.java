@@ -69,6 +69,8 @@ public final class SlotWorker {
         MDC.put("slot", slot.name());
         try {
             return copyLeased(slot, owner, a, keepGoing);
+        } catch (InterruptedException e) {
+            throw e; // stopping, not failing
         } catch (Exception | Error e) {
             try {
                 ctx.slots().recordError(slot, owner, describe(e));
@@ -108,7 +110,12 @@ public final class SlotWorker {
             String holder = ctx.slots().renew(slot, owner);
             if (holder != null) return lostLease(slot, owner, holder, "before writing");
             ctx.hooks().at(Phase.BEFORE_WRITE, slot, owner);
-            ctx.writer().write(items);
+            try {
+                // A rate-limited page can take longer than the lease: renew while writing, not only before.
+                ctx.writer().write(items, new LeaseGuard(slot, owner));
+            } catch (LeaseLost e) {
+                return lostLease(slot, owner, e.holder, "while writing");
+            }
             ctx.counters().rowsWritten(items.size());
             ctx.hooks().at(Phase.PAGE_WRITTEN, slot, owner);
 
@@ -173,5 +180,34 @@ public final class SlotWorker {
 
     public String name() {
         return workerName;
+    }
+
+    /** Renews the slot's lease during a long write, once a third of the TTL has passed since the last renewal. */
+    private final class LeaseGuard implements BatchWriter.BeforeBatch {
+        private final Slot slot;
+        private final String owner;
+        private long renewedAt = System.nanoTime();
+
+        LeaseGuard(Slot slot, String owner) {
+            this.slot = slot;
+            this.owner = owner;
+        }
+
+        @Override
+        public void check() {
+            if (System.nanoTime() - renewedAt < ctx.leaseTtl().toNanos() / 3) return;
+            String holder = ctx.slots().renew(slot, owner);
+            if (holder != null) throw new LeaseLost(holder);
+            renewedAt = System.nanoTime();
+        }
+    }
+
+    private static final class LeaseLost extends RuntimeException {
+        final String holder;
+
+        LeaseLost(String holder) {
+            super("lease lost to " + holder, null, false, false);
+            this.holder = holder;
+        }
     }
 }

@@ -16,4 +16,5 @@ record WorkerContext(
         Retrier retrier,
         PhaseHooks hooks,
         int pageSize,
+        java.time.Duration leaseTtl,
         MoverCounters counters) {}
