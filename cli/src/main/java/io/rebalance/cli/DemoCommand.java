@@ -101,7 +101,7 @@ final class DemoCommand implements Callable<Integer> {
 
             out.println("4. checking DynamoDB against Postgres");
             long items = io.rebalance.core.dynamo.TargetTable.countItems(c.dynamo(), TABLE, 4);
-            int sampled = sampleCheck(config, prepared.table(), c);
+            int sampled = sampleCheck(config, prepared, c);
             out.printf("   %,d items for %,d rows; %d sampled rows identical to their items%n", items, rows, sampled);
             out.println("   (`rebalance verify` will prove every slot by fingerprint once it lands)");
 
@@ -115,18 +115,15 @@ final class DemoCommand implements Callable<Integer> {
     }
 
     /** Re-reads random pages and compares each row's item with what DynamoDB holds. @return rows compared */
-    private static int sampleCheck(MigrationConfig config, io.rebalance.core.source.SourceTable table, Connections c)
+    private static int sampleCheck(MigrationConfig config, RunPlanner.Prepared prepared, Connections c)
             throws Exception {
+        var table = prepared.table();
+        String pk = new RunPlanner(config).partitionKey(table);
         RowCodec codec = new RowCodec(
-                table.columns(),
-                table.keyColumn(),
-                table.keyColumn(),
-                config.target().jsonAsMap());
+                table.columns(), table.keyColumn(), pk, config.target().jsonAsMap());
         PageReader reader = new PageReader(table);
         Random random = new Random();
-        var range = new io.rebalance.core.slot.SlotRange(
-                io.rebalance.core.slot.Slot.parse(c.runState().plan().newest()),
-                io.rebalance.core.slot.Slot.parse(c.runState().plan().oldest()));
+        var range = prepared.plan().range();
         int compared = 0;
         try (Connection pg = new SourceSession(config.source()).open()) {
             for (int i = 0; i < 10; i++) {
@@ -137,7 +134,7 @@ final class DemoCommand implements Callable<Integer> {
                     Map<String, AttributeValue> want = codec.encode(row);
                     Map<String, AttributeValue> got = c.dynamo()
                             .getItem(b -> b.tableName(TABLE)
-                                    .key(Map.of(table.keyColumn(), want.get(table.keyColumn())))
+                                    .key(Map.of(pk, want.get(pk)))
                                     .consistentRead(true))
                             .item();
                     if (!want.equals(got)) {

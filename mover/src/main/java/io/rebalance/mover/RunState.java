@@ -133,9 +133,10 @@ public final class RunState {
             List<String> ids = redis.zrangeByScore(
                     keys.processes(), System.currentTimeMillis() - maxAgeMs, Double.POSITIVE_INFINITY);
             Map<String, String> out = new java.util.TreeMap<>();
-            for (String id : ids) {
-                String info = redis.hget(keys.processInfo(), id);
-                if (info != null) out.put(id, info);
+            if (ids.isEmpty()) return out;
+            List<String> infos = redis.hmget(keys.processInfo(), ids.toArray(String[]::new)); // one round trip
+            for (int i = 0; i < ids.size(); i++) {
+                if (infos.get(i) != null) out.put(ids.get(i), infos.get(i));
             }
             return out;
         });
