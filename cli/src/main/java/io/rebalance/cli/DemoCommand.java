@@ -119,8 +119,7 @@ final class DemoCommand implements Callable<Integer> {
             throws Exception {
         var table = prepared.table();
         String pk = new RunPlanner(config).partitionKey(table);
-        RowCodec codec = new RowCodec(
-                table.columns(), table.keyColumn(), pk, config.target().jsonAsMap());
+        RowCodec codec = table.codec(config.target());
         PageReader reader = new PageReader(table);
         Random random = new Random();
         var range = prepared.plan().range();

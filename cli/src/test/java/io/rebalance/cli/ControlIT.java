@@ -77,7 +77,12 @@ class ControlIT {
             RoomEventsGenerator.create(c, table, rows, Instant.parse("2024-10-20T00:00:00Z"), hours, 5);
         }
         try (DynamoDbClient d = services.dynamoClient()) {
-            io.rebalance.core.dynamo.TargetTable.create(d, table, "id", io.rebalance.core.slot.KeyType.TEXT);
+            io.rebalance.core.dynamo.TargetTable.create(
+                    d,
+                    table,
+                    "id",
+                    io.rebalance.core.slot.KeyType.TEXT,
+                    new io.rebalance.core.dynamo.TargetTable.SlotIndex("by_slot", "_slot"));
         }
     }
 

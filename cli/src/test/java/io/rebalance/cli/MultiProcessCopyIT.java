@@ -49,7 +49,12 @@ class MultiProcessCopyIT {
             RoomEventsGenerator.create(c, table, ROWS, Instant.parse("2024-10-20T00:00:00Z"), HOURS, 11);
         }
         try (DynamoDbClient d = services.dynamoClient()) {
-            io.rebalance.core.dynamo.TargetTable.create(d, table, "id", io.rebalance.core.slot.KeyType.TEXT);
+            io.rebalance.core.dynamo.TargetTable.create(
+                    d,
+                    table,
+                    "id",
+                    io.rebalance.core.slot.KeyType.TEXT,
+                    new io.rebalance.core.dynamo.TargetTable.SlotIndex("by_slot", "_slot"));
         }
         List<Process> processes = new ArrayList<>();
         try (UnifiedJedis redis = services.redis()) {

@@ -1,9 +1,9 @@
 package io.rebalance.mover;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.rebalance.core.codec.RowCodec;
 import io.rebalance.core.config.Durations;
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.dynamo.BatchWriter;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.retry.Transience;
 import io.rebalance.core.slot.Slot;
@@ -87,15 +87,11 @@ public final class MoverProcess implements AutoCloseable {
         RunKeys keys = new RunKeys(config.redis().prefix());
         this.run = new RunState(redis, keys, retrier);
         this.slots = new SlotStore(redis, keys, retrier, m.leaseTtlDuration(), m.stateTtlDuration());
-        String pk = config.target().partitionKey().isEmpty()
-                ? table.keyColumn()
-                : config.target().partitionKey();
         this.limiter = new GlobalRateLimiter(redis, keys, m.rateLimit());
         WorkerContext shared = new WorkerContext(
                 slots,
                 run,
-                new RowCodec(
-                        table.columns(), table.keyColumn(), pk, config.target().jsonAsMap()),
+                table.codec(config.target()),
                 new PageReader(table),
                 new SourceSession(config.source()),
                 new BatchWriter(dynamo, config.target().table(), m.batchSize(), retrier, limiter),

@@ -50,9 +50,16 @@ public final class RunPlanner {
         }
         String pk = partitionKey(table);
         if (createTable && !TargetTable.exists(dynamo, config.target().table(), dynamoWhere)) {
-            TargetTable.create(dynamo, config.target().table(), pk, table.keyType());
+            TargetTable.create(
+                    dynamo, config.target().table(), pk, table.keyType(), TargetTable.SlotIndex.of(config.target()));
         }
-        TargetTable.check(dynamo, config.target().table(), pk, table.keyType(), dynamoWhere);
+        TargetTable.check(
+                dynamo,
+                config.target().table(),
+                pk,
+                table.keyType(),
+                TargetTable.SlotIndex.of(config.target()),
+                dynamoWhere);
 
         RunPlan wanted = new RunPlan(
                 table.name(),
@@ -89,9 +96,7 @@ public final class RunPlanner {
     }
 
     public String partitionKey(SourceTable table) {
-        return config.target().partitionKey().isEmpty()
-                ? table.keyColumn()
-                : config.target().partitionKey();
+        return table.partitionKey(config.target());
     }
 
     private SlotRange range(Connection c, SourceTable table) throws SQLException {

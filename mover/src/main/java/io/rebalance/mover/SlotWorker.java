@@ -3,6 +3,7 @@ package io.rebalance.mover;
 import io.rebalance.core.RebalanceException;
 import io.rebalance.core.codec.RowCodec;
 import io.rebalance.core.codec.SourceRow;
+import io.rebalance.core.dynamo.BatchWriter;
 import io.rebalance.core.slot.Slot;
 import java.sql.Connection;
 import java.sql.SQLException;

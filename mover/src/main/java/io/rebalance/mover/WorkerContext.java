@@ -1,6 +1,7 @@
 package io.rebalance.mover;
 
 import io.rebalance.core.codec.RowCodec;
+import io.rebalance.core.dynamo.BatchWriter;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.source.PageReader;
 import io.rebalance.core.source.SourceSession;

@@ -15,19 +15,31 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * <p>Guarantees: every column becomes an attribute of the same name (SQL NULL becomes the NULL attribute, which is
  * distinct from the string {@code "NULL"} and from the empty string); the key column is stored under the target's
  * partition key name; no value is rounded; an item DynamoDB would refuse is refused here, naming the row id, the
- * column and what to change.
+ * column and what to change. Every item also carries its slot (for example {@code _slot: "20241020.02"}), the
+ * partition key of the slot index through which the verifier reads one slot without a table scan.
  */
 public final class RowCodec {
     private final List<ColumnSpec> columns;
     private final String[] attributeNames;
     private final ValueCodec values;
+    private final String slotAttribute;
+    private final RowSlot rowSlot;
 
     /**
      * @param columns the source columns, in the order {@link SourceRow#values()} holds them
      * @param keyColumn the source key column, one of {@code columns}
      * @param partitionKey the DynamoDB attribute that holds the key column's value
+     * @param slotAttribute the attribute that holds the row's slot name
      */
-    public RowCodec(List<ColumnSpec> columns, String keyColumn, String partitionKey, boolean jsonAsMap) {
+    public RowCodec(
+            List<ColumnSpec> columns,
+            String keyColumn,
+            String partitionKey,
+            boolean jsonAsMap,
+            String slotAttribute,
+            RowSlot rowSlot) {
+        this.slotAttribute = slotAttribute;
+        this.rowSlot = rowSlot;
         this.columns = List.copyOf(columns);
         this.attributeNames = new String[columns.size()];
         for (int i = 0; i < columns.size(); i++) {
@@ -43,7 +55,7 @@ public final class RowCodec {
 
     /** @throws RebalanceException ROW_REFUSED naming the row id when DynamoDB cannot hold the row */
     public Map<String, AttributeValue> encode(SourceRow row) {
-        Map<String, AttributeValue> item = new HashMap<>(columns.size() * 2);
+        Map<String, AttributeValue> item = new HashMap<>(columns.size() * 2 + 2);
         for (int i = 0; i < attributeNames.length; i++) {
             ColumnSpec col = columns.get(i);
             try {
@@ -51,6 +63,11 @@ public final class RowCodec {
             } catch (ValueRefusedException e) {
                 throw refused(row, "column " + col.name() + " (" + col.sqlType() + "): " + e.getMessage());
             }
+        }
+        try {
+            item.put(slotAttribute, AttributeValue.fromS(rowSlot.of(row).name()));
+        } catch (ValueRefusedException e) {
+            throw refused(row, "it has no slot: " + e.getMessage());
         }
         long size = ItemSize.of(item);
         if (size > ItemSize.MAX_BYTES) {

@@ -76,7 +76,7 @@ public final class ValueCodec {
     }
 
     /** {@code 2024-10-20 02:15:30.5+00} becomes {@code 2024-10-20T02:15:30.500000Z}; infinities stay as words. */
-    static String timestamp(String text, boolean withZone) {
+    public static String timestamp(String text, boolean withZone) {
         if (text.equals("infinity") || text.equals("-infinity")) return text;
         Matcher m = TIMESTAMP.matcher(text);
         if (!m.matches()) {

@@ -107,6 +107,20 @@ public final class ConfigValidator {
                 "'embedded', an http(s):// URL such as http://127.0.0.1:8000, or empty for AWS");
         oneOf("target.json", t.json(), Set.of("map", "string"));
         require(!t.region().isBlank(), "target.region", t.region(), "an AWS region such as us-east-1");
+        require(
+                !t.slotAttribute().isEmpty() && t.slotAttribute().length() <= 255,
+                "target.slotAttribute",
+                t.slotAttribute(),
+                "an attribute name, like _slot, that no source column uses");
+        require(
+                t.slotIndex().matches("[A-Za-z0-9_.-]{3,255}"),
+                "target.slotIndex",
+                t.slotIndex(),
+                "an index name: 3-255 characters of a-z, A-Z, 0-9, _ - .");
+        if (s.columns().contains(t.slotAttribute()) || t.slotAttribute().equals(t.partitionKey())) {
+            problems.add("target.slotAttribute '" + t.slotAttribute() + "' is also a column or the partition key;"
+                    + " choose another name for the slot attribute");
+        }
 
         var r = c.redis();
         require(r.url().matches("rediss?://.+"), "redis.url", Redact.url(r.url()), "a URL like redis://127.0.0.1:6379");
@@ -131,6 +145,12 @@ public final class ConfigValidator {
         Duration state = duration("mover.stateTtl", m.stateTtl(), MigrationConfig.Mover::stateTtlDuration, m);
         duration("mover.slotRetryDelay", m.slotRetryDelay(), MigrationConfig.Mover::slotRetryDelayDuration, m);
         duration("mover.keeperInterval", m.keeperInterval(), MigrationConfig.Mover::keeperIntervalDuration, m);
+        range("verify.parallel", c.verify().parallel(), 1, 64);
+        try {
+            c.verify().settleDuration();
+        } catch (IllegalArgumentException e) {
+            problems.add("verify.settle: " + e.getMessage());
+        }
         if (lease != null && lease.compareTo(Duration.ofSeconds(2)) < 0) {
             problems.add("mover.leaseTtl=" + m.leaseTtl()
                     + " is too short to renew reliably; use at least 2s (15s-30s is typical)");

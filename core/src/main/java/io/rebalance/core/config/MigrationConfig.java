@@ -9,7 +9,7 @@ import java.util.List;
  * Every field is non-null after loading: defaults come from {@code defaults.yaml}, so what the code reads is
  * exactly what the documentation lists. Optional values are empty strings, never null.
  */
-public record MigrationConfig(Source source, Slots slots, Target target, Redis redis, Mover mover) {
+public record MigrationConfig(Source source, Slots slots, Target target, Redis redis, Mover mover, Verify verify) {
 
     /** Where rows come from. {@code columns} empty means every column of the table. */
     public record Source(
@@ -52,8 +52,18 @@ public record MigrationConfig(Source source, Slots slots, Target target, Redis r
     /**
      * The DynamoDB side. {@code endpoint}: {@code embedded} (DynamoDB Local in this process), an http URL, or
      * empty for AWS with the default credential chain. {@code partitionKey} empty means the source key column.
+     * Every item carries its slot in {@code slotAttribute}, and the global secondary index {@code slotIndex}
+     * (partition key the slot, sort key the item's key) lets the verifier read one slot without scanning the table
+     * (docs/fingerprint.md).
      */
-    public record Target(String table, String endpoint, String region, String partitionKey, String json) {
+    public record Target(
+            String table,
+            String endpoint,
+            String region,
+            String partitionKey,
+            String json,
+            String slotAttribute,
+            String slotIndex) {
         public boolean embedded() {
             return "embedded".equals(endpoint);
         }
@@ -96,6 +106,13 @@ public record MigrationConfig(Source source, Slots slots, Target target, Redis r
 
         public Duration keeperIntervalDuration() {
             return Durations.parse(keeperInterval);
+        }
+    }
+
+    /** {@code rebalance verify}: slots checked at once, and how long a difference may be in flight before it counts. */
+    public record Verify(int parallel, String settle) {
+        public Duration settleDuration() {
+            return Durations.parse(settle);
         }
     }
 }

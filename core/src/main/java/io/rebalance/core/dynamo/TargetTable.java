@@ -8,15 +8,19 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeDefinition;
 import software.amazon.awssdk.services.dynamodb.model.BillingMode;
 import software.amazon.awssdk.services.dynamodb.model.CreateTableRequest;
 import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
+import software.amazon.awssdk.services.dynamodb.model.GlobalSecondaryIndex;
 import software.amazon.awssdk.services.dynamodb.model.KeySchemaElement;
 import software.amazon.awssdk.services.dynamodb.model.KeyType;
+import software.amazon.awssdk.services.dynamodb.model.ProjectionType;
 import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
 import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
 import software.amazon.awssdk.services.dynamodb.model.TableDescription;
 
 /**
- * The DynamoDB table as the copy needs it: it exists and its key is exactly one partition key named like the
- * target's partition key, of the type the source key becomes (S for ULID text and uuid, N for bigint).
+ * The DynamoDB table as the copy needs it: it exists, its key is exactly one partition key named like the target's
+ * partition key, of the type the source key becomes (S for ULID text and uuid, N for bigint), and it has the slot
+ * index: a global secondary index keyed by the slot attribute (S) and the partition key, projecting all attributes,
+ * through which one slot's items are read with Query instead of a table scan (docs/fingerprint.md).
  */
 public final class TargetTable {
     private TargetTable() {}
@@ -31,6 +35,7 @@ public final class TargetTable {
             String table,
             String partitionKey,
             io.rebalance.core.slot.KeyType keyType,
+            SlotIndex index,
             String where) {
         TableDescription d = describe(dynamo, table, where);
         if (d == null) {
@@ -63,20 +68,74 @@ public final class TargetTable {
                             + attributeType(keyType)
                             + ". Point target.table at a table with that key, or set target.partitionKey to its key attribute");
         }
+        var gsi = d.globalSecondaryIndexes().stream()
+                .filter(g -> g.indexName().equals(index.name()))
+                .findFirst()
+                .orElse(null);
+        boolean indexFits = gsi != null
+                && gsi.keySchema().size() == 2
+                && gsi.keySchema().get(0).attributeName().equals(index.attribute())
+                && gsi.keySchema().get(1).attributeName().equals(partitionKey)
+                && gsi.projection().projectionType() == ProjectionType.ALL;
+        if (!indexFits) {
+            throw new RebalanceException(
+                    ErrorCode.TARGET_KEY_SCHEMA,
+                    "DynamoDB table '" + table + "' "
+                            + (gsi == null
+                                    ? "has no index " + index.name()
+                                    : "has index "
+                                            + index.name() + " with keys "
+                                            + gsi.keySchema().stream()
+                                                    .map(k -> k.attributeName() + " " + k.keyType())
+                                                    .toList()
+                                            + " and projection "
+                                            + gsi.projection().projectionType())
+                            + "; the verifier reads a slot through a global secondary index " + index.name()
+                            + " with partition key " + index.attribute() + " (S), sort key " + partitionKey
+                            + " and projection ALL. Add it (UpdateTable), let `rebalance copy --create-table` create the"
+                            + " table, or set target.slotIndex to the name of such an index");
+        }
     }
 
-    /** Creates the table on demand (pay per request) and waits until it is active. */
+    /** The slot index: its name and the attribute that holds each item's slot. */
+    public record SlotIndex(String name, String attribute) {
+        public static SlotIndex of(io.rebalance.core.config.MigrationConfig.Target target) {
+            return new SlotIndex(target.slotIndex(), target.slotAttribute());
+        }
+    }
+
+    /** Creates the table with its slot index on demand (pay per request) and waits until it is active. */
     public static void create(
-            DynamoDbClient dynamo, String table, String partitionKey, io.rebalance.core.slot.KeyType keyType) {
+            DynamoDbClient dynamo,
+            String table,
+            String partitionKey,
+            io.rebalance.core.slot.KeyType keyType,
+            SlotIndex index) {
+        KeySchemaElement hashKey = KeySchemaElement.builder()
+                .attributeName(partitionKey)
+                .keyType(KeyType.HASH)
+                .build();
         dynamo.createTable(CreateTableRequest.builder()
                 .tableName(table)
-                .keySchema(KeySchemaElement.builder()
-                        .attributeName(partitionKey)
-                        .keyType(KeyType.HASH)
-                        .build())
-                .attributeDefinitions(AttributeDefinition.builder()
-                        .attributeName(partitionKey)
-                        .attributeType(attributeType(keyType))
+                .keySchema(hashKey)
+                .attributeDefinitions(
+                        AttributeDefinition.builder()
+                                .attributeName(partitionKey)
+                                .attributeType(attributeType(keyType))
+                                .build(),
+                        AttributeDefinition.builder()
+                                .attributeName(index.attribute())
+                                .attributeType(ScalarAttributeType.S)
+                                .build())
+                .globalSecondaryIndexes(GlobalSecondaryIndex.builder()
+                        .indexName(index.name())
+                        .keySchema(
+                                KeySchemaElement.builder()
+                                        .attributeName(index.attribute())
+                                        .keyType(KeyType.HASH)
+                                        .build(),
+                                hashKey.toBuilder().keyType(KeyType.RANGE).build())
+                        .projection(p -> p.projectionType(ProjectionType.ALL))
                         .build())
                 .billingMode(BillingMode.PAY_PER_REQUEST)
                 .build());

@@ -17,6 +17,15 @@ public enum KeyType {
         };
     }
 
+    /** The SQL array type a list of keys is bound as (as text, cast by Postgres). */
+    public String sqlArrayType() {
+        return switch (this) {
+            case TEXT -> "text[]";
+            case UUID -> "uuid[]";
+            case BIGINT -> "int8[]";
+        };
+    }
+
     /** @return the key type for a {@code pg_type.typname}, or null when keys of that type cannot be slotted */
     public static KeyType ofTypname(String typname) {
         return switch (typname) {

@@ -10,6 +10,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 
 /**
@@ -21,6 +22,7 @@ public final class PageReader {
     private final SourceTable table;
     private final String firstPage;
     private final String nextPage;
+    private final String byKeys;
     private final int keyIndex;
     private final boolean[] bytes;
 
@@ -42,6 +44,18 @@ public final class PageReader {
         String from = " FROM " + table.name() + " WHERE " + table.keyspace().predicate();
         this.firstPage = select + from + " ORDER BY " + k + " LIMIT ?";
         this.nextPage = select + from + " AND " + k + " > ? ORDER BY " + k + " LIMIT ?";
+        this.byKeys = select + " FROM " + table.name() + " WHERE " + k + " = ANY(CAST(? AS "
+                + table.keyType().sqlArrayType() + "))";
+    }
+
+    /** The rows with these keys, in any order, wherever they are; keys without a row are simply absent. */
+    public List<SourceRow> byKeys(Connection c, Collection<String> keys) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(byKeys)) {
+            ps.setArray(1, c.createArrayOf("text", keys.toArray()));
+            try (ResultSet rs = ps.executeQuery()) {
+                return read(rs, keys.size());
+            }
+        }
     }
 
     /**
@@ -56,17 +70,21 @@ public final class PageReader {
             ps.setObject(p++, bounds[1]);
             if (afterKey != null) ps.setObject(p++, table.keyType().bind(afterKey));
             ps.setInt(p, limit);
-            List<SourceRow> rows = new ArrayList<>(limit);
             try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    Object[] values = new Object[bytes.length];
-                    for (int i = 0; i < bytes.length; i++) {
-                        values[i] = bytes[i] ? rs.getBytes(i + 1) : rs.getString(i + 1);
-                    }
-                    rows.add(new SourceRow((String) values[keyIndex], values));
-                }
+                return read(rs, limit);
             }
-            return rows;
         }
+    }
+
+    private List<SourceRow> read(ResultSet rs, int expected) throws SQLException {
+        List<SourceRow> rows = new ArrayList<>(expected);
+        while (rs.next()) {
+            Object[] values = new Object[bytes.length];
+            for (int i = 0; i < bytes.length; i++) {
+                values[i] = bytes[i] ? rs.getBytes(i + 1) : rs.getString(i + 1);
+            }
+            rows.add(new SourceRow((String) values[keyIndex], values));
+        }
+        return rows;
     }
 }

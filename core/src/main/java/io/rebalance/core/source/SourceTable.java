@@ -4,13 +4,22 @@ import io.rebalance.core.ErrorCode;
 import io.rebalance.core.RebalanceException;
 import io.rebalance.core.codec.ColumnKind;
 import io.rebalance.core.codec.ColumnSpec;
+import io.rebalance.core.codec.RowCodec;
+import io.rebalance.core.codec.RowSlot;
+import io.rebalance.core.codec.ValueCodec;
+import io.rebalance.core.codec.ValueRefusedException;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.slot.KeyType;
+import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotKeyspace;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Instant;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -69,6 +78,12 @@ public record SourceTable(
                             + " unique key: make it the primary key, or set source.keyColumn to the primary key column");
         }
         checkMapping(config, regclass, keyType, all);
+        if (config.slots().fromColumn() && !wanted.contains(config.slots().timeColumn())) {
+            throw new RebalanceException(
+                    ErrorCode.SOURCE_COLUMN_MISSING,
+                    "slots.timeColumn " + config.slots().timeColumn() + " is not among source.columns " + src.columns()
+                            + "; add it (each item records its slot, computed from that column)");
+        }
         List<ColumnSpec> copied =
                 all.values().stream().filter(col -> wanted.contains(col.name())).toList();
         return new SourceTable(regclass, copied, src.keyColumn(), keyType, SlotKeyspace.of(config, keyType));
@@ -154,6 +169,45 @@ public record SourceTable(
                 ErrorCode.SOURCE_COLUMN_MISSING,
                 key + " names column '" + col + "', which " + table + " does not have; its columns are "
                         + String.join(", ", all.keySet()));
+    }
+
+    /** The DynamoDB attribute holding the key: {@code target.partitionKey}, or the key column's own name. */
+    public String partitionKey(MigrationConfig.Target target) {
+        return target.partitionKey().isEmpty() ? keyColumn : target.partitionKey();
+    }
+
+    /** The codec for this table and target: every part that writes items builds them with this. */
+    public RowCodec codec(MigrationConfig.Target target) {
+        return new RowCodec(
+                columns, keyColumn, partitionKey(target), target.jsonAsMap(), target.slotAttribute(), rowSlot());
+    }
+
+    /** The slot of a row as read by {@link PageReader}: from its id, or from its time column. */
+    public RowSlot rowSlot() {
+        if (!(keyspace instanceof SlotKeyspace.TimeColumn tc)) {
+            return row -> Slot.containing(keyspace.instantOf(row.key()));
+        }
+        int index = -1;
+        boolean withZone = false;
+        for (int i = 0; i < columns.size(); i++) {
+            if (SlotKeyspace.quote(columns.get(i).name()).equals(tc.column())) {
+                index = i;
+                withZone = columns.get(i).kind() == ColumnKind.TIMESTAMPTZ;
+            }
+        }
+        int at = index;
+        boolean zoned = withZone;
+        return row -> {
+            Object text = row.values()[at];
+            if (text == null) throw new ValueRefusedException("its time column is NULL");
+            String iso = ValueCodec.timestamp((String) text, zoned);
+            try {
+                return Slot.containing(
+                        zoned ? Instant.parse(iso) : LocalDateTime.parse(iso).toInstant(ZoneOffset.UTC));
+            } catch (DateTimeParseException e) {
+                throw new ValueRefusedException("its time column holds '" + text + "', which is in no hour");
+            }
+        };
     }
 
     /** The SQL that reads a column in the form the codec expects (see {@link PageReader}). */

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rebalance.core.ErrorCode;
 import io.rebalance.core.RebalanceException;
+import io.rebalance.core.slot.Slot;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -19,7 +20,9 @@ class RowCodecTest {
                     ColumnSpec.scalar("raw", "bytea")),
             "id",
             "pk",
-            true);
+            true,
+            "_slot",
+            row -> Slot.parse("20241020.02"));
 
     @Test
     void nullIsTheNullAttributeAndDistinctFromTheStringNullAndEmpty() {
@@ -34,6 +37,7 @@ class RowCodecTest {
         assertThat(c.get("nums").l()).containsExactly(AttributeValue.fromNul(true));
         assertThat(a.get("pk").s()).isEqualTo("k1");
         assertThat(a).doesNotContainKey("id");
+        assertThat(a.get("_slot")).isEqualTo(AttributeValue.fromS("20241020.02"));
     }
 
     @Test
@@ -49,7 +53,12 @@ class RowCodecTest {
     @Test
     void aValueDynamoCannotHoldNamesRowAndColumn() {
         RowCodec n = new RowCodec(
-                List.of(ColumnSpec.scalar("id", "int8"), ColumnSpec.scalar("amount", "numeric")), "id", "id", true);
+                List.of(ColumnSpec.scalar("id", "int8"), ColumnSpec.scalar("amount", "numeric")),
+                "id",
+                "id",
+                true,
+                "_slot",
+                row -> Slot.parse("20241020.02"));
         assertThatThrownBy(() -> n.encode(new SourceRow("42", new Object[] {"42", "1" + "0".repeat(130)})))
                 .hasMessageContaining("row id=42")
                 .hasMessageContaining("column amount (numeric)");

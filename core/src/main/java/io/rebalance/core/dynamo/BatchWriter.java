@@ -1,4 +1,4 @@
-package io.rebalance.mover;
+package io.rebalance.core.dynamo;
 
 import io.rebalance.core.retry.Backoff;
 import io.rebalance.core.retry.Retrier;
@@ -25,7 +25,7 @@ public final class BatchWriter {
     private final Backoff unprocessedBackoff;
     private final RateLimiter limiter;
 
-    /** Blocks until {@code rows} more rows may be written; see {@link GlobalRateLimiter}. */
+    /** Blocks until {@code rows} more rows may be written (the mover's global rate limiter). */
     @FunctionalInterface
     public interface RateLimiter {
         void acquire(int rows) throws InterruptedException;
@@ -66,6 +66,15 @@ public final class BatchWriter {
             }
             limiter.acquire(batch.size());
             beforeBatch.check();
+            writeBatch(batch);
+        }
+    }
+
+    /** Sends puts and deletes (a repair), in batches, with the same resubmission and rate limit as items. */
+    public void apply(List<WriteRequest> requests) throws InterruptedException {
+        for (int i = 0; i < requests.size(); i += batchSize) {
+            List<WriteRequest> batch = requests.subList(i, Math.min(requests.size(), i + batchSize));
+            limiter.acquire(batch.size());
             writeBatch(batch);
         }
     }

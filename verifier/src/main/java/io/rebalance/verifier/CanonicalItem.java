@@ -1,0 +1,239 @@
+package io.rebalance.verifier;
+
+import io.rebalance.core.codec.ColumnKind;
+import io.rebalance.core.codec.ColumnSpec;
+import io.rebalance.core.codec.JsonAttributes;
+import io.rebalance.core.codec.ValueRefusedException;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+
+/**
+ * The canonical encoding of a DynamoDB item (docs/fingerprint.md), the Java half of the fingerprint: it must give,
+ * byte for byte, what {@link CanonicalSql} gives for the row the item was copied from. Every token is typed and
+ * length-prefixed, so NULL ({@code Z}), the string 'NULL' ({@code S4:NULL}) and the empty string ({@code S0:})
+ * differ, and no concatenation of tokens can be read two ways. Anything the codec never produces (an attribute of
+ * an unexpected type, a missing or an extra attribute) becomes a token starting with {@code ?}, which SQL never
+ * produces, so it can only ever mismatch.
+ */
+public final class CanonicalItem {
+    private final List<ColumnSpec> columns;
+    private final String[] attributes;
+    private final Set<String> expected;
+    private final boolean jsonAsMap;
+
+    public CanonicalItem(
+            List<ColumnSpec> columns, String keyColumn, String partitionKey, String slotAttribute, boolean jsonAsMap) {
+        this.columns = List.copyOf(columns);
+        this.attributes = new String[columns.size()];
+        this.expected = new java.util.HashSet<>();
+        for (int i = 0; i < attributes.length; i++) {
+            String name = columns.get(i).name();
+            attributes[i] = name.equals(keyColumn) ? partitionKey : name;
+            expected.add(attributes[i]);
+        }
+        expected.add(slotAttribute);
+        this.jsonAsMap = jsonAsMap;
+    }
+
+    /** The attribute that holds column {@code i}. */
+    public String attribute(int i) {
+        return attributes[i];
+    }
+
+    public int columnCount() {
+        return attributes.length;
+    }
+
+    /** The whole item: column tokens in column order, then a marker if it holds attributes no column explains. */
+    public String encode(Map<String, AttributeValue> item) {
+        StringBuilder out = new StringBuilder(256);
+        for (int i = 0; i < attributes.length; i++) token(columns.get(i), item.get(attributes[i]), out);
+        if (item.size() != expected.size() || !expected.containsAll(item.keySet())) {
+            Set<String> extra = unexpected(item);
+            if (!extra.isEmpty()) out.append("?extra").append(extra);
+        }
+        return out.toString();
+    }
+
+    /** Attributes the item holds that are neither a column nor the slot attribute, sorted. */
+    public Set<String> unexpected(Map<String, AttributeValue> item) {
+        Set<String> extra = new TreeSet<>(item.keySet());
+        extra.removeAll(expected);
+        return extra;
+    }
+
+    /** The token of column {@code i} alone, for naming the attributes that differ. */
+    public String token(int i, Map<String, AttributeValue> item) {
+        StringBuilder out = new StringBuilder();
+        token(columns.get(i), item.get(attributes[i]), out);
+        return out.toString();
+    }
+
+    private void token(ColumnSpec col, AttributeValue v, StringBuilder out) {
+        if (v == null) {
+            out.append("?absent");
+        } else if (v.nul() != null) {
+            out.append('Z');
+        } else if (col.array()) {
+            array(col.kind(), v, out);
+        } else {
+            scalar(col.kind(), v, out);
+        }
+    }
+
+    private void scalar(ColumnKind kind, AttributeValue v, StringBuilder out) {
+        if (kind == ColumnKind.JSON) {
+            json(v, out);
+            return;
+        }
+        if (v.s() != null) text('S', v.s(), out);
+        else if (v.n() != null) text('N', number(v.n()), out);
+        else if (v.bool() != null) out.append(v.bool() ? 'T' : 'F');
+        else if (v.b() != null) {
+            byte[] bytes = v.b().asByteArrayUnsafe();
+            out.append('B')
+                    .append(bytes.length)
+                    .append(':')
+                    .append(HexFormat.of().formatHex(bytes));
+        } else out.append("?").append(v.type());
+    }
+
+    /** A json column: by value, so key order and number spelling do not matter (keys sorted, numbers normalized). */
+    private void json(AttributeValue v, StringBuilder out) {
+        if (jsonAsMap) {
+            out.append('J');
+            jsonValue(v, out);
+            return;
+        }
+        if (v.s() == null) {
+            out.append("?").append(v.type());
+            return;
+        }
+        try {
+            AttributeValue tree = JsonAttributes.tree(v.s());
+            out.append('J');
+            jsonValue(tree, out);
+        } catch (ValueRefusedException e) {
+            out.append("?json:").append(v.s());
+        }
+    }
+
+    private static void jsonValue(AttributeValue v, StringBuilder out) {
+        if (v.hasM()) {
+            List<String> keys = new ArrayList<>(v.m().keySet());
+            keys.sort(CanonicalItem::compareCodePoints);
+            out.append('o').append(keys.size()).append(':');
+            for (String k : keys) {
+                out.append(utf8Length(k)).append(':').append(k);
+                jsonValue(v.m().get(k), out);
+            }
+        } else if (v.hasL()) {
+            out.append('a').append(v.l().size()).append(':');
+            for (AttributeValue e : v.l()) jsonValue(e, out);
+        } else if (v.s() != null) {
+            out.append('s').append(utf8Length(v.s())).append(':').append(v.s());
+        } else if (v.n() != null) {
+            String n = number(v.n());
+            out.append('n').append(n.length()).append(':').append(n);
+        } else if (v.bool() != null) {
+            out.append(v.bool() ? 't' : 'f');
+        } else if (v.nul() != null) {
+            out.append('z');
+        } else {
+            out.append('?').append(v.type());
+        }
+    }
+
+    /** {@code L<ndims>:<len>,<len>:<elements>} with elements in row-major order, as Postgres stores them. */
+    private void array(ColumnKind kind, AttributeValue v, StringBuilder out) {
+        if (!v.hasL()) {
+            out.append("?").append(v.type());
+            return;
+        }
+        List<Integer> dims = new ArrayList<>();
+        AttributeValue level = v;
+        // json elements can themselves be lists, so json arrays are taken as one-dimensional (docs/fingerprint.md)
+        while (level.hasL() && !level.l().isEmpty()) {
+            dims.add(level.l().size());
+            if (kind == ColumnKind.JSON) break;
+            level = level.l().get(0);
+        }
+        List<AttributeValue> flat = new ArrayList<>();
+        if (!dims.isEmpty() && !flatten(v, dims, 0, flat, kind)) {
+            out.append("?ragged");
+            return;
+        }
+        out.append('L').append(dims.size()).append(':');
+        for (int i = 0; i < dims.size(); i++) out.append(i == 0 ? "" : ",").append(dims.get(i));
+        out.append(':');
+        for (AttributeValue e : flat) {
+            if (e.nul() != null) out.append('Z');
+            else scalar(kind, e, out);
+        }
+    }
+
+    private static boolean flatten(
+            AttributeValue v, List<Integer> dims, int depth, List<AttributeValue> out, ColumnKind kind) {
+        if (depth == dims.size()) {
+            if (v.hasL() && kind != ColumnKind.JSON) return false;
+            out.add(v);
+            return true;
+        }
+        if (!v.hasL() || v.l().size() != dims.get(depth)) return false;
+        for (AttributeValue e : v.l()) if (!flatten(e, dims, depth + 1, out, kind)) return false;
+        return true;
+    }
+
+    private static void text(char tag, String s, StringBuilder out) {
+        out.append(tag).append(utf8Length(s)).append(':').append(s);
+    }
+
+    /** A number as Postgres's {@code trim_scale(x)::text} writes it: plain digits, no trailing fractional zeros. */
+    static String number(String n) {
+        BigDecimal d = new BigDecimal(n);
+        return d.signum() == 0 ? "0" : d.stripTrailingZeros().toPlainString();
+    }
+
+    static int utf8Length(String s) {
+        int n = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < 0x80) n += 1;
+            else if (c < 0x800) n += 2;
+            else if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                n += 4;
+                i++;
+            } else n += 3;
+        }
+        return n;
+    }
+
+    /** Unicode code point order, which is UTF-8 byte order and Postgres's {@code COLLATE "C"}. */
+    static int compareCodePoints(String a, String b) {
+        int i = 0;
+        int j = 0;
+        while (i < a.length() && j < b.length()) {
+            int ca = a.codePointAt(i);
+            int cb = b.codePointAt(j);
+            if (ca != cb) return Integer.compare(ca, cb);
+            i += Character.charCount(ca);
+            j += Character.charCount(cb);
+        }
+        return Integer.compare(a.length() - i, b.length() - j);
+    }
+
+    /** MD5 of the encoding's UTF-8 bytes, first 8 bytes as a signed big-endian long, as SQL's {@code ::bit(64)::int8}. */
+    public static long rowHash(String canonical) {
+        byte[] md5 = Md5.digest(canonical.getBytes(StandardCharsets.UTF_8));
+        long h = 0;
+        for (int i = 0; i < 8; i++) h = (h << 8) | (md5[i] & 0xff);
+        return h;
+    }
+}

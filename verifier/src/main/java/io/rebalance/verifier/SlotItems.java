@@ -1,0 +1,121 @@
+package io.rebalance.verifier;
+
+import io.rebalance.core.dynamo.TargetTable.SlotIndex;
+import io.rebalance.core.retry.Retrier;
+import io.rebalance.core.slot.KeyType;
+import io.rebalance.core.slot.Slot;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.TreeMap;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.KeysAndAttributes;
+import software.amazon.awssdk.services.dynamodb.model.QueryResponse;
+
+/**
+ * The DynamoDB side of verification: a slot's items read through the slot index (one Query, paged, never a table
+ * scan) and hashed as they arrive; only ids and 8-byte hashes are kept, so memory grows by ~100 bytes per item.
+ * Items that must be looked at again are fetched by key with strongly consistent reads, because the index itself
+ * is only eventually consistent.
+ */
+final class SlotItems {
+    private final DynamoDbClient dynamo;
+    private final String table;
+    private final SlotIndex index;
+    private final String partitionKey;
+    private final KeyType keyType;
+    private final CanonicalItem canonical;
+    private final Retrier retrier;
+
+    SlotItems(
+            DynamoDbClient dynamo,
+            String table,
+            SlotIndex index,
+            String partitionKey,
+            KeyType keyType,
+            CanonicalItem canonical,
+            Retrier retrier) {
+        this.dynamo = dynamo;
+        this.table = table;
+        this.index = index;
+        this.partitionKey = partitionKey;
+        this.keyType = keyType;
+        this.canonical = canonical;
+        this.retrier = retrier;
+    }
+
+    /** Every item of one slot, hashed: id to row hash in key order, and the slot's fingerprint. */
+    record Read(NavigableMap<String, Long> hashes, Fingerprint fingerprint) {}
+
+    Read read(Slot slot) throws InterruptedException {
+        NavigableMap<String, Long> hashes = new TreeMap<>(KeyOrder.of(keyType));
+        Fingerprint fp = Fingerprint.EMPTY;
+        Map<String, AttributeValue> start = null;
+        do {
+            Map<String, AttributeValue> from = start;
+            QueryResponse page = retrier.call(
+                    "read slot " + slot + " from " + table + " index " + index.name(),
+                    () -> dynamo.query(b -> b.tableName(table)
+                            .indexName(index.name())
+                            .keyConditionExpression("#s = :s")
+                            .expressionAttributeNames(Map.of("#s", index.attribute()))
+                            .expressionAttributeValues(Map.of(":s", AttributeValue.fromS(slot.name())))
+                            .exclusiveStartKey(from)));
+            for (Map<String, AttributeValue> item : page.items()) {
+                long h = CanonicalItem.rowHash(canonical.encode(item));
+                hashes.put(keyText(item.get(partitionKey)), h);
+                fp = fp.plus(h);
+            }
+            start = page.hasLastEvaluatedKey() && !page.lastEvaluatedKey().isEmpty() ? page.lastEvaluatedKey() : null;
+        } while (start != null);
+        return new Read(hashes, fp);
+    }
+
+    /** The items with these ids, read consistently; ids without an item are absent from the result. */
+    Map<String, Map<String, AttributeValue>> get(Collection<String> ids) throws InterruptedException {
+        Map<String, Map<String, AttributeValue>> out = new HashMap<>();
+        List<String> all = new ArrayList<>(ids);
+        for (int i = 0; i < all.size(); i += 100) {
+            List<Map<String, AttributeValue>> keys = new ArrayList<>();
+            for (String id : all.subList(i, Math.min(all.size(), i + 100))) keys.add(Map.of(partitionKey, key(id)));
+            Map<String, KeysAndAttributes> pending = Map.of(
+                    table,
+                    KeysAndAttributes.builder().keys(keys).consistentRead(true).build());
+            while (!pending.isEmpty()) {
+                Map<String, KeysAndAttributes> request = pending;
+                var r = retrier.call("read items of " + table, () -> dynamo.batchGetItem(b -> b.requestItems(request)));
+                for (Map<String, AttributeValue> item : r.responses().getOrDefault(table, List.of())) {
+                    out.put(keyText(item.get(partitionKey)), item);
+                }
+                pending = r.hasUnprocessedKeys() ? r.unprocessedKeys() : Map.of();
+                if (!pending.isEmpty()) Thread.sleep(50); // throttled: DynamoDB hands keys back
+            }
+        }
+        return out;
+    }
+
+    AttributeValue key(String id) {
+        return keyType == KeyType.BIGINT ? AttributeValue.fromN(id) : AttributeValue.fromS(id);
+    }
+
+    private static String keyText(AttributeValue v) {
+        return v.n() != null ? v.n() : v.s();
+    }
+
+    String partitionKey() {
+        return partitionKey;
+    }
+
+    String slotAttribute() {
+        return index.attribute();
+    }
+
+    String slotOf(Map<String, AttributeValue> item) {
+        AttributeValue v = item.get(index.attribute());
+        return v == null || v.s() == null ? null : v.s();
+    }
+}

@@ -1,0 +1,154 @@
+package io.rebalance.verifier;
+
+import io.rebalance.core.slot.Slot;
+import io.rebalance.core.slot.SlotKeyspace;
+import io.rebalance.core.source.SourceTable;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.TreeMap;
+
+/**
+ * The Postgres side of verification. Each method is one query evaluated by the server: a slot's fingerprint, the
+ * fingerprints of parts of a slot, or (only for small parts, where the differences are) per-row hashes. Row data
+ * leaves Postgres only for rows already known to differ ({@link #tokens}). Connections must have run
+ * {@link CanonicalSql#install}.
+ */
+final class SourceFingerprints {
+    private final SourceTable table;
+    private final String key;
+    private final String keyOperand;
+    private final String rowHash;
+    private final List<String> tokenColumns;
+
+    SourceFingerprints(SourceTable table, CanonicalSql sql) {
+        this.table = table;
+        this.key = SlotKeyspace.quote(table.keyColumn());
+        this.keyOperand = KeyOrder.sqlOperand(key, table.keyType());
+        this.rowHash = sql.rowHash(table.columns());
+        this.tokenColumns = table.columns().stream().map(sql::column).toList();
+    }
+
+    /** The source's WAL position now: a change committed before it is in any later read. */
+    static String walLsn(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT pg_current_wal_lsn()::text");
+                ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
+    Fingerprint slot(Connection c, Slot slot) throws SQLException {
+        String sql = "SELECT count(*), coalesce(sum(" + rowHash + "), 0)::text FROM " + table.name() + " WHERE "
+                + table.keyspace().predicate();
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            bindSlot(ps, 1, slot);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return Fingerprint.ofSql(rs.getLong(1), rs.getString(2));
+            }
+        }
+    }
+
+    /**
+     * Fingerprints of {@code splits.size() + 1} consecutive parts of {@code range} in one pass: part 0 holds keys
+     * below {@code splits[0]}, part i keys from {@code splits[i-1]} up to {@code splits[i]}, the last the rest.
+     */
+    List<Fingerprint> parts(Connection c, Slot slot, KeyRange range, List<String> splits) throws SQLException {
+        StringBuilder bucket = new StringBuilder("CASE");
+        for (int i = 0; i < splits.size(); i++)
+            bucket.append(" WHEN ").append(keyOperand).append(" < ? THEN ").append(i);
+        bucket.append(" ELSE ").append(splits.size()).append(" END");
+        String sql = "SELECT b, count(*), sum(h)::text FROM (SELECT " + bucket + " AS b, " + rowHash + " AS h FROM "
+                + table.name() + " WHERE " + table.keyspace().predicate() + rangePredicate(range)
+                + ") p GROUP BY b";
+        List<Fingerprint> out = new ArrayList<>();
+        for (int i = 0; i <= splits.size(); i++) out.add(Fingerprint.EMPTY);
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            int p = 1;
+            for (String s : splits) ps.setObject(p++, table.keyType().bind(s));
+            p = bindSlot(ps, p, slot);
+            bindRange(ps, p, range);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) out.set(rs.getInt(1), Fingerprint.ofSql(rs.getLong(2), rs.getString(3)));
+            }
+        }
+        return out;
+    }
+
+    /** Per-row hashes of one part, keyed by id: ids and 8 bytes per row, used where the differences are. */
+    NavigableMap<String, Long> rowHashes(Connection c, Slot slot, KeyRange range) throws SQLException {
+        String sql = "SELECT " + key + "::text, " + rowHash + " FROM " + table.name() + " WHERE "
+                + table.keyspace().predicate() + rangePredicate(range);
+        NavigableMap<String, Long> out = new TreeMap<>(KeyOrder.of(table.keyType()));
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            bindRange(ps, bindSlot(ps, 1, slot), range);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) out.put(rs.getString(1), rs.getLong(2));
+            }
+        }
+        return out;
+    }
+
+    /** What a row is now, for the re-check: its hash and whether it (still) belongs to {@code slot}. */
+    record RowNow(long hash, boolean inSlot) {}
+
+    /** The rows with these ids, wherever they are now; ids without a row are absent from the result. */
+    Map<String, RowNow> now(Connection c, Slot slot, Collection<String> ids) throws SQLException {
+        String sql = "SELECT " + key + "::text, " + rowHash + ", "
+                + table.keyspace().predicate() + " FROM " + table.name() + " WHERE " + key + " = ANY(CAST(? AS "
+                + table.keyType().sqlArrayType() + "))";
+        Map<String, RowNow> out = new HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            int p = bindSlot(ps, 1, slot);
+            ps.setArray(p, c.createArrayOf("text", ids.toArray()));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) out.put(rs.getString(1), new RowNow(rs.getLong(2), rs.getBoolean(3)));
+            }
+        }
+        return out;
+    }
+
+    /** Per-column canonical tokens of a few rows (those that differ), to name the attributes that differ. */
+    Map<String, List<String>> tokens(Connection c, Collection<String> ids) throws SQLException {
+        String sql = "SELECT " + key + "::text, " + String.join(", ", tokenColumns) + " FROM " + table.name()
+                + " WHERE " + key + " = ANY(CAST(? AS " + table.keyType().sqlArrayType() + "))";
+        Map<String, List<String>> out = new HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setArray(1, c.createArrayOf("text", ids.toArray()));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    List<String> t = new ArrayList<>(tokenColumns.size());
+                    for (int i = 0; i < tokenColumns.size(); i++) t.add(rs.getString(i + 2));
+                    out.put(rs.getString(1), t);
+                }
+            }
+        }
+        return out;
+    }
+
+    private String rangePredicate(KeyRange range) {
+        return (range.from() == null ? "" : " AND " + keyOperand + " >= ?")
+                + (range.to() == null ? "" : " AND " + keyOperand + " < ?");
+    }
+
+    /** Binds the slot's two bounds at {@code p}; returns the next parameter index. */
+    private int bindSlot(PreparedStatement ps, int p, Slot slot) throws SQLException {
+        Object[] bounds = table.keyspace().bounds(slot);
+        ps.setObject(p, bounds[0]);
+        ps.setObject(p + 1, bounds[1]);
+        return p + 2;
+    }
+
+    private void bindRange(PreparedStatement ps, int p, KeyRange range) throws SQLException {
+        if (range.from() != null) ps.setObject(p++, table.keyType().bind(range.from()));
+        if (range.to() != null) ps.setObject(p, table.keyType().bind(range.to()));
+    }
+}

@@ -1,0 +1,76 @@
+package io.rebalance.verifier;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import redis.clients.jedis.UnifiedJedis;
+
+/**
+ * The latest verification of each slot, kept in Redis (one hash, {@code <prefix>verified}, slot to JSON) so that
+ * {@code rebalance status} shows what is proven and the cutover can require recent MATCHes. A result keeps at most
+ * {@link #KEPT_DIFFERENCES} differences; the count is always exact.
+ */
+public final class VerificationStore {
+    static final int KEPT_DIFFERENCES = 20;
+    private static final ObjectMapper JSON =
+            new ObjectMapper().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+
+    private final UnifiedJedis redis;
+    private final String key;
+
+    public VerificationStore(UnifiedJedis redis, String prefix) {
+        this.redis = redis;
+        this.key = prefix + "verified";
+    }
+
+    /** What is stored per slot. */
+    public record Stored(
+            String slot,
+            SlotResult.Verdict verdict,
+            long sourceRows,
+            long targetItems,
+            int differenceCount,
+            List<Difference> differences,
+            int resolvedOnRecheck,
+            int repaired,
+            String walLsn,
+            long atMillis,
+            String error) {}
+
+    public void save(SlotResult r) {
+        Stored s = new Stored(
+                r.slot(),
+                r.verdict(),
+                r.sourceRows(),
+                r.targetItems(),
+                r.differences().size(),
+                r.differences()
+                        .subList(0, Math.min(KEPT_DIFFERENCES, r.differences().size())),
+                r.resolvedOnRecheck(),
+                r.repaired().size(),
+                r.walLsn(),
+                r.atMillis(),
+                r.error());
+        try {
+            redis.hset(key, r.slot(), JSON.writeValueAsString(s));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("a verification result did not serialize", e);
+        }
+    }
+
+    /** Every stored result, by slot, newest slot first. */
+    public Map<String, Stored> all() {
+        Map<String, Stored> out = new TreeMap<>(java.util.Comparator.reverseOrder());
+        for (var e : redis.hgetAll(key).entrySet()) {
+            try {
+                out.put(e.getKey(), JSON.readValue(e.getValue(), Stored.class));
+            } catch (JsonProcessingException ex) {
+                throw new IllegalStateException("verification result of " + e.getKey() + " is not readable", ex);
+            }
+        }
+        return out;
+    }
+}

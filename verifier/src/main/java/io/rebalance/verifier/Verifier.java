@@ -1,0 +1,163 @@
+package io.rebalance.verifier;
+
+import io.rebalance.core.codec.RowCodec;
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.dynamo.BatchWriter;
+import io.rebalance.core.dynamo.TargetTable.SlotIndex;
+import io.rebalance.core.retry.Retrier;
+import io.rebalance.core.slot.Slot;
+import io.rebalance.core.source.PageReader;
+import io.rebalance.core.source.SourceSession;
+import io.rebalance.core.source.SourceTable;
+import java.sql.Connection;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/**
+ * {@code rebalance verify} as a library: verifies slots in parallel (each thread with its own Postgres session and
+ * the canonical functions installed in it) and, when asked, repairs what differs and verifies again.
+ */
+public final class Verifier {
+    private static final Logger log = LoggerFactory.getLogger(Verifier.class);
+    static final int FANOUT = 16;
+    static final int LEAF_ROWS = 64;
+
+    private final MigrationConfig config;
+    private final SourceTable table;
+    private final SlotVerifier slots;
+    private final Repairer repairer;
+
+    public Verifier(MigrationConfig config, SourceTable table, DynamoDbClient dynamo, InFlight inFlight) {
+        this(config, table, dynamo, inFlight, SlotVerifier.BeforeRecheck.NONE);
+    }
+
+    Verifier(
+            MigrationConfig config,
+            SourceTable table,
+            DynamoDbClient dynamo,
+            InFlight inFlight,
+            SlotVerifier.BeforeRecheck hook) {
+        this.config = config;
+        this.table = table;
+        var target = config.target();
+        String pk = table.partitionKey(target);
+        CanonicalItem canonical =
+                new CanonicalItem(table.columns(), table.keyColumn(), pk, target.slotAttribute(), target.jsonAsMap());
+        SourceFingerprints source = new SourceFingerprints(table, new CanonicalSql(target.jsonAsMap()));
+        SlotItems items = new SlotItems(
+                dynamo, target.table(), SlotIndex.of(target), pk, table.keyType(), canonical, Retrier.standard());
+        this.slots =
+                new SlotVerifier(source, items, canonical, new Pinpointer(source, FANOUT, LEAF_ROWS), inFlight, hook);
+        RowCodec codec = table.codec(target);
+        this.repairer = new Repairer(
+                new PageReader(table),
+                codec,
+                items,
+                new BatchWriter(dynamo, target.table(), 25, Retrier.standard(), BatchWriter.RateLimiter.NONE));
+    }
+
+    /**
+     * Verifies {@code slots} with {@code parallel} threads, newest first, and hands each result to {@code onResult}
+     * as it is known (from several threads at once). With {@code repair}, a slot that does not match is repaired and
+     * verified again; the result is that second verification, carrying what was repaired.
+     */
+    public List<SlotResult> verify(List<Slot> slots, int parallel, boolean repair, Consumer<SlotResult> onResult)
+            throws InterruptedException {
+        ConcurrentLinkedQueue<Slot> queue = new ConcurrentLinkedQueue<>(slots);
+        List<SlotResult> results = Collections.synchronizedList(new ArrayList<>());
+        ExecutorService threads = Executors.newFixedThreadPool(Math.min(parallel, Math.max(1, slots.size())));
+        try {
+            List<Future<?>> running = new ArrayList<>();
+            for (int t = 0; t < Math.min(parallel, Math.max(1, slots.size())); t++) {
+                running.add(threads.submit(() -> {
+                    drain(queue, repair, r -> {
+                        results.add(r);
+                        onResult.accept(r);
+                    });
+                    return null;
+                }));
+            }
+            for (Future<?> f : running) {
+                try {
+                    f.get();
+                } catch (java.util.concurrent.ExecutionException e) {
+                    throw new IllegalStateException("a verify thread failed: " + e.getCause(), e.getCause());
+                }
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+        results.sort((a, b) -> b.slot().compareTo(a.slot()));
+        return results;
+    }
+
+    private void drain(ConcurrentLinkedQueue<Slot> queue, boolean repair, Consumer<SlotResult> onResult)
+            throws InterruptedException {
+        Connection c = null;
+        try {
+            for (Slot slot = queue.poll(); slot != null; slot = queue.poll()) {
+                try {
+                    if (c == null || !c.isValid(2)) c = open();
+                    onResult.accept(verifyOne(c, slot, repair));
+                } catch (InterruptedException e) {
+                    throw e;
+                } catch (Exception e) {
+                    log.warn("slot {} could not be verified: {}", slot, e.toString());
+                    onResult.accept(SlotResult.error(slot.name(), System.currentTimeMillis(), e.toString()));
+                    closeQuietly(c);
+                    c = null;
+                }
+            }
+        } finally {
+            closeQuietly(c);
+        }
+    }
+
+    private SlotResult verifyOne(Connection c, Slot slot, boolean repair) throws Exception {
+        SlotResult first = slots.verify(c, slot);
+        if (!repair || first.verdict() != SlotResult.Verdict.MISMATCH) return first;
+        int repaired = repairer.repair(c, first.differences());
+        log.info("slot {}: repaired {} ids ({} differences); verifying again", slot, repaired, first.differences());
+        SlotResult second = slots.verify(c, slot);
+        return new SlotResult(
+                second.slot(),
+                second.verdict(),
+                second.sourceRows(),
+                second.targetItems(),
+                second.differences(),
+                second.resolvedOnRecheck(),
+                second.walLsn(),
+                second.atMillis(),
+                first.tookMillis() + second.tookMillis(),
+                null,
+                first.differences());
+    }
+
+    private Connection open() throws Exception {
+        Connection c = new SourceSession(config.source()).open();
+        CanonicalSql.install(c);
+        return c;
+    }
+
+    private static void closeQuietly(Connection c) {
+        if (c == null) return;
+        try {
+            c.close();
+        } catch (Exception ignored) {
+            // the session is being dropped after a failure; its temporary functions go with it
+        }
+    }
+
+    public SourceTable table() {
+        return table;
+    }
+}

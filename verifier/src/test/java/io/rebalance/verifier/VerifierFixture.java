@@ -1,0 +1,114 @@
+package io.rebalance.verifier;
+
+import io.rebalance.core.codec.RowCodec;
+import io.rebalance.core.codec.SourceRow;
+import io.rebalance.core.config.ConfigLoader;
+import io.rebalance.core.config.ConfigValidator;
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.dynamo.BatchWriter;
+import io.rebalance.core.dynamo.TargetTable;
+import io.rebalance.core.retry.Retrier;
+import io.rebalance.core.slot.Slot;
+import io.rebalance.core.source.PageReader;
+import io.rebalance.core.source.SourceSession;
+import io.rebalance.core.source.SourceTable;
+import io.rebalance.testkit.SharedServices;
+import java.sql.Connection;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+
+/**
+ * A source table and its DynamoDB copy for verifier tests. The copy is written through the codec and the batch
+ * writer the mover uses (slot by slot, page by page); the end-to-end tests in the cli module copy with
+ * {@code rebalance copy} itself.
+ */
+final class VerifierFixture implements AutoCloseable {
+    final SharedServices services = SharedServices.get();
+    final String table = SharedServices.unique("verify");
+    final Map<String, String> overrides = new HashMap<>();
+    final DynamoDbClient dynamo = services.dynamoClient();
+
+    VerifierFixture() {
+        overrides.put("source.jdbcUrl", services.jdbcUrl);
+        overrides.put("source.table", table);
+        overrides.put("target.table", table);
+        overrides.put("target.endpoint", services.dynamo.endpoint());
+        overrides.put("redis.url", services.redisUrl);
+        overrides.put("redis.prefix", SharedServices.unique("v") + ":");
+        overrides.put("verify.settle", "0s");
+    }
+
+    VerifierFixture set(String key, String value) {
+        overrides.put(key, value);
+        return this;
+    }
+
+    MigrationConfig config() {
+        return ConfigValidator.validate(new ConfigLoader(Map.of()).load(null, overrides));
+    }
+
+    Connection session() throws Exception {
+        Connection c = new SourceSession(config().source()).open();
+        CanonicalSql.install(c);
+        return c;
+    }
+
+    SourceTable sourceTable() throws Exception {
+        try (Connection c = new SourceSession(config().source()).open()) {
+            return SourceTable.inspect(c, config());
+        }
+    }
+
+    /** Creates the DynamoDB table and copies the given slots into it. */
+    void copy(List<Slot> slots) throws Exception {
+        MigrationConfig config = config();
+        SourceTable source = sourceTable();
+        TargetTable.create(
+                dynamo,
+                table,
+                source.partitionKey(config.target()),
+                source.keyType(),
+                TargetTable.SlotIndex.of(config.target()));
+        RowCodec codec = source.codec(config.target());
+        PageReader reader = new PageReader(source);
+        BatchWriter writer = new BatchWriter(dynamo, table, 25, Retrier.standard(), BatchWriter.RateLimiter.NONE);
+        try (Connection c = new SourceSession(config.source()).open()) {
+            for (Slot slot : slots) {
+                String last = null;
+                while (true) {
+                    List<SourceRow> page = reader.page(c, slot, last, 500);
+                    if (page.isEmpty()) break;
+                    List<Map<String, AttributeValue>> items = new ArrayList<>();
+                    for (SourceRow row : page) items.add(codec.encode(row));
+                    writer.write(items);
+                    last = page.get(page.size() - 1).key();
+                }
+            }
+        }
+    }
+
+    Verifier verifier(SlotVerifier.BeforeRecheck hook) throws Exception {
+        return new Verifier(config(), sourceTable(), dynamo, InFlight.settle(java.time.Duration.ZERO), hook);
+    }
+
+    Map<String, AttributeValue> item(String id) {
+        return dynamo.getItem(b -> b.tableName(table)
+                        .key(Map.of("id", AttributeValue.fromS(id)))
+                        .consistentRead(true))
+                .item();
+    }
+
+    @Override
+    public void close() {
+        try {
+            dynamo.deleteTable(b -> b.tableName(table));
+        } catch (RuntimeException ignored) {
+            // the test may have failed before creating it
+        }
+        dynamo.close();
+    }
+}
