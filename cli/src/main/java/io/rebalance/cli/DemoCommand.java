@@ -1,10 +1,8 @@
 package io.rebalance.cli;
 
-import io.rebalance.core.codec.RowCodec;
-import io.rebalance.core.codec.SourceRow;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.redis.RedisScan;
-import io.rebalance.core.source.PageReader;
+import io.rebalance.core.slot.Slot;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.local.LocalServices;
 import io.rebalance.local.RoomEventsGenerator;
@@ -13,15 +11,20 @@ import io.rebalance.mover.PhaseHooks;
 import io.rebalance.mover.RunPlanner;
 import io.rebalance.mover.RunState;
 import io.rebalance.mover.RunStatus;
+import io.rebalance.verifier.InFlight;
+import io.rebalance.verifier.SlotResult;
+import io.rebalance.verifier.VerificationStore;
+import io.rebalance.verifier.Verifier;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.Statement;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -32,7 +35,7 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 /**
  * {@code rebalance demo}: a realistic migration end to end on local defaults. It generates a room_events table
  * (ULID ids over many hours), copies it into DynamoDB Local running in this process, checks the result, and shows
- * the run's status. Postgres and Redis come from the configuration (localhost by default) or, when absent and a
+ * the run's status, verifies every slot by fingerprint, and shows a corruption pinpointed and repaired. Postgres and Redis come from the configuration (localhost by default) or, when absent and a
  * Docker engine runs, from Testcontainers. It grows with the project: verify, tail and cutover join it as they land.
  */
 @Command(name = "demo", description = "Generate a room_events table and migrate it into DynamoDB Local, end to end.")
@@ -99,50 +102,64 @@ final class DemoCommand implements Callable<Integer> {
             double seconds = (System.nanoTime() - t1) / 1e9;
             out.printf("   %s in %.1f s, %,.0f rows/s%n", end, seconds, rows / seconds);
 
-            out.println("4. checking DynamoDB against Postgres");
+            out.println("4. verifying every slot: Postgres fingerprints against the slots' items");
             long items = io.rebalance.core.dynamo.TargetTable.countItems(c.dynamo(), TABLE, 4);
-            int sampled = sampleCheck(config, prepared, c);
-            out.printf("   %,d items for %,d rows; %d sampled rows identical to their items%n", items, rows, sampled);
-            out.println("   (`rebalance verify` will prove every slot by fingerprint once it lands)");
+            List<Slot> slots = new ArrayList<>();
+            prepared.plan().range().forEach(slots::add);
+            VerificationStore store =
+                    new VerificationStore(c.redis(), config.redis().prefix());
+            Verifier verifier = new Verifier(config, prepared.table(), c.dynamo(), InFlight.settle(Duration.ZERO));
+            long t2 = System.nanoTime();
+            List<SlotResult> verified = verifier.verify(slots, config.verify().parallel(), false, store::save);
+            long matching = verified.stream()
+                    .filter(r -> r.verdict() == SlotResult.Verdict.MATCH)
+                    .count();
+            out.printf(
+                    "   %,d items for %,d rows; %d of %d slots MATCH in %.1f s%n",
+                    items, rows, matching, slots.size(), (System.nanoTime() - t2) / 1e9);
 
-            out.println("5. status");
+            out.println("5. a corrupted item and a lost one are pinpointed, then repaired");
+            Slot victim = slots.get(slots.size() / 2);
+            List<String> damaged = corrupt(c, prepared.table().partitionKey(config.target()), victim);
+            SlotResult found =
+                    verifier.verify(List.of(victim), 1, false, r -> {}).get(0);
+            found.differences().forEach(d -> out.println("   " + d.describe()));
+            SlotResult repaired =
+                    verifier.verify(List.of(victim), 1, true, store::save).get(0);
+            out.printf(
+                    "   slot %s after --repair: %s (%d ids re-copied)%n",
+                    victim, repaired.verdict(), repaired.repaired().size());
+            boolean pinpointed =
+                    found.differences().stream().map(d -> d.id()).toList().equals(damaged);
+
+            out.println("6. status");
             StatusCommand.render(StatusCommand.view(config, c), out);
             int keys = RedisScan.keys(c.redis(), config.redis().prefix()).size();
             out.println("   " + keys + " Redis keys remain for "
                     + prepared.plan().range().count() + " slots (finished slots are compacted)");
-            return items == rows && end == RunStatus.FINISHED ? 0 : io.rebalance.core.ErrorCode.INTERNAL.exitCode();
+            boolean ok = items == rows
+                    && end == RunStatus.FINISHED
+                    && matching == slots.size()
+                    && pinpointed
+                    && repaired.verdict() == SlotResult.Verdict.MATCH;
+            return ok ? 0 : io.rebalance.core.ErrorCode.INTERNAL.exitCode();
         }
     }
 
-    /** Re-reads random pages and compares each row's item with what DynamoDB holds. @return rows compared */
-    private static int sampleCheck(MigrationConfig config, RunPlanner.Prepared prepared, Connections c)
-            throws Exception {
-        var table = prepared.table();
-        String pk = new RunPlanner(config).partitionKey(table);
-        RowCodec codec = table.codec(config.target());
-        PageReader reader = new PageReader(table);
-        Random random = new Random();
-        var range = prepared.plan().range();
-        int compared = 0;
-        try (Connection pg = new SourceSession(config.source()).open()) {
-            for (int i = 0; i < 10; i++) {
-                var slot = range.newest();
-                for (int k = random.nextInt((int) range.count()); k > 0; k--) slot = slot.older();
-                List<SourceRow> page = reader.page(pg, slot, null, 100);
-                for (SourceRow row : page) {
-                    Map<String, AttributeValue> want = codec.encode(row);
-                    Map<String, AttributeValue> got = c.dynamo()
-                            .getItem(b -> b.tableName(TABLE)
-                                    .key(Map.of(pk, want.get(pk)))
-                                    .consistentRead(true))
-                            .item();
-                    if (!want.equals(got)) {
-                        throw new IllegalStateException("row " + row.key() + " differs from its DynamoDB item: " + got);
-                    }
-                    compared++;
-                }
-            }
-        }
-        return compared;
+    /** Deletes the first item of {@code slot} and turns the second one's seq into a string. @return their ids */
+    private static List<String> corrupt(Connections c, String pk, Slot slot) {
+        List<Map<String, AttributeValue>> two = c.dynamo()
+                .query(b -> b.tableName(TABLE)
+                        .indexName("by_slot")
+                        .keyConditionExpression("#s = :s")
+                        .expressionAttributeNames(Map.of("#s", "_slot"))
+                        .expressionAttributeValues(Map.of(":s", AttributeValue.fromS(slot.name())))
+                        .limit(2))
+                .items();
+        c.dynamo().deleteItem(b -> b.tableName(TABLE).key(Map.of(pk, two.get(0).get(pk))));
+        Map<String, AttributeValue> changed = new HashMap<>(two.get(1));
+        changed.put("seq", AttributeValue.fromS(changed.get("seq").n()));
+        c.dynamo().putItem(b -> b.tableName(TABLE).item(changed));
+        return List.of(two.get(0).get(pk).s(), two.get(1).get(pk).s());
     }
 }

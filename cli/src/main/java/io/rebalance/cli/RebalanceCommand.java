@@ -25,6 +25,7 @@ import picocli.CommandLine.Command;
             StartCommand.class,
             StopCommand.class,
             StatusCommand.class,
+            VerifyCommand.class,
             RateCommand.class,
             ResetCommand.class,
             ConfigCommand.class,
@@ -61,7 +62,10 @@ public final class RebalanceCommand implements Runnable {
             cl.setParameterExceptionHandler((ex, a) -> {
                 errWriter.println("error: " + ex.getMessage());
                 ex.getCommandLine().usage(errWriter);
-                return ErrorCode.CONFIG_INVALID.exitCode();
+                // verify keeps diff(1)'s codes so scripts can tell "differs" (1) from "could not tell" (2)
+                return ex.getCommandLine().getCommand() instanceof VerifyCommand
+                        ? VerifyCommand.ERROR
+                        : ErrorCode.CONFIG_INVALID.exitCode();
             });
             cl.setExecutionExceptionHandler((e, commandLine, parsed) -> report(e, errWriter, verbose));
             return cl.execute(args);

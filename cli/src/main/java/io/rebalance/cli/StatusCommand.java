@@ -9,6 +9,8 @@ import io.rebalance.core.slot.Slot;
 import io.rebalance.mover.RunPlan;
 import io.rebalance.mover.RunState;
 import io.rebalance.mover.SlotStore;
+import io.rebalance.verifier.SlotResult;
+import io.rebalance.verifier.VerificationStore;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -107,6 +109,40 @@ final class StatusCommand implements Callable<Integer> {
         v.put("processes", processes);
         v.put("leases", leased);
         v.put("events", run.events(10));
+        v.put(
+                "verification",
+                verification(new VerificationStore(c.redis(), config.redis().prefix())));
+        return v;
+    }
+
+    /** The latest verification of each slot that has one: counts by verdict, and the slots that do not match. */
+    static Map<String, Object> verification(VerificationStore store) {
+        Map<String, VerificationStore.Stored> all = store.all();
+        Map<String, Long> counts = new LinkedHashMap<>();
+        for (SlotResult.Verdict verdict : SlotResult.Verdict.values()) counts.put(verdict.name(), 0L);
+        List<Map<String, Object>> failing = new ArrayList<>();
+        long latest = 0;
+        for (VerificationStore.Stored s : all.values()) {
+            counts.merge(s.verdict().name(), 1L, Long::sum);
+            latest = Math.max(latest, s.atMillis());
+            if (s.verdict() != SlotResult.Verdict.MATCH) {
+                Map<String, Object> f = new LinkedHashMap<>();
+                f.put("slot", s.slot());
+                f.put("verdict", s.verdict().name());
+                f.put("differences", s.differenceCount());
+                f.put("at", java.time.Instant.ofEpochMilli(s.atMillis()).toString());
+                f.put("walLsn", s.walLsn());
+                if (s.error() != null) f.put("error", s.error());
+                failing.add(f);
+            }
+        }
+        Map<String, Object> v = new LinkedHashMap<>();
+        v.put("slotsVerified", all.size());
+        v.put("counts", counts);
+        v.put(
+                "latest",
+                latest == 0 ? "" : java.time.Instant.ofEpochMilli(latest).toString());
+        v.put("notMatching", failing);
         return v;
     }
 
@@ -158,6 +194,24 @@ final class StatusCommand implements Callable<Integer> {
                     l.get("lastId").toString().isEmpty() ? "-" : l.get("lastId"),
                     (Long) l.get("rows"),
                     l.containsKey("error") ? "  error: " + l.get("error") : "");
+        }
+        Map<String, Object> ver = (Map<String, Object>) v.get("verification");
+        Map<String, Long> counts = (Map<String, Long>) ver.get("counts");
+        if ((Integer) ver.get("slotsVerified") == 0) {
+            out.println("verified   no slot yet (`rebalance verify --all`)");
+        } else {
+            out.printf(
+                    "verified   %d slots: %d MATCH, %d MISMATCH, %d ERROR (latest %s)%n",
+                    (Integer) ver.get("slotsVerified"),
+                    counts.get("MATCH"),
+                    counts.get("MISMATCH"),
+                    counts.get("ERROR"),
+                    ver.get("latest"));
+            for (Map<String, Object> f : (List<Map<String, Object>>) ver.get("notMatching")) {
+                out.printf(
+                        "  slot %s  %s  %s differences  at %s%n",
+                        f.get("slot"), f.get("verdict"), f.get("differences"), f.get("at"));
+            }
         }
         List<String> events = (List<String>) v.get("events");
         if (!events.isEmpty()) {

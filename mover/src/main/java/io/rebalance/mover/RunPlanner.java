@@ -99,7 +99,8 @@ public final class RunPlanner {
         return table.partitionKey(config.target());
     }
 
-    private SlotRange range(Connection c, SourceTable table) throws SQLException {
+    /** The run's slots: slots.from/to, or the table's min/max where either is empty. */
+    public SlotRange range(Connection c, SourceTable table) throws SQLException {
         Instant from = config.slots().fromInstant();
         Instant to = config.slots().toInstant();
         if (from == null || to == null) {

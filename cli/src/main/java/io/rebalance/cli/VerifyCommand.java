@@ -1,0 +1,270 @@
+package io.rebalance.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.dynamo.TargetTable;
+import io.rebalance.core.slot.Slot;
+import io.rebalance.core.slot.SlotRange;
+import io.rebalance.core.source.SourceSession;
+import io.rebalance.core.source.SourceTable;
+import io.rebalance.mover.RunPlan;
+import io.rebalance.mover.RunPlanner;
+import io.rebalance.verifier.Difference;
+import io.rebalance.verifier.InFlight;
+import io.rebalance.verifier.SlotResult;
+import io.rebalance.verifier.VerificationStore;
+import io.rebalance.verifier.Verifier;
+import java.io.PrintWriter;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code rebalance verify}: proves, slot by slot, that DynamoDB holds exactly what Postgres holds, by comparing a
+ * fingerprint Postgres computes with one computed from the slot's items (docs/fingerprint.md). Exit codes follow
+ * diff(1): 0 every slot matches, 1 a slot does not, 2 verification itself failed (bad input included).
+ */
+@Command(
+        name = "verify",
+        description = "Prove DynamoDB holds exactly what Postgres holds, slot by slot; pinpoint and repair differences."
+                + " Exit 0: all match; 1: a mismatch; 2: an error.")
+final class VerifyCommand implements Callable<Integer> {
+    static final int MATCH = 0;
+    static final int MISMATCH = 1;
+    static final int ERROR = 2;
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    @Mixin
+    ConfigOptions options;
+
+    @Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    @Option(
+            names = "--slot",
+            paramLabel = "SLOT",
+            description = "A slot like 20241020.02, or a range like 20241020.00..20241020.23. Repeatable.")
+    List<String> slots = new ArrayList<>();
+
+    @Option(names = "--all", description = "Every slot of the run (its plan), or of slots.from/to or the table.")
+    boolean all;
+
+    @Option(names = "--parallel", description = "Slots verified at once (default verify.parallel).")
+    Integer parallel;
+
+    @Option(names = "--repair", description = "Re-copy the ids that differ, delete extra items, then verify again.")
+    boolean repair;
+
+    @Option(names = "--json", description = "Print JSON instead of a table.")
+    boolean json;
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        try {
+            return run(out, err);
+        } catch (RebalanceException e) {
+            err.println("error: " + e.getMessage() + " [" + e.code() + "]");
+            if (options.verbose) e.printStackTrace(err);
+            return ERROR;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            err.println("error: interrupted");
+            return ERROR;
+        } catch (Exception e) {
+            err.println("error: verification failed: " + e + (options.verbose ? "" : " (--verbose for details)"));
+            if (options.verbose) e.printStackTrace(err);
+            return ERROR;
+        }
+    }
+
+    private int run(PrintWriter out, PrintWriter err) throws Exception {
+        MigrationConfig config = options.load();
+        if (slots.isEmpty() && !all) {
+            throw new RebalanceException(
+                    ErrorCode.CONFIG_INVALID,
+                    "say which slots to verify: --slot 20241020.02, --slot 20241020.00..20241020.23, or --all");
+        }
+        int threads = parallel != null ? parallel : config.verify().parallel();
+        if (threads < 1 || threads > 64) {
+            throw new RebalanceException(
+                    ErrorCode.CONFIG_INVALID, "--parallel=" + threads + " is not valid; use a number from 1 to 64");
+        }
+        List<Slot> chosen = new ArrayList<>(parseSlots());
+        try (Connections c = new Connections(config, threads + 2)) {
+            SourceTable table;
+            try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
+                table = SourceTable.inspect(pg, config);
+                requireUtf8(pg);
+                if (all) chosen.addAll(allSlots(config, c, pg, table));
+            }
+            TargetTable.check(
+                    c.dynamo(),
+                    config.target().table(),
+                    table.partitionKey(config.target()),
+                    table.keyType(),
+                    TargetTable.SlotIndex.of(config.target()),
+                    c.dynamoWhere());
+            List<Slot> ordered = new ArrayList<>(new TreeSet<>(chosen).descendingSet());
+            VerificationStore store =
+                    new VerificationStore(c.redis(), config.redis().prefix());
+            Verifier verifier = new Verifier(
+                    config, table, c.dynamo(), InFlight.settle(config.verify().settleDuration()));
+            if (!json) {
+                out.printf(
+                        "verifying %d slot%s of %s against DynamoDB %s (%d at a time)%s%n",
+                        ordered.size(),
+                        ordered.size() == 1 ? "" : "s",
+                        table.name(),
+                        config.target().table(),
+                        threads,
+                        repair ? ", repairing differences" : "");
+                out.printf(
+                        "%-12s %-9s %10s %10s %11s %7s%n",
+                        "slot", "verdict", "postgres", "dynamodb", "differences", "ms");
+            }
+            List<SlotResult> results = verifier.verify(ordered, threads, repair, r -> {
+                store.save(r);
+                if (!json) print(r, out);
+            });
+            return summarize(results, out);
+        }
+    }
+
+    private List<Slot> parseSlots() {
+        List<Slot> out = new ArrayList<>();
+        for (String s : slots) {
+            try {
+                String[] ends = s.split("\\.\\.", -1);
+                if (ends.length == 1) {
+                    out.add(Slot.parse(s));
+                } else if (ends.length == 2) {
+                    Slot a = Slot.parse(ends[0]);
+                    Slot b = Slot.parse(ends[1]);
+                    SlotRange range = a.isOlderThan(b) ? new SlotRange(b, a) : new SlotRange(a, b);
+                    range.forEach(out::add);
+                } else {
+                    throw new IllegalArgumentException("'" + s + "' has more than one '..'");
+                }
+            } catch (IllegalArgumentException e) {
+                throw new RebalanceException(
+                        ErrorCode.CONFIG_INVALID,
+                        "--slot " + s + " is not valid: " + e.getMessage()
+                                + "; write a slot like 20241020.02 or a range like 20241020.00..20241020.23");
+            }
+        }
+        return out;
+    }
+
+    /** The run's plan when there is one (what was copied), else the configured or the table's range. */
+    private static List<Slot> allSlots(MigrationConfig config, Connections c, Connection pg, SourceTable table)
+            throws SQLException {
+        RunPlan plan = c.runState().plan();
+        SlotRange range = plan != null ? plan.range() : new RunPlanner(config).range(pg, table);
+        List<Slot> out = new ArrayList<>();
+        range.forEach(out::add);
+        return out;
+    }
+
+    /** md5() hashes the database's bytes; the Java side hashes UTF-8, so the two agree only in a UTF8 database. */
+    private static void requireUtf8(Connection pg) throws SQLException {
+        try (Statement st = pg.createStatement();
+                ResultSet rs = st.executeQuery("SHOW server_encoding")) {
+            rs.next();
+            String encoding = rs.getString(1);
+            if (!encoding.equalsIgnoreCase("UTF8")) {
+                throw new RebalanceException(
+                        ErrorCode.SOURCE_KEY_TYPE,
+                        "the source database's encoding is " + encoding + "; verify fingerprints text as UTF-8 and"
+                                + " needs a UTF8 database (compare with `rebalance demo`-style sampling instead)");
+            }
+        }
+    }
+
+    private static void print(SlotResult r, PrintWriter out) {
+        synchronized (out) {
+            if (r.verdict() == SlotResult.Verdict.ERROR) {
+                out.printf("%-12s %-9s %s%n", r.slot(), "ERROR", r.error());
+                return;
+            }
+            out.printf(
+                    "%-12s %-9s %,10d %,10d %,11d %,7d%s%n",
+                    r.slot(),
+                    r.verdict(),
+                    r.sourceRows(),
+                    r.targetItems(),
+                    r.differences().size(),
+                    r.tookMillis(),
+                    notes(r));
+            int shown = 0;
+            for (Difference d : r.differences()) {
+                if (shown++ == 20) {
+                    out.printf(
+                            "  ... and %d more (--json lists them all)%n",
+                            r.differences().size() - 20);
+                    break;
+                }
+                out.println("  " + d.describe());
+            }
+        }
+    }
+
+    private static String notes(SlotResult r) {
+        List<String> notes = new ArrayList<>();
+        if (!r.repaired().isEmpty()) notes.add("repaired " + r.repaired().size());
+        if (r.resolvedOnRecheck() > 0) notes.add(r.resolvedOnRecheck() + " in flight, gone on re-check");
+        return notes.isEmpty() ? "" : "  (" + String.join("; ", notes) + ")";
+    }
+
+    private int summarize(List<SlotResult> results, PrintWriter out) throws Exception {
+        Map<SlotResult.Verdict, Long> counts = new LinkedHashMap<>();
+        for (SlotResult.Verdict v : SlotResult.Verdict.values()) counts.put(v, 0L);
+        long differences = 0;
+        long repaired = 0;
+        for (SlotResult r : results) {
+            counts.merge(r.verdict(), 1L, Long::sum);
+            differences += r.differences().size();
+            repaired += r.repaired().size();
+        }
+        int code = counts.get(SlotResult.Verdict.ERROR) > 0
+                ? ERROR
+                : counts.get(SlotResult.Verdict.MISMATCH) > 0 ? MISMATCH : MATCH;
+        if (json) {
+            Map<String, Object> doc = new LinkedHashMap<>();
+            doc.put("result", code == MATCH ? "MATCH" : code == MISMATCH ? "MISMATCH" : "ERROR");
+            doc.put("counts", counts);
+            doc.put("differences", differences);
+            doc.put("repaired", repaired);
+            doc.put("slots", results);
+            out.println(JSON.writeValueAsString(doc));
+        } else {
+            out.printf(
+                    "%d slots: %d MATCH, %d MISMATCH, %d ERROR; %d differences%s%n",
+                    results.size(),
+                    counts.get(SlotResult.Verdict.MATCH),
+                    counts.get(SlotResult.Verdict.MISMATCH),
+                    counts.get(SlotResult.Verdict.ERROR),
+                    differences,
+                    repaired > 0 ? ", " + repaired + " repaired" : "");
+            if (code == MISMATCH && !repair)
+                out.println("to re-copy exactly these ids: rebalance verify --repair with the same slots");
+        }
+        out.flush();
+        return code;
+    }
+}

@@ -1,0 +1,129 @@
+package io.rebalance.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rebalance.testkit.SharedServices;
+import io.rebalance.testkit.TypeZoo;
+import java.sql.Connection;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+
+/**
+ * {@code rebalance verify} end to end: the type zoo copied by {@code rebalance copy} verifies MATCH; a corrupted
+ * item makes it exit 1 naming the id and attribute, and status shows the mismatch; {@code --repair} brings the slot
+ * back to MATCH; bad input exits 2 with the reason and writes nothing.
+ */
+class VerifyCommandIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private final SharedServices services = SharedServices.get();
+    private final String table = SharedServices.unique("vzoo");
+    private final String prefix = SharedServices.unique("vfy") + ":";
+
+    private CliRun run(String... words) {
+        List<String> args = new ArrayList<>(List.of(words));
+        args.addAll(CliRun.base(services, table, prefix));
+        args.addAll(List.of("--set", "verify.settle=200ms"));
+        return CliRun.of(args.toArray(String[]::new));
+    }
+
+    @Test
+    void typeZooCopiedByCopyVerifiesThenACorruptionIsPinpointedAndRepaired() throws Exception {
+        List<String> ids;
+        try (Connection c = services.postgres()) {
+            ids = TypeZoo.create(c, table, 3);
+        }
+        CliRun copy = run("copy", "--create-table", "--set", "mover.workers=2");
+        assertThat(copy.exitCode()).as(copy.err()).isZero();
+
+        CliRun ok = run("verify", "--all", "--json");
+        assertThat(ok.exitCode()).as(ok.err()).isZero();
+        JsonNode doc = JSON.readTree(ok.out());
+        assertThat(doc.path("result").asText()).isEqualTo("MATCH");
+        assertThat(doc.path("counts").path("MATCH").asInt()).isEqualTo(3);
+        long rows = 0;
+        for (JsonNode slot : doc.path("slots")) rows += slot.path("sourceRows").asLong();
+        assertThat(rows).isEqualTo(3L * TypeZoo.rowsPerCopy());
+
+        String victim = ids.get(4); // slot 20241020.02
+        try (DynamoDbClient d = services.dynamoClient()) {
+            Map<String, AttributeValue> item = new HashMap<>(d.getItem(b -> b.tableName(table)
+                            .key(Map.of("id", AttributeValue.fromS(victim)))
+                            .consistentRead(true))
+                    .item());
+            item.put("num", AttributeValue.fromS(item.get("num").n())); // a number stored as a string
+            d.putItem(b -> b.tableName(table).item(item));
+        }
+        CliRun bad = run("verify", "--slot", "20241020.01..20241020.03");
+        assertThat(bad.exitCode()).as(bad.err()).isEqualTo(1);
+        assertThat(bad.out())
+                .containsPattern("20241020\\.02 +MISMATCH")
+                .contains(victim + "  DIFFERENT num (expected N")
+                .contains("found S")
+                .containsPattern("20241020\\.01 +MATCH")
+                .contains("3 slots: 2 MATCH, 1 MISMATCH, 0 ERROR; 1 differences");
+
+        CliRun status = run("status", "--json");
+        JsonNode ver = JSON.readTree(status.out()).path("verification");
+        assertThat(ver.path("counts").path("MISMATCH").asInt()).isEqualTo(1);
+        assertThat(ver.path("notMatching").get(0).path("slot").asText()).isEqualTo("20241020.02");
+        assertThat(run("status").out()).contains("verified   3 slots: 2 MATCH, 1 MISMATCH");
+
+        CliRun repair = run("verify", "--slot", "20241020.02", "--repair");
+        assertThat(repair.exitCode()).as(repair.out() + repair.err()).isZero();
+        assertThat(repair.out()).contains("repaired 1");
+        assertThat(run("verify", "--all").exitCode()).isZero();
+        assertThat(JSON.readTree(run("status", "--json").out())
+                        .path("verification")
+                        .path("counts")
+                        .path("MATCH")
+                        .asInt())
+                .isEqualTo(3);
+    }
+
+    @Test
+    void badInputExitsTwoNamingWhatIsWrong() throws Exception {
+        CliRun noSlots = run("verify");
+        assertThat(noSlots.exitCode()).isEqualTo(2);
+        assertThat(noSlots.err()).contains("--slot 20241020.02").contains("--all");
+
+        CliRun badSlot = run("verify", "--slot", "2024-10-20T02");
+        assertThat(badSlot.exitCode()).isEqualTo(2);
+        assertThat(badSlot.err()).contains("--slot 2024-10-20T02 is not valid").contains("20241020.02");
+
+        CliRun badFlag = run("verify", "--slott", "20241020.02");
+        assertThat(badFlag.exitCode()).isEqualTo(2);
+
+        CliRun noTable = run("verify", "--slot", "20241020.02");
+        assertThat(noTable.exitCode()).isEqualTo(2);
+        assertThat(noTable.err()).contains("source table '" + table + "' does not exist");
+
+        try (Connection c = services.postgres()) {
+            TypeZoo.create(c, table, 1);
+        }
+        CliRun noTarget = run("verify", "--slot", "20241020.02");
+        assertThat(noTarget.exitCode()).isEqualTo(2);
+        assertThat(noTarget.err()).contains("DynamoDB table '" + table + "' does not exist");
+
+        try (DynamoDbClient d = services.dynamoClient()) { // a table without the slot index
+            io.rebalance.core.dynamo.TargetTable.create(
+                    d,
+                    table,
+                    "id",
+                    io.rebalance.core.slot.KeyType.TEXT,
+                    new io.rebalance.core.dynamo.TargetTable.SlotIndex("other_index", "_slot"));
+        }
+        CliRun noIndex = run("verify", "--slot", "20241020.02");
+        assertThat(noIndex.exitCode()).isEqualTo(2);
+        assertThat(noIndex.err()).contains("has no index by_slot").contains("projection ALL");
+        try (var redis = services.redis()) {
+            assertThat(io.rebalance.core.redis.RedisScan.keys(redis, prefix)).isEmpty(); // nothing written
+        }
+    }
+}
