@@ -164,7 +164,7 @@ public final class CopyBenchmark {
                     "rebalance copy exited " + p.exitValue() + "; see bench/results/" + table + ".log");
     }
 
-    private static void rawBatchWrites(
+    static void rawBatchWrites(
             List<Map<String, AttributeValue>> items, DynamoDbClient dynamo, String table, int threads)
             throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(threads);
@@ -195,7 +195,7 @@ public final class CopyBenchmark {
         }
     }
 
-    private static List<Map<String, AttributeValue>> allItems(MigrationConfig config, RowCodec codec) throws Exception {
+    static List<Map<String, AttributeValue>> allItems(MigrationConfig config, RowCodec codec) throws Exception {
         List<Map<String, AttributeValue>> items = new ArrayList<>();
         try (Connection c = new SourceSession(config.source()).open();
                 Statement st = c.createStatement()) {
@@ -214,7 +214,7 @@ public final class CopyBenchmark {
         return items;
     }
 
-    private static double median(List<Double> xs) {
+    static double median(List<Double> xs) {
         List<Double> s = new ArrayList<>(xs);
         s.sort(Double::compare);
         int m = s.size() / 2;

@@ -35,6 +35,8 @@ public final class Verifier {
     private final SourceTable table;
     private final SlotVerifier slots;
     private final Repairer repairer;
+    private final SourceFingerprints source;
+    private final SlotItems items;
 
     public Verifier(MigrationConfig config, SourceTable table, DynamoDbClient dynamo, InFlight inFlight) {
         this(config, table, dynamo, inFlight, SlotVerifier.BeforeRecheck.NONE);
@@ -52,8 +54,8 @@ public final class Verifier {
         String pk = table.partitionKey(target);
         CanonicalItem canonical =
                 new CanonicalItem(table.columns(), table.keyColumn(), pk, target.slotAttribute(), target.jsonAsMap());
-        SourceFingerprints source = new SourceFingerprints(table, new CanonicalSql(target.jsonAsMap()));
-        SlotItems items = new SlotItems(
+        this.source = new SourceFingerprints(table, new CanonicalSql(target.jsonAsMap()));
+        this.items = new SlotItems(
                 dynamo, target.table(), SlotIndex.of(target), pk, table.keyType(), canonical, Retrier.standard());
         this.slots =
                 new SlotVerifier(source, items, canonical, new Pinpointer(source, FANOUT, LEAF_ROWS), inFlight, hook);
@@ -142,7 +144,8 @@ public final class Verifier {
                 first.differences());
     }
 
-    private Connection open() throws Exception {
+    /** A Postgres session with the pinned settings and the canonical functions installed, for {@link #postgresSide}. */
+    public Connection open() throws Exception {
         Connection c = new SourceSession(config.source()).open();
         CanonicalSql.install(c);
         return c;
@@ -159,5 +162,15 @@ public final class Verifier {
 
     public SourceTable table() {
         return table;
+    }
+
+    /** The Postgres half alone: one slot's fingerprint, computed by the server (for benchmarks and tools). */
+    public Fingerprint postgresSide(Connection session, Slot slot) throws Exception {
+        return source.slot(session, slot);
+    }
+
+    /** The DynamoDB half alone: one slot's items read through the slot index and hashed. */
+    public Fingerprint dynamoSide(Slot slot) throws InterruptedException {
+        return items.read(slot).fingerprint();
     }
 }

@@ -1,0 +1,241 @@
+package io.rebalance.bench;
+
+import io.rebalance.core.codec.RowCodec;
+import io.rebalance.core.codec.SourceRow;
+import io.rebalance.core.config.ConfigLoader;
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.dynamo.DynamoClients;
+import io.rebalance.core.dynamo.TargetTable;
+import io.rebalance.core.slot.Slot;
+import io.rebalance.core.source.PageReader;
+import io.rebalance.core.source.SourceSession;
+import io.rebalance.core.source.SourceTable;
+import io.rebalance.local.RoomEventsGenerator;
+import io.rebalance.verifier.CanonicalItem;
+import io.rebalance.verifier.Fingerprint;
+import io.rebalance.verifier.InFlight;
+import io.rebalance.verifier.Verifier;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.QueryResponse;
+
+/**
+ * Verification cost, on the same generated rows in one run, repeated and reported as medians:
+ * <ul>
+ *   <li><b>Postgres, server-side</b>: every slot's fingerprint computed by Postgres (one query per slot): bytes
+ *       received from Postgres (counted at the socket) and wall time;
+ *   <li><b>Postgres, naive</b>: every slot's rows fetched and hashed in the client with the same encoding: bytes
+ *       and wall time; both with the same number of threads;
+ *   <li><b>DynamoDB, verifier</b>: every slot's items read through the slot index and hashed, items/s;
+ *   <li><b>DynamoDB, ceiling</b>: the same Query pages on the same threads with nothing done to the items.
+ * </ul>
+ * Arguments: endpoint rows hours reps threads.
+ */
+public final class VerifyBenchmark {
+    static final String TABLE = "bench_room_events";
+
+    public static void main(String[] args) throws Exception {
+        String endpoint = args[0];
+        int rows = Integer.parseInt(args[1]);
+        int hours = Integer.parseInt(args[2]);
+        int reps = Integer.parseInt(args[3]);
+        int threads = Integer.parseInt(args[4]);
+        Map<String, String> base = new HashMap<>(
+                Map.of("source.table", TABLE, "target.table", "bench_verify", "target.endpoint", endpoint));
+        MigrationConfig plain = new ConfigLoader(System.getenv()).load(null, base);
+        String url = plain.source().jdbcUrl();
+        base.put(
+                "source.jdbcUrl",
+                url + (url.contains("?") ? "&" : "?") + "socketFactory=" + CountingSocketFactory.class.getName());
+        MigrationConfig config = new ConfigLoader(System.getenv()).load(null, base);
+
+        System.out.printf("generating %,d rows over %d hours in %s%n", rows, hours, TABLE);
+        Instant end = Instant.parse("2024-10-20T00:00:00Z");
+        try (Connection c = new SourceSession(config.source()).open();
+                Statement st = c.createStatement()) {
+            st.execute("DROP TABLE IF EXISTS " + TABLE);
+            RoomEventsGenerator.create(c, TABLE, rows, end, hours, 3);
+        }
+        SourceTable source;
+        try (Connection c = new SourceSession(config.source()).open()) {
+            source = SourceTable.inspect(c, config);
+        }
+        List<Slot> slots = new ArrayList<>();
+        for (Slot s = Slot.containing(end.minusMillis(1)); slots.size() < hours; s = s.older()) slots.add(s);
+
+        try (DynamoDbClient dynamo = DynamoClients.create(config.target(), endpoint, threads * 4, List.of())) {
+            String t = config.target().table();
+            if (TargetTable.exists(dynamo, t, endpoint)) dynamo.deleteTable(b -> b.tableName(t));
+            TargetTable.create(dynamo, t, "id", source.keyType(), TargetTable.SlotIndex.of(config.target()));
+            long t0 = System.nanoTime();
+            CopyBenchmark.rawBatchWrites(CopyBenchmark.allItems(config, source.codec(config.target())), dynamo, t, 8);
+            System.out.printf("loaded %,d items into %s in %.0f s%n", rows, t, (System.nanoTime() - t0) / 1e9);
+
+            Verifier verifier = new Verifier(config, source, dynamo, InFlight.settle(Duration.ZERO));
+            List<Double> serverS = new ArrayList<>();
+            List<Double> naiveS = new ArrayList<>();
+            List<Double> verifierRate = new ArrayList<>();
+            List<Double> ceilingRate = new ArrayList<>();
+            long serverBytes = 0;
+            long naiveBytes = 0;
+            // warm-up, untimed: both JVMs' JIT and DynamoDB Local's page cache, for every phase alike
+            List<Slot> few = slots.subList(0, Math.min(12, slots.size()));
+            NaiveHasher warm = new NaiveHasher(source, config);
+            perSlot(few, threads, verifier::open, verifier::postgresSide);
+            perSlot(few, threads, verifier::open, warm::fingerprint);
+            perSlot(few, threads, () -> null, (c, s) -> verifier.dynamoSide(s));
+            rawQueries(dynamo, t, few, threads);
+            for (int rep = 1; rep <= reps; rep++) {
+                long b0 = CountingSocketFactory.RECEIVED.get();
+                long t1 = System.nanoTime();
+                Map<Slot, Fingerprint> server = perSlot(slots, threads, verifier::open, verifier::postgresSide);
+                serverS.add((System.nanoTime() - t1) / 1e9);
+                serverBytes = CountingSocketFactory.RECEIVED.get() - b0;
+
+                NaiveHasher naive = new NaiveHasher(source, config);
+                long b1 = CountingSocketFactory.RECEIVED.get();
+                long t2 = System.nanoTime();
+                Map<Slot, Fingerprint> client = perSlot(slots, threads, verifier::open, naive::fingerprint);
+                naiveS.add((System.nanoTime() - t2) / 1e9);
+                naiveBytes = CountingSocketFactory.RECEIVED.get() - b1;
+                if (!server.equals(client)) throw new IllegalStateException("server and client fingerprints differ");
+
+                // the two DynamoDB phases alternate which goes first, so neither always meets a warmer cache
+                for (int phase = 0; phase < 2; phase++) {
+                    if ((phase + rep) % 2 == 0) {
+                        long t3 = System.nanoTime();
+                        Map<Slot, Fingerprint> items =
+                                perSlot(slots, threads, () -> null, (c, s) -> verifier.dynamoSide(s));
+                        verifierRate.add(rows / ((System.nanoTime() - t3) / 1e9));
+                        if (!items.equals(server))
+                            throw new IllegalStateException("DynamoDB and Postgres fingerprints differ");
+                    } else {
+                        long t4 = System.nanoTime();
+                        long counted = rawQueries(dynamo, t, slots, threads);
+                        ceilingRate.add(rows / ((System.nanoTime() - t4) / 1e9));
+                        if (counted != rows) throw new IllegalStateException("ceiling read " + counted + " items");
+                    }
+                }
+                System.out.printf(
+                        "  run %d: postgres server-side %.1f s, %,d B; naive %.1f s, %,d B; dynamodb verifier %,.0f"
+                                + " items/s, ceiling %,.0f items/s%n",
+                        rep,
+                        serverS.get(rep - 1),
+                        serverBytes,
+                        naiveS.get(rep - 1),
+                        naiveBytes,
+                        verifierRate.get(rep - 1),
+                        ceilingRate.get(rep - 1));
+            }
+            double s = CopyBenchmark.median(serverS);
+            double n = CopyBenchmark.median(naiveS);
+            double v = CopyBenchmark.median(verifierRate);
+            double x = CopyBenchmark.median(ceilingRate);
+            System.out.println();
+            System.out.printf("rows %,d over %d slots; %d runs; %d threads; medians:%n", rows, hours, reps, threads);
+            System.out.printf(
+                    "  postgres, server-side fingerprint   %,14d bytes  %6.1f s   %s%n", serverBytes, s, serverS);
+            System.out.printf(
+                    "  postgres, naive (rows to client)    %,14d bytes  %6.1f s   %s%n", naiveBytes, n, naiveS);
+            System.out.printf(
+                    "  bytes naive / server-side = %,.0fx   (goal >= 100x); time naive / server-side = %.2fx%n",
+                    (double) naiveBytes / serverBytes, n / s);
+            System.out.printf("  dynamodb, verifier (query + hash)   %,10.0f items/s   %s%n", v, verifierRate);
+            System.out.printf("  dynamodb, raw query ceiling         %,10.0f items/s   %s%n", x, ceilingRate);
+            System.out.printf("  verifier / ceiling = %.0f%%   (goal >= 80%%)%n", 100 * v / x);
+            dynamo.deleteTable(b -> b.tableName(t));
+        }
+    }
+
+    interface Opener {
+        Connection open() throws Exception;
+    }
+
+    interface PerSlot {
+        Fingerprint run(Connection c, Slot slot) throws Exception;
+    }
+
+    /** Runs {@code work} for every slot on {@code threads} threads, each with its own connection. */
+    static Map<Slot, Fingerprint> perSlot(List<Slot> slots, int threads, Opener opener, PerSlot work) throws Exception {
+        ConcurrentLinkedQueue<Slot> queue = new ConcurrentLinkedQueue<>(slots);
+        Map<Slot, Fingerprint> out = new java.util.concurrent.ConcurrentHashMap<>();
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        List<Future<?>> all = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            all.add(pool.submit(() -> {
+                Connection c = opener.open();
+                try {
+                    for (Slot s = queue.poll(); s != null; s = queue.poll()) out.put(s, work.run(c, s));
+                } finally {
+                    if (c != null) c.close();
+                }
+                return null;
+            }));
+        }
+        for (Future<?> f : all) f.get();
+        pool.shutdown();
+        return out;
+    }
+
+    /** The naive way: every row of the slot to the client, encoded and hashed there. */
+    static final class NaiveHasher {
+        private final PageReader reader;
+        private final RowCodec codec;
+        private final CanonicalItem canonical;
+
+        NaiveHasher(SourceTable source, MigrationConfig config) {
+            this.reader = new PageReader(source);
+            this.codec = source.codec(config.target());
+            this.canonical = new CanonicalItem(source.columns(), "id", "id", "_slot", true);
+        }
+
+        Fingerprint fingerprint(Connection c, Slot slot) throws Exception {
+            Fingerprint fp = Fingerprint.EMPTY;
+            String last = null;
+            while (true) {
+                List<SourceRow> page = reader.page(c, slot, last, 5_000);
+                for (SourceRow row : page) fp = fp.plus(CanonicalItem.rowHash(canonical.encode(codec.encode(row))));
+                if (page.size() < 5_000) return fp;
+                last = page.get(page.size() - 1).key();
+            }
+        }
+    }
+
+    /** The same Query pages as the verifier, on the same threads, counting items and nothing else. */
+    static long rawQueries(DynamoDbClient dynamo, String table, List<Slot> slots, int threads) throws Exception {
+        AtomicLong items = new AtomicLong();
+        perSlot(slots, threads, () -> null, (c, slot) -> {
+            Map<String, AttributeValue> start = null;
+            do {
+                Map<String, AttributeValue> from = start;
+                QueryResponse page = dynamo.query(b -> b.tableName(table)
+                        .indexName("by_slot")
+                        .keyConditionExpression("#s = :s")
+                        .expressionAttributeNames(Map.of("#s", "_slot"))
+                        .expressionAttributeValues(Map.of(":s", AttributeValue.fromS(slot.name())))
+                        .exclusiveStartKey(from));
+                items.addAndGet(page.count());
+                start = page.hasLastEvaluatedKey() && !page.lastEvaluatedKey().isEmpty()
+                        ? page.lastEvaluatedKey()
+                        : null;
+            } while (start != null);
+            return Fingerprint.EMPTY;
+        });
+        return items.get();
+    }
+
+    private VerifyBenchmark() {}
+}
