@@ -121,9 +121,11 @@ public final class SlotWorker {
             ctx.hooks().at(Phase.PAGE_WRITTEN, slot, owner);
 
             String newLast = rows.get(rows.size() - 1).key();
+            // Counted before the save: a kill between the two then re-copies and recounts the page (the count runs
+            // over by a page), where counting after would lose the page from the count for good (it would run under).
+            ctx.runState().addRowsCopied(rows.size());
             holder = ctx.slots().saveProgress(slot, owner, newLast, rows.size());
             if (holder != null) return lostLease(slot, owner, holder, "saving progress");
-            ctx.runState().addRowsCopied(rows.size());
             lastId = newLast;
             ctx.hooks().at(Phase.PROGRESS_SAVED, slot, owner);
             if (rows.size() < pageSize) return finish(slot, owner, lastId);
