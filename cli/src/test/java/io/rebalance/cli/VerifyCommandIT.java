@@ -48,7 +48,15 @@ class VerifyCommandIT {
         assertThat(doc.path("result").asText()).isEqualTo("MATCH");
         assertThat(doc.path("counts").path("MATCH").asInt()).isEqualTo(3);
         long rows = 0;
-        for (JsonNode slot : doc.path("slots")) rows += slot.path("sourceRows").asLong();
+        for (JsonNode slot : doc.path("slots")) {
+            rows += slot.path("sourceRows").asLong();
+            // each result records both fingerprints and the WAL position and time it was taken at
+            assertThat(slot.path("sourceFingerprint").asText())
+                    .matches("\\d+:[0-9a-f]{16}")
+                    .isEqualTo(slot.path("targetFingerprint").asText());
+            assertThat(slot.path("walLsn").asText()).matches("[0-9A-F]+/[0-9A-F]+");
+            assertThat(slot.path("atMillis").asLong()).isPositive();
+        }
         assertThat(rows).isEqualTo(3L * TypeZoo.rowsPerCopy());
 
         String victim = ids.get(4); // slot 20241020.02

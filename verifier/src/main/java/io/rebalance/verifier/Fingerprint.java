@@ -14,6 +14,12 @@ public record Fingerprint(long count, long sum) {
         return new Fingerprint(count, new BigInteger(exactSum).longValue());
     }
 
+    /** {@code <count>:<sum as 16 hex digits>}, as results store it. */
+    @Override
+    public String toString() {
+        return count + ":" + String.format("%016x", sum);
+    }
+
     public Fingerprint plus(long rowHash) {
         return new Fingerprint(count + 1, sum + rowHash);
     }

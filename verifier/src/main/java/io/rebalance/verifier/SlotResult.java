@@ -3,7 +3,7 @@ package io.rebalance.verifier;
 import java.util.List;
 
 /**
- * The verification of one slot: the verdict, both sides' counts, the differences that persisted after the
+ * The verification of one slot: the verdict, both sides' counts and fingerprints, the differences that persisted after the
  * re-check, how many were in flight (gone on re-check), the source WAL position and time it was taken at, and,
  * after {@code --repair}, the differences that were repaired before this verification.
  */
@@ -12,6 +12,8 @@ public record SlotResult(
         Verdict verdict,
         long sourceRows,
         long targetItems,
+        String sourceFingerprint,
+        String targetFingerprint,
         List<Difference> differences,
         int resolvedOnRecheck,
         String walLsn,
@@ -27,6 +29,6 @@ public record SlotResult(
     }
 
     static SlotResult error(String slot, long atMillis, String error) {
-        return new SlotResult(slot, Verdict.ERROR, -1, -1, List.of(), 0, "", atMillis, 0, error, List.of());
+        return new SlotResult(slot, Verdict.ERROR, -1, -1, "", "", List.of(), 0, "", atMillis, 0, error, List.of());
     }
 }

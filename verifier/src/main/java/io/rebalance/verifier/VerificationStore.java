@@ -32,6 +32,8 @@ public final class VerificationStore {
             SlotResult.Verdict verdict,
             long sourceRows,
             long targetItems,
+            String sourceFingerprint,
+            String targetFingerprint,
             int differenceCount,
             List<Difference> differences,
             int resolvedOnRecheck,
@@ -46,6 +48,8 @@ public final class VerificationStore {
                 r.verdict(),
                 r.sourceRows(),
                 r.targetItems(),
+                r.sourceFingerprint(),
+                r.targetFingerprint(),
                 r.differences().size(),
                 r.differences()
                         .subList(0, Math.min(KEPT_DIFFERENCES, r.differences().size())),

@@ -135,6 +135,8 @@ public final class Verifier {
                 second.verdict(),
                 second.sourceRows(),
                 second.targetItems(),
+                second.sourceFingerprint(),
+                second.targetFingerprint(),
                 second.differences(),
                 second.resolvedOnRecheck(),
                 second.walLsn(),
