@@ -164,6 +164,34 @@ class BadInputIT {
     }
 
     @Test
+    void aDynamoTableWithoutTheSlotIndex() throws Exception {
+        createSource("CREATE TABLE %s (id text PRIMARY KEY, body text)");
+        try (DynamoDbClient dynamo = services.dynamoClient()) {
+            dynamo.createTable(b -> b.tableName(table)
+                    .billingMode(BillingMode.PAY_PER_REQUEST)
+                    .keySchema(KeySchemaElement.builder()
+                            .attributeName("id")
+                            .keyType(KeyType.HASH)
+                            .build())
+                    .attributeDefinitions(AttributeDefinition.builder()
+                            .attributeName("id")
+                            .attributeType(ScalarAttributeType.S)
+                            .build()));
+        }
+        assertRefused(
+                copy("--set", "slots.from=2024-10-19T00:00:00Z", "--set", "slots.to=2024-10-20T00:00:00Z"),
+                ErrorCode.TARGET_KEY_SCHEMA,
+                "has no index by_slot",
+                "partition key _slot (S), sort key id and projection ALL");
+    }
+
+    @Test
+    void aColumnNamedLikeTheSlotAttribute() throws Exception {
+        createSource("CREATE TABLE %s (id text PRIMARY KEY, _slot text)");
+        assertRefused(copy(), ErrorCode.CONFIG_INVALID, "column _slot", "target.slotAttribute");
+    }
+
+    @Test
     void anInvertedTimeRange() throws Exception {
         createSource("CREATE TABLE %s (id text PRIMARY KEY, body text)");
         assertRefused(

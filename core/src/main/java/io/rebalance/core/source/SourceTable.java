@@ -86,6 +86,13 @@ public record SourceTable(
         }
         List<ColumnSpec> copied =
                 all.values().stream().filter(col -> wanted.contains(col.name())).toList();
+        String slotAttribute = config.target().slotAttribute();
+        if (copied.stream().anyMatch(col -> col.name().equals(slotAttribute))) {
+            throw new RebalanceException(
+                    ErrorCode.CONFIG_INVALID,
+                    "column " + slotAttribute + " of " + regclass + " has the name of the slot attribute"
+                            + " (target.slotAttribute); set target.slotAttribute to a name no column has");
+        }
         return new SourceTable(regclass, copied, src.keyColumn(), keyType, SlotKeyspace.of(config, keyType));
     }
 
