@@ -96,7 +96,7 @@ public final class CopyBenchmark {
 
     private static double measure(String name, int rep, int rows, DynamoDbClient dynamo, Phase phase) throws Exception {
         String t = "bench_" + name + "_" + rep;
-        TargetTable.create(dynamo, t, "id", KeyType.TEXT, new TargetTable.SlotIndex("by_slot", "_slot"));
+        TargetTable.create(dynamo, t, "id", KeyType.TEXT, new io.rebalance.core.dynamo.SlotIndex("by_slot", "_slot"));
         long start = System.nanoTime();
         phase.run(t);
         double seconds = (System.nanoTime() - start) / 1e9;

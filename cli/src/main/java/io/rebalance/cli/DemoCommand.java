@@ -1,6 +1,7 @@
 package io.rebalance.cli;
 
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.source.SourceSession;
@@ -120,7 +121,8 @@ final class DemoCommand implements Callable<Integer> {
 
             out.println("5. a corrupted item and a lost one are pinpointed, then repaired");
             Slot victim = slots.get(slots.size() / 2);
-            List<String> damaged = corrupt(c, prepared.table().partitionKey(config.target()), victim);
+            List<String> damaged =
+                    corrupt(c, SlotIndex.of(config.target()), prepared.table().partitionKey(config.target()), victim);
             SlotResult found =
                     verifier.verify(List.of(victim), 1, false, r -> {}).get(0);
             found.differences().forEach(d -> out.println("   " + d.describe()));
@@ -147,13 +149,14 @@ final class DemoCommand implements Callable<Integer> {
     }
 
     /** Deletes the first item of {@code slot} and turns the second one's seq into a string. @return their ids */
-    private static List<String> corrupt(Connections c, String pk, Slot slot) {
+    private static List<String> corrupt(Connections c, SlotIndex index, String pk, Slot slot) {
         List<Map<String, AttributeValue>> two = c.dynamo()
                 .query(b -> b.tableName(TABLE)
-                        .indexName("by_slot")
+                        .indexName(index.name())
                         .keyConditionExpression("#s = :s")
-                        .expressionAttributeNames(Map.of("#s", "_slot"))
-                        .expressionAttributeValues(Map.of(":s", AttributeValue.fromS(slot.name())))
+                        .expressionAttributeNames(Map.of("#s", index.attribute()))
+                        .expressionAttributeValues(Map.of(
+                                ":s", AttributeValue.fromS(index.values(slot).get(0))))
                         .limit(2))
                 .items();
         c.dynamo().deleteItem(b -> b.tableName(TABLE).key(Map.of(pk, two.get(0).get(pk))));

@@ -118,7 +118,7 @@ final class VerifyCommand implements Callable<Integer> {
                     config.target().table(),
                     table.partitionKey(config.target()),
                     table.keyType(),
-                    TargetTable.SlotIndex.of(config.target()),
+                    io.rebalance.core.dynamo.SlotIndex.of(config.target()),
                     c.dynamoWhere());
             List<Slot> ordered = new ArrayList<>(new TreeSet<>(chosen).descendingSet());
             VerificationStore store =

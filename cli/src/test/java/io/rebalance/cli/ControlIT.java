@@ -82,7 +82,7 @@ class ControlIT {
                     table,
                     "id",
                     io.rebalance.core.slot.KeyType.TEXT,
-                    new io.rebalance.core.dynamo.TargetTable.SlotIndex("by_slot", "_slot"));
+                    new io.rebalance.core.dynamo.SlotIndex("by_slot", "_slot"));
         }
     }
 

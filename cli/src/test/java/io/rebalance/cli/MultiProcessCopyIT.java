@@ -54,7 +54,7 @@ class MultiProcessCopyIT {
                     table,
                     "id",
                     io.rebalance.core.slot.KeyType.TEXT,
-                    new io.rebalance.core.dynamo.TargetTable.SlotIndex("by_slot", "_slot"));
+                    new io.rebalance.core.dynamo.SlotIndex("by_slot", "_slot"));
         }
         List<Process> processes = new ArrayList<>();
         try (UnifiedJedis redis = services.redis()) {

@@ -125,7 +125,7 @@ class VerifyCommandIT {
                     table,
                     "id",
                     io.rebalance.core.slot.KeyType.TEXT,
-                    new io.rebalance.core.dynamo.TargetTable.SlotIndex("other_index", "_slot"));
+                    new io.rebalance.core.dynamo.SlotIndex("other_index", "_slot"));
         }
         CliRun noIndex = run("verify", "--slot", "20241020.02");
         assertThat(noIndex.exitCode()).isEqualTo(2);

@@ -51,14 +51,18 @@ public final class RunPlanner {
         String pk = partitionKey(table);
         if (createTable && !TargetTable.exists(dynamo, config.target().table(), dynamoWhere)) {
             TargetTable.create(
-                    dynamo, config.target().table(), pk, table.keyType(), TargetTable.SlotIndex.of(config.target()));
+                    dynamo,
+                    config.target().table(),
+                    pk,
+                    table.keyType(),
+                    io.rebalance.core.dynamo.SlotIndex.of(config.target()));
         }
         TargetTable.check(
                 dynamo,
                 config.target().table(),
                 pk,
                 table.keyType(),
-                TargetTable.SlotIndex.of(config.target()),
+                io.rebalance.core.dynamo.SlotIndex.of(config.target()),
                 dynamoWhere);
 
         RunPlan wanted = new RunPlan(

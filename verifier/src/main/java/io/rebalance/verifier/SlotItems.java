@@ -1,6 +1,6 @@
 package io.rebalance.verifier;
 
-import io.rebalance.core.dynamo.TargetTable.SlotIndex;
+import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.KeyType;
 import io.rebalance.core.slot.Slot;
@@ -54,24 +54,32 @@ final class SlotItems {
     Read read(Slot slot) throws InterruptedException {
         NavigableMap<String, Long> hashes = new TreeMap<>(KeyOrder.of(keyType));
         Fingerprint fp = Fingerprint.EMPTY;
-        Map<String, AttributeValue> start = null;
-        do {
-            Map<String, AttributeValue> from = start;
-            QueryResponse page = retrier.call(
-                    "read slot " + slot + " from " + table + " index " + index.name(),
-                    () -> dynamo.query(b -> b.tableName(table)
-                            .indexName(index.name())
-                            .keyConditionExpression("#s = :s")
-                            .expressionAttributeNames(Map.of("#s", index.attribute()))
-                            .expressionAttributeValues(Map.of(":s", AttributeValue.fromS(slot.name())))
-                            .exclusiveStartKey(from)));
-            for (Map<String, AttributeValue> item : page.items()) {
-                long h = CanonicalItem.rowHash(canonical.encode(item));
-                hashes.put(keyText(item.get(partitionKey)), h);
-                fp = fp.plus(h);
-            }
-            start = page.hasLastEvaluatedKey() && !page.lastEvaluatedKey().isEmpty() ? page.lastEvaluatedKey() : null;
-        } while (start != null);
+        for (String value : index.values(slot)) {
+            Map<String, AttributeValue> start = null;
+            do {
+                Map<String, AttributeValue> from = start;
+                QueryResponse page = retrier.call(
+                        "read slot " + value + " from " + table + " index " + index.name(),
+                        () -> dynamo.query(b -> b.tableName(table)
+                                .indexName(index.name())
+                                .keyConditionExpression("#s = :s")
+                                .expressionAttributeNames(Map.of("#s", index.attribute()))
+                                .expressionAttributeValues(Map.of(":s", AttributeValue.fromS(value)))
+                                .exclusiveStartKey(from)));
+                for (Map<String, AttributeValue> item : page.items()) {
+                    String id = keyText(item.get(partitionKey));
+                    String encoded = canonical.encode(item);
+                    // an item in the right slot but the wrong shard must not pass unnoticed
+                    if (!value.equals(index.value(slot, id))) encoded += "?shard=" + value;
+                    long h = CanonicalItem.rowHash(encoded);
+                    hashes.put(id, h);
+                    fp = fp.plus(h);
+                }
+                start = page.hasLastEvaluatedKey() && !page.lastEvaluatedKey().isEmpty()
+                        ? page.lastEvaluatedKey()
+                        : null;
+            } while (start != null);
+        }
         return new Read(hashes, fp);
     }
 
@@ -114,8 +122,19 @@ final class SlotItems {
         return index.attribute();
     }
 
-    String slotOf(Map<String, AttributeValue> item) {
+    /** The item's slot attribute as stored (with its shard), or null. */
+    String slotValue(Map<String, AttributeValue> item) {
         AttributeValue v = item.get(index.attribute());
         return v == null || v.s() == null ? null : v.s();
+    }
+
+    /** The slot the item's slot attribute names, or null. */
+    String slotOf(Map<String, AttributeValue> item) {
+        return SlotIndex.slotName(slotValue(item));
+    }
+
+    /** The slot attribute value the item with this id must have in {@code slot}. */
+    String expectedSlotValue(Slot slot, String id) {
+        return index.value(slot, id);
     }
 }

@@ -1,5 +1,6 @@
 package io.rebalance.verifier;
 
+import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.verifier.Difference.AttributeDifference;
 import io.rebalance.verifier.Difference.Kind;
@@ -107,7 +108,10 @@ final class SlotVerifier {
             if (rowHere && item == null) out.add(new Difference(id, Kind.MISSING, List.of()));
             else if (itemHere && row == null) out.add(new Difference(id, Kind.EXTRA, List.of()));
             else if ((rowHere && item != null) || (itemHere && row != null)) {
-                boolean same = rowHere && itemHere && row.hash() == CanonicalItem.rowHash(canonical.encode(item));
+                boolean same = rowHere
+                        && itemHere
+                        && row.hash() == CanonicalItem.rowHash(canonical.encode(item))
+                        && items.expectedSlotValue(slot, id).equals(items.slotValue(item));
                 if (!same) differing.add(id);
             }
             // otherwise neither side has it in this slot any more: it moved or went, and is not this slot's concern
@@ -121,7 +125,7 @@ final class SlotVerifier {
                         out.add(new Difference(id, Kind.EXTRA, List.of()));
                     continue;
                 }
-                out.add(new Difference(id, Kind.DIFFERENT, attributes(slot, rows.get(id), tokens.get(id), item)));
+                out.add(new Difference(id, Kind.DIFFERENT, attributes(slot, id, rows.get(id), tokens.get(id), item)));
             }
         }
         out.sort(Comparator.comparing(Difference::id));
@@ -129,7 +133,7 @@ final class SlotVerifier {
     }
 
     private List<AttributeDifference> attributes(
-            Slot slot, RowNow row, List<String> rowTokens, Map<String, AttributeValue> item) {
+            Slot slot, String id, RowNow row, List<String> rowTokens, Map<String, AttributeValue> item) {
         List<AttributeDifference> out = new ArrayList<>();
         for (int i = 0; i < canonical.columnCount(); i++) {
             String want = rowTokens.get(i);
@@ -139,12 +143,13 @@ final class SlotVerifier {
         for (String extra : canonical.unexpected(item)) {
             out.add(new AttributeDifference(extra, "(absent)", String.valueOf(item.get(extra))));
         }
-        String itemSlot = items.slotOf(item);
-        if (row.inSlot() != slot.name().equals(itemSlot)) {
-            out.add(new AttributeDifference(
-                    items.slotAttribute(),
-                    row.inSlot() ? slot.name() : "(another slot)",
-                    itemSlot == null ? "(absent)" : itemSlot));
+        String found = items.slotValue(item);
+        String expected = row.inSlot() ? items.expectedSlotValue(slot, id) : "(another slot)";
+        boolean slotOk = row.inSlot()
+                ? expected.equals(found)
+                : !slot.name().equals(SlotIndex.slotName(found)); // in another slot, as the row is
+        if (!slotOk) {
+            out.add(new AttributeDifference(items.slotAttribute(), expected, found == null ? "(absent)" : found));
         }
         return out;
     }

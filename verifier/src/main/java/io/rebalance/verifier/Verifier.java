@@ -3,7 +3,7 @@ package io.rebalance.verifier;
 import io.rebalance.core.codec.RowCodec;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.BatchWriter;
-import io.rebalance.core.dynamo.TargetTable.SlotIndex;
+import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.source.PageReader;

@@ -15,8 +15,9 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /**
  * Verification with bigint keys (N in DynamoDB, compared by value when splitting), slotted either by the
- * snowflake time inside the id or by a timestamp column: a faithful copy matches, a deleted and a changed item
- * are found exactly (through the splitting, the slots being larger than a leaf), and repair restores MATCH.
+ * snowflake time inside the id or by a timestamp column, and with the slot index sharded 4 ways: a faithful copy
+ * matches, a deleted and a changed item (and, sharded, one in the wrong shard) are found exactly (through the
+ * splitting, the slots being larger than a leaf), and repair restores MATCH.
  */
 class KeyspacesIT {
     static final long EPOCH = 1433806952013L;
@@ -24,11 +25,12 @@ class KeyspacesIT {
             List.of(Slot.parse("20241020.00"), Slot.parse("20241020.01"), Slot.parse("20241020.02"));
 
     @ParameterizedTest
-    @ValueSource(strings = {"snowflake", "column"})
+    @ValueSource(strings = {"snowflake", "column", "sharded"})
     void bigintKeysVerifyPinpointAndRepair(String mode) throws Exception {
         try (VerifierFixture f = new VerifierFixture()) {
-            if (mode.equals("snowflake")) {
+            if (mode.equals("snowflake") || mode.equals("sharded")) {
                 f.set("slots.idFormat", "snowflake").set("slots.snowflake.epochMillis", Long.toString(EPOCH));
+                if (mode.equals("sharded")) f.set("target.slotShards", "4");
             } else {
                 f.set("slots.timeFrom", "column").set("slots.timeColumn", "created_at");
             }
@@ -57,14 +59,37 @@ class KeyspacesIT {
             item.put("amount", AttributeValue.fromN("50.001"));
             f.dynamo.putItem(b -> b.tableName(f.table).item(item));
 
+            List<org.assertj.core.groups.Tuple> expected = new java.util.ArrayList<>(List.of(
+                    org.assertj.core.groups.Tuple.tuple(deleted, Kind.MISSING),
+                    org.assertj.core.groups.Tuple.tuple(changed, Kind.DIFFERENT)));
+            String misplaced = id(7000);
+            if (mode.equals("sharded")) { // right slot, wrong shard: found by the slot's other Query, still wrong
+                Map<String, AttributeValue> m = new HashMap<>(f.dynamo
+                        .getItem(b -> b.tableName(f.table).key(Map.of("id", AttributeValue.fromN(misplaced))))
+                        .item());
+                String value = m.get("_slot").s();
+                assertThat(value).matches("20241020\\.01#[0-3]");
+                int shard = Integer.parseInt(value.substring(value.indexOf('#') + 1));
+                m.put("_slot", AttributeValue.fromS("20241020.01#" + (shard + 1) % 4));
+                f.dynamo.putItem(b -> b.tableName(f.table).item(m));
+                expected.add(org.assertj.core.groups.Tuple.tuple(misplaced, Kind.DIFFERENT));
+            }
+
             List<Difference> found = CorruptionIT.differences(verifier.verify(SLOTS, 3, false, r -> {}));
             assertThat(found)
                     .extracting(Difference::id, Difference::kind)
-                    .containsExactlyInAnyOrder(
-                            org.assertj.core.groups.Tuple.tuple(deleted, Kind.MISSING),
-                            org.assertj.core.groups.Tuple.tuple(changed, Kind.DIFFERENT));
+                    .containsExactlyInAnyOrderElementsOf(expected);
+            if (mode.equals("sharded")) {
+                assertThat(found.stream()
+                                .filter(d -> d.id().equals(misplaced))
+                                .findFirst()
+                                .orElseThrow()
+                                .attributes())
+                        .extracting(Difference.AttributeDifference::attribute)
+                        .containsExactly("_slot");
+            }
             assertThat(found.stream()
-                            .filter(d -> d.kind() == Kind.DIFFERENT)
+                            .filter(d -> d.id().equals(changed))
                             .findFirst()
                             .orElseThrow()
                             .attributes())

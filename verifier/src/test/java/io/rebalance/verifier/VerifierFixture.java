@@ -72,7 +72,7 @@ final class VerifierFixture implements AutoCloseable {
                 table,
                 source.partitionKey(config.target()),
                 source.keyType(),
-                TargetTable.SlotIndex.of(config.target()));
+                io.rebalance.core.dynamo.SlotIndex.of(config.target()));
         RowCodec codec = source.codec(config.target());
         PageReader reader = new PageReader(source);
         BatchWriter writer = new BatchWriter(dynamo, table, 25, Retrier.standard(), BatchWriter.RateLimiter.NONE);

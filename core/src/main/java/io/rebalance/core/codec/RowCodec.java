@@ -2,6 +2,7 @@ package io.rebalance.core.codec;
 
 import io.rebalance.core.ErrorCode;
 import io.rebalance.core.RebalanceException;
+import io.rebalance.core.dynamo.SlotIndex;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -22,23 +23,23 @@ public final class RowCodec {
     private final List<ColumnSpec> columns;
     private final String[] attributeNames;
     private final ValueCodec values;
-    private final String slotAttribute;
+    private final SlotIndex slotIndex;
     private final RowSlot rowSlot;
 
     /**
      * @param columns the source columns, in the order {@link SourceRow#values()} holds them
      * @param keyColumn the source key column, one of {@code columns}
      * @param partitionKey the DynamoDB attribute that holds the key column's value
-     * @param slotAttribute the attribute that holds the row's slot name
+     * @param slotIndex where the row's slot goes: its attribute, and its shard when the index is sharded
      */
     public RowCodec(
             List<ColumnSpec> columns,
             String keyColumn,
             String partitionKey,
             boolean jsonAsMap,
-            String slotAttribute,
+            SlotIndex slotIndex,
             RowSlot rowSlot) {
-        this.slotAttribute = slotAttribute;
+        this.slotIndex = slotIndex;
         this.rowSlot = rowSlot;
         this.columns = List.copyOf(columns);
         this.attributeNames = new String[columns.size()];
@@ -65,7 +66,7 @@ public final class RowCodec {
             }
         }
         try {
-            item.put(slotAttribute, AttributeValue.fromS(rowSlot.of(row).name()));
+            item.put(slotIndex.attribute(), AttributeValue.fromS(slotIndex.value(rowSlot.of(row), row.key())));
         } catch (ValueRefusedException e) {
             throw refused(row, "it has no slot: " + e.getMessage());
         }

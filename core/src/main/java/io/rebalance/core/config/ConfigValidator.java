@@ -117,6 +117,7 @@ public final class ConfigValidator {
                 "target.slotIndex",
                 t.slotIndex(),
                 "an index name: 3-255 characters of a-z, A-Z, 0-9, _ - .");
+        range("target.slotShards", t.slotShards(), 1, 256);
         if (s.columns().contains(t.slotAttribute()) || t.slotAttribute().equals(t.partitionKey())) {
             problems.add("target.slotAttribute '" + t.slotAttribute() + "' is also a column or the partition key;"
                     + " choose another name for the slot attribute");

@@ -63,7 +63,8 @@ public record MigrationConfig(Source source, Slots slots, Target target, Redis r
             String partitionKey,
             String json,
             String slotAttribute,
-            String slotIndex) {
+            String slotIndex,
+            int slotShards) {
         public boolean embedded() {
             return "embedded".equals(endpoint);
         }

@@ -97,13 +97,6 @@ public final class TargetTable {
         }
     }
 
-    /** The slot index: its name and the attribute that holds each item's slot. */
-    public record SlotIndex(String name, String attribute) {
-        public static SlotIndex of(io.rebalance.core.config.MigrationConfig.Target target) {
-            return new SlotIndex(target.slotIndex(), target.slotAttribute());
-        }
-    }
-
     /** Creates the table with its slot index on demand (pay per request) and waits until it is active. */
     public static void create(
             DynamoDbClient dynamo,

@@ -9,6 +9,7 @@ import io.rebalance.core.codec.RowSlot;
 import io.rebalance.core.codec.ValueCodec;
 import io.rebalance.core.codec.ValueRefusedException;
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.slot.KeyType;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotKeyspace;
@@ -186,7 +187,7 @@ public record SourceTable(
     /** The codec for this table and target: every part that writes items builds them with this. */
     public RowCodec codec(MigrationConfig.Target target) {
         return new RowCodec(
-                columns, keyColumn, partitionKey(target), target.jsonAsMap(), target.slotAttribute(), rowSlot());
+                columns, keyColumn, partitionKey(target), target.jsonAsMap(), SlotIndex.of(target), rowSlot());
     }
 
     /** The slot of a row as read by {@link PageReader}: from its id, or from its time column. */

@@ -21,7 +21,7 @@ class RowCodecTest {
             "id",
             "pk",
             true,
-            "_slot",
+            new io.rebalance.core.dynamo.SlotIndex("by_slot", "_slot"),
             row -> Slot.parse("20241020.02"));
 
     @Test
@@ -57,7 +57,7 @@ class RowCodecTest {
                 "id",
                 "id",
                 true,
-                "_slot",
+                new io.rebalance.core.dynamo.SlotIndex("by_slot", "_slot"),
                 row -> Slot.parse("20241020.02"));
         assertThatThrownBy(() -> n.encode(new SourceRow("42", new Object[] {"42", "1" + "0".repeat(130)})))
                 .hasMessageContaining("row id=42")
