@@ -6,12 +6,15 @@ import io.rebalance.core.ErrorCode;
 import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.TargetTable;
+import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotRange;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.mover.RunPlan;
 import io.rebalance.mover.RunPlanner;
+import io.rebalance.mover.RunStatus;
+import io.rebalance.mover.SlotStore;
 import io.rebalance.verifier.Difference;
 import io.rebalance.verifier.InFlight;
 import io.rebalance.verifier.SlotResult;
@@ -23,9 +26,11 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -121,6 +126,11 @@ final class VerifyCommand implements Callable<Integer> {
                     io.rebalance.core.dynamo.SlotIndex.of(config.target()),
                     c.dynamoWhere());
             List<Slot> ordered = new ArrayList<>(new TreeSet<>(chosen).descendingSet());
+            Set<String> copying = stillCopying(config, c, ordered);
+            if (!copying.isEmpty()) {
+                err.println("warning: " + copying.size() + " of these slots are not finished copying (the copy is still"
+                        + " running); items it has not written yet show as MISSING until it has");
+            }
             VerificationStore store =
                     new VerificationStore(c.redis(), config.redis().prefix());
             Verifier verifier = new Verifier(
@@ -140,9 +150,9 @@ final class VerifyCommand implements Callable<Integer> {
             }
             List<SlotResult> results = verifier.verify(ordered, threads, repair, r -> {
                 store.save(r);
-                if (!json) print(r, out);
+                if (!json) print(r, out, copying.contains(r.slot()));
             });
-            return summarize(results, out);
+            return summarize(results, copying, out);
         }
     }
 
@@ -190,13 +200,33 @@ final class VerifyCommand implements Callable<Integer> {
             if (!encoding.equalsIgnoreCase("UTF8")) {
                 throw new RebalanceException(
                         ErrorCode.SOURCE_KEY_TYPE,
-                        "the source database's encoding is " + encoding + "; verify fingerprints text as UTF-8 and"
-                                + " needs a UTF8 database (compare with `rebalance demo`-style sampling instead)");
+                        "the source database's encoding is " + encoding + "; verify hashes text as UTF-8 and needs"
+                                + " a UTF8 database (copy works with any encoding)");
             }
         }
     }
 
-    private static void print(SlotResult r, PrintWriter out) {
+    /** Slots of the run's plan the mover has not finished: below the watermark and not FINISHED themselves. */
+    private static Set<String> stillCopying(MigrationConfig config, Connections c, List<Slot> slots) {
+        var run = c.runState();
+        if (run.plan() == null || run.status() == RunStatus.FINISHED) return Set.of();
+        Slot watermark = run.watermark();
+        var states = new SlotStore(
+                c.redis(),
+                run.keys(),
+                Retrier.standard(),
+                config.mover().leaseTtlDuration(),
+                config.mover().stateTtlDuration());
+        Set<String> out = new HashSet<>();
+        for (Slot slot : slots) {
+            if (!run.plan().range().contains(slot)) continue;
+            if (watermark != null && !slot.isOlderThan(watermark)) continue;
+            if (!"FINISHED".equals(states.state(slot).get("status"))) out.add(slot.name());
+        }
+        return out;
+    }
+
+    private static void print(SlotResult r, PrintWriter out, boolean copying) {
         synchronized (out) {
             if (r.verdict() == SlotResult.Verdict.ERROR) {
                 out.printf("%-12s %-9s %s%n", r.slot(), "ERROR", r.error());
@@ -210,7 +240,7 @@ final class VerifyCommand implements Callable<Integer> {
                     r.targetItems(),
                     r.differences().size(),
                     r.tookMillis(),
-                    notes(r));
+                    notes(r, copying));
             int shown = 0;
             for (Difference d : r.differences()) {
                 if (shown++ == 20) {
@@ -224,14 +254,15 @@ final class VerifyCommand implements Callable<Integer> {
         }
     }
 
-    private static String notes(SlotResult r) {
+    private static String notes(SlotResult r, boolean copying) {
         List<String> notes = new ArrayList<>();
+        if (copying) notes.add("copy not finished");
         if (!r.repaired().isEmpty()) notes.add("repaired " + r.repaired().size());
         if (r.resolvedOnRecheck() > 0) notes.add(r.resolvedOnRecheck() + " in flight, gone on re-check");
         return notes.isEmpty() ? "" : "  (" + String.join("; ", notes) + ")";
     }
 
-    private int summarize(List<SlotResult> results, PrintWriter out) throws Exception {
+    private int summarize(List<SlotResult> results, Set<String> copying, PrintWriter out) throws Exception {
         Map<SlotResult.Verdict, Long> counts = new LinkedHashMap<>();
         for (SlotResult.Verdict v : SlotResult.Verdict.values()) counts.put(v, 0L);
         long differences = 0;
@@ -250,6 +281,7 @@ final class VerifyCommand implements Callable<Integer> {
             doc.put("counts", counts);
             doc.put("differences", differences);
             doc.put("repaired", repaired);
+            doc.put("notFinishedCopying", new TreeSet<>(copying));
             doc.put("slots", results);
             out.println(JSON.writeValueAsString(doc));
         } else {

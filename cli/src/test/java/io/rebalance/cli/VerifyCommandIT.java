@@ -83,6 +83,25 @@ class VerifyCommandIT {
         assertThat(ver.path("notMatching").get(0).path("slot").asText()).isEqualTo("20241020.02");
         assertThat(run("status").out()).contains("verified   3 slots: 2 MATCH, 1 MISMATCH");
 
+        // while a copy is still running, slots it has not finished are said to be so
+        try (var redis = services.redis()) {
+            var keys = new io.rebalance.mover.RunKeys(prefix);
+            var run = new io.rebalance.mover.RunState(redis, keys, io.rebalance.core.retry.Retrier.standard());
+            run.setStatus(io.rebalance.mover.RunStatus.IN_PROGRESS);
+            run.setWatermark(io.rebalance.core.slot.Slot.parse("20241020.03"));
+            redis.del(keys.slotState(io.rebalance.core.slot.Slot.parse("20241020.02")));
+            CliRun during = run("verify", "--slot", "20241020.02..20241020.03");
+            assertThat(during.err()).contains("warning: 1 of these slots are not finished copying");
+            assertThat(during.out()).containsPattern("20241020\\.02 +MISMATCH .*copy not finished");
+            assertThat(JSON.readTree(run("verify", "--slot", "20241020.02", "--json")
+                                    .out())
+                            .path("notFinishedCopying")
+                            .get(0)
+                            .asText())
+                    .isEqualTo("20241020.02");
+            run.setStatus(io.rebalance.mover.RunStatus.FINISHED);
+        }
+
         CliRun repair = run("verify", "--slot", "20241020.02", "--repair");
         assertThat(repair.exitCode()).as(repair.out() + repair.err()).isZero();
         assertThat(repair.out()).contains("repaired 1");

@@ -128,7 +128,7 @@ public final class Verifier {
         SlotResult first = slots.verify(c, slot);
         if (!repair || first.verdict() != SlotResult.Verdict.MISMATCH) return first;
         int repaired = repairer.repair(c, first.differences());
-        log.info("slot {}: repaired {} ids ({} differences); verifying again", slot, repaired, first.differences());
+        log.info("slot {}: repaired {} ids; verifying again", slot, repaired);
         SlotResult second = slots.verify(c, slot);
         return new SlotResult(
                 second.slot(),
