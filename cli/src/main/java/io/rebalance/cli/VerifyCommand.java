@@ -206,7 +206,7 @@ final class VerifyCommand implements Callable<Integer> {
         }
     }
 
-    /** Slots of the run's plan the mover has not finished: below the watermark and not FINISHED themselves. */
+    /** Slots of the run's plan the mover has not finished: older than the watermark (newest first) and not FINISHED. */
     private static Set<String> stillCopying(MigrationConfig config, Connections c, List<Slot> slots) {
         var run = c.runState();
         if (run.plan() == null || run.status() == RunStatus.FINISHED) return Set.of();
