@@ -26,6 +26,7 @@ import picocli.CommandLine.Command;
             StopCommand.class,
             StatusCommand.class,
             VerifyCommand.class,
+            TailCommand.class,
             RateCommand.class,
             ResetCommand.class,
             ConfigCommand.class,

@@ -3,6 +3,7 @@ package io.rebalance.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.rebalance.cdc.TailKeys;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
@@ -112,7 +113,22 @@ final class StatusCommand implements Callable<Integer> {
         v.put(
                 "verification",
                 verification(new VerificationStore(c.redis(), config.redis().prefix())));
+        v.put("tail", tail(c, new TailKeys(config.redis().prefix())));
         return v;
+    }
+
+    /** The change stream as the active tail last published it, and who holds its lease. */
+    static Map<String, Object> tail(Connections c, TailKeys keys) {
+        Map<String, Object> t = new LinkedHashMap<>();
+        Map<String, String> st = c.redis().hgetAll(keys.status());
+        String holder = c.redis().get(keys.lease());
+        t.put("leaseHolder", holder == null ? "" : holder);
+        long updated = Long.parseLong(st.getOrDefault("updated_ms", "0"));
+        long age = updated == 0 ? -1 : System.currentTimeMillis() - updated;
+        t.put("running", holder != null && age >= 0 && age < 5_000);
+        t.put("publishedAgoMs", age);
+        t.putAll(st);
+        return t;
     }
 
     /** The latest verification of each slot that has one: counts by verdict, and the slots that do not match. */
@@ -152,6 +168,7 @@ final class StatusCommand implements Callable<Integer> {
         out.println("run " + v.get("prefix") + "  status " + v.get("status"));
         if (plan == null) {
             out.println("no run has been planned under this prefix yet: `rebalance copy` starts one");
+            printTail((Map<String, Object>) v.get("tail"), out);
             return;
         }
         Map<String, Object> s = (Map<String, Object>) v.get("slots");
@@ -213,10 +230,40 @@ final class StatusCommand implements Callable<Integer> {
                         f.get("slot"), f.get("verdict"), f.get("differences"), f.get("at"));
             }
         }
+        printTail((Map<String, Object>) v.get("tail"), out);
         List<String> events = (List<String>) v.get("events");
         if (!events.isEmpty()) {
             out.println("recent events");
             events.forEach(e -> out.println("  " + e));
         }
+    }
+
+    private static void printTail(Map<String, Object> t, PrintWriter out) {
+        if (!t.containsKey("updated_ms")) {
+            out.println("tail       not started (`rebalance tail`)");
+            return;
+        }
+        if (!(Boolean) t.get("running")) {
+            out.printf(
+                    "tail       NOT RUNNING: last published %,d s ago by %s; start `rebalance tail`%n",
+                    ((Long) t.get("publishedAgoMs")) / 1000, t.get("owner"));
+        } else {
+            out.printf(
+                    "tail       %s: applied %s, lag %s ms / %s bytes, %s events/s, %s events, reconcile pending %s%n",
+                    t.get("leaseHolder"),
+                    t.getOrDefault("applied_lsn", "-"),
+                    t.get("lag_ms"),
+                    t.getOrDefault("lag_bytes", "?"),
+                    t.get("events_per_sec"),
+                    t.get("events"),
+                    t.get("reconcile_pending"));
+        }
+        if ("true".equals(t.get("retention_warning"))) {
+            out.printf(
+                    "  WARNING: slot holds %s bytes of WAL back (over tail.retentionWarnMb); a stopped tail pins"
+                            + " WAL until the source disk fills: start it, or `rebalance tail --drop-slot`%n",
+                    t.get("retained_bytes"));
+        }
+        if (t.containsKey("source_error")) out.println("  source error: " + t.get("source_error"));
     }
 }

@@ -6,15 +6,14 @@ import io.rebalance.core.ErrorCode;
 import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.TargetTable;
-import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotRange;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
+import io.rebalance.mover.CopyProgress;
 import io.rebalance.mover.RunPlan;
 import io.rebalance.mover.RunPlanner;
 import io.rebalance.mover.RunStatus;
-import io.rebalance.mover.SlotStore;
 import io.rebalance.verifier.Difference;
 import io.rebalance.verifier.InFlight;
 import io.rebalance.verifier.SlotResult;
@@ -126,7 +125,7 @@ final class VerifyCommand implements Callable<Integer> {
                     io.rebalance.core.dynamo.SlotIndex.of(config.target()),
                     c.dynamoWhere());
             List<Slot> ordered = new ArrayList<>(new TreeSet<>(chosen).descendingSet());
-            Set<String> copying = stillCopying(config, c, ordered);
+            Set<String> copying = stillCopying(c, ordered);
             if (!copying.isEmpty()) {
                 err.println("warning: " + copying.size() + " of these slots are not finished copying (the copy is still"
                         + " running); items it has not written yet show as MISSING until it has");
@@ -206,22 +205,15 @@ final class VerifyCommand implements Callable<Integer> {
         }
     }
 
-    /** Slots of the run's plan the mover has not finished: older than the watermark (newest first) and not FINISHED. */
-    private static Set<String> stillCopying(MigrationConfig config, Connections c, List<Slot> slots) {
+    /** Slots of the run's plan the mover has not finished (see {@link CopyProgress}). */
+    private static Set<String> stillCopying(Connections c, List<Slot> slots) {
         var run = c.runState();
         if (run.plan() == null || run.status() == RunStatus.FINISHED) return Set.of();
-        Slot watermark = run.watermark();
-        var states = new SlotStore(
-                c.redis(),
-                run.keys(),
-                Retrier.standard(),
-                config.mover().leaseTtlDuration(),
-                config.mover().stateTtlDuration());
+        CopyProgress progress = new CopyProgress(c.redis(), run.keys());
+        RunPlan plan = run.plan();
         Set<String> out = new HashSet<>();
         for (Slot slot : slots) {
-            if (!run.plan().range().contains(slot)) continue;
-            if (watermark != null && !slot.isOlderThan(watermark)) continue;
-            if (!"FINISHED".equals(states.state(slot).get("status"))) out.add(slot.name());
+            if (progress.mayStillWrite(plan, slot)) out.add(slot.name());
         }
         return out;
     }

@@ -20,6 +20,12 @@ public enum ErrorCode {
     RUN_CONFLICT(20, "Redis already holds a different run under this prefix"),
     ROW_REFUSED(21, "a row cannot be stored in DynamoDB"),
     INTERRUPTED(22, "interrupted"),
+    WAL_LEVEL(23, "Postgres wal_level is not logical"),
+    REPLICATION_ROLE(24, "the Postgres role cannot replicate"),
+    SOURCE_NO_PRIMARY_KEY(25, "the source table has no primary key the change stream can name rows by"),
+    REPLICATION_SLOT_BUSY(26, "the replication slot is in use by another process"),
+    NO_CHANGE_STREAM(27, "no replication slot covers the copy"),
+    TAIL_LEASE_LOST(28, "this tail lost its lease to another"),
     INTERNAL(70, "internal error");
 
     private final int exitCode;

@@ -2,6 +2,7 @@ package io.rebalance.verifier;
 
 import io.rebalance.core.codec.RowCodec;
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.copy.KeyRefresher;
 import io.rebalance.core.dynamo.BatchWriter;
 import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.retry.Retrier;
@@ -34,7 +35,7 @@ public final class Verifier {
     private final MigrationConfig config;
     private final SourceTable table;
     private final SlotVerifier slots;
-    private final Repairer repairer;
+    private final KeyRefresher repairer;
     private final SourceFingerprints source;
     private final SlotItems items;
 
@@ -60,10 +61,10 @@ public final class Verifier {
         this.slots =
                 new SlotVerifier(source, items, canonical, new Pinpointer(source, FANOUT, LEAF_ROWS), inFlight, hook);
         RowCodec codec = table.codec(target);
-        this.repairer = new Repairer(
+        // repair re-copies exactly the differing ids from Postgres as it is now: a row is put, a missing row deleted
+        this.repairer = new KeyRefresher(
                 new PageReader(table),
                 codec,
-                items,
                 new BatchWriter(dynamo, target.table(), 25, Retrier.standard(), BatchWriter.RateLimiter.NONE));
     }
 
@@ -127,7 +128,8 @@ public final class Verifier {
     private SlotResult verifyOne(Connection c, Slot slot, boolean repair) throws Exception {
         SlotResult first = slots.verify(c, slot);
         if (!repair || first.verdict() != SlotResult.Verdict.MISMATCH) return first;
-        int repaired = repairer.repair(c, first.differences());
+        int repaired = repairer.refresh(
+                c, first.differences().stream().map(Difference::id).toList());
         log.info("slot {}: repaired {} ids; verifying again", slot, repaired);
         SlotResult second = slots.verify(c, slot);
         return new SlotResult(

@@ -25,6 +25,7 @@ public final class RowCodec {
     private final ValueCodec values;
     private final SlotIndex slotIndex;
     private final RowSlot rowSlot;
+    private final int keyIndex;
 
     /**
      * @param columns the source columns, in the order {@link SourceRow#values()} holds them
@@ -43,15 +44,24 @@ public final class RowCodec {
         this.rowSlot = rowSlot;
         this.columns = List.copyOf(columns);
         this.attributeNames = new String[columns.size()];
+        int key = -1;
         for (int i = 0; i < columns.size(); i++) {
             String name = columns.get(i).name();
             attributeNames[i] = name.equals(keyColumn) ? partitionKey : name;
+            if (name.equals(keyColumn)) key = i;
         }
+        this.keyIndex = key;
         this.values = new ValueCodec(jsonAsMap);
     }
 
     public List<ColumnSpec> columns() {
         return columns;
+    }
+
+    /** The DynamoDB key of the item for a source key given as text (what a delete names). */
+    public Map<String, AttributeValue> key(String keyText) {
+        return Map.of(
+                attributeNames[keyIndex], values.encode(columns.get(keyIndex).kind(), keyText));
     }
 
     /** @throws RebalanceException ROW_REFUSED naming the row id when DynamoDB cannot hold the row */

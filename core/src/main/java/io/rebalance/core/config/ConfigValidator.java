@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.regex.Pattern;
 
 /**
@@ -147,10 +148,27 @@ public final class ConfigValidator {
         duration("mover.slotRetryDelay", m.slotRetryDelay(), MigrationConfig.Mover::slotRetryDelayDuration, m);
         duration("mover.keeperInterval", m.keeperInterval(), MigrationConfig.Mover::keeperIntervalDuration, m);
         range("verify.parallel", c.verify().parallel(), 1, 64);
-        try {
-            c.verify().settleDuration();
-        } catch (IllegalArgumentException e) {
-            problems.add("verify.settle: " + e.getMessage());
+        duration("verify.settle", c.verify()::settleDuration);
+        var tail = c.tail();
+        for (var name : new String[][] {{"tail.slotName", tail.slotName()}, {"tail.publication", tail.publication()}}) {
+            require(
+                    name[1].matches("[a-z0-9_]{1,63}"),
+                    name[0],
+                    name[1],
+                    "lower-case letters, digits and _ (at most 63), as Postgres names replication slots");
+        }
+        range("tail.applyThreads", tail.applyThreads(), 1, 64);
+        range("tail.maxBatch", tail.maxBatch(), 1, 100_000);
+        require(
+                tail.retentionWarnMb() > 0,
+                "tail.retentionWarnMb",
+                String.valueOf(tail.retentionWarnMb()),
+                "megabytes > 0");
+        Duration tailLease = duration("tail.leaseTtl", tail::leaseTtlDuration);
+        duration("tail.heartbeat", tail::heartbeatDuration);
+        duration("tail.pollInterval", tail::pollIntervalDuration);
+        if (tailLease != null && tailLease.compareTo(Duration.ofSeconds(3)) < 0) {
+            problems.add("tail.leaseTtl=" + tail.leaseTtl() + " is too short to renew reliably; use at least 3s");
         }
         if (lease != null && lease.compareTo(Duration.ofSeconds(2)) < 0) {
             problems.add("mover.leaseTtl=" + m.leaseTtl()
@@ -190,8 +208,12 @@ public final class ConfigValidator {
 
     private Duration duration(
             String key, String value, Function<MigrationConfig.Mover, Duration> f, MigrationConfig.Mover m) {
+        return duration(key, () -> f.apply(m));
+    }
+
+    private Duration duration(String key, Supplier<Duration> f) {
         try {
-            return f.apply(m);
+            return f.get();
         } catch (IllegalArgumentException e) {
             problems.add(key + ": " + e.getMessage());
             return null;

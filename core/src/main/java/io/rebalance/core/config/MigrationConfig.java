@@ -9,7 +9,8 @@ import java.util.List;
  * Every field is non-null after loading: defaults come from {@code defaults.yaml}, so what the code reads is
  * exactly what the documentation lists. Optional values are empty strings, never null.
  */
-public record MigrationConfig(Source source, Slots slots, Target target, Redis redis, Mover mover, Verify verify) {
+public record MigrationConfig(
+        Source source, Slots slots, Target target, Redis redis, Mover mover, Verify verify, Tail tail) {
 
     /** Where rows come from. {@code columns} empty means every column of the table. */
     public record Source(
@@ -114,6 +115,40 @@ public record MigrationConfig(Source source, Slots slots, Target target, Redis r
     public record Verify(int parallel, String settle) {
         public Duration settleDuration() {
             return Durations.parse(settle);
+        }
+    }
+
+    /**
+     * {@code rebalance tail}: the Debezium change stream.
+     *
+     * @param slotName the Postgres logical replication slot (it keeps WAL until the tail confirms it)
+     * @param publication the pgoutput publication, created for the source table only
+     * @param leaseTtl how long the active tail's lease lives without renewal; a standby takes over after it
+     * @param heartbeat how often the tail confirms its position even while the table is idle
+     * @param retentionWarnMb WAL the slot may hold back before status warns
+     * @param applyThreads BatchWriteItem calls in flight for one batch of changes
+     * @param maxBatch changes Debezium hands over at most at once
+     * @param pollInterval how long Debezium waits for more changes before handing over a batch
+     */
+    public record Tail(
+            String slotName,
+            String publication,
+            String leaseTtl,
+            String heartbeat,
+            long retentionWarnMb,
+            int applyThreads,
+            int maxBatch,
+            String pollInterval) {
+        public Duration leaseTtlDuration() {
+            return Durations.parse(leaseTtl);
+        }
+
+        public Duration heartbeatDuration() {
+            return Durations.parse(heartbeat);
+        }
+
+        public Duration pollIntervalDuration() {
+            return Durations.parse(pollInterval);
         }
     }
 }

@@ -1,0 +1,89 @@
+package io.rebalance.cdc;
+
+import io.debezium.engine.ChangeEvent;
+import io.debezium.engine.DebeziumEngine;
+import io.rebalance.core.slot.KeyType;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Takes each batch Debezium delivers, applies the keys it changed through {@link ChangeApplier}, and only then marks
+ * the batch processed, so the offsets saved (and the WAL Postgres may drop) never pass a change not yet in
+ * DynamoDB. A failed apply is retried with backoff for as long as this tail holds its lease: Postgres restarting
+ * or DynamoDB being away only delays the stream.
+ */
+final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<SourceRecord, SourceRecord>> {
+    private static final Logger log = LoggerFactory.getLogger(ChangeHandler.class);
+
+    private final ChangeApplier applier;
+    private final String tableTopic;
+    private final String keyColumn;
+    private final TailStats stats;
+    private final TailLease lease;
+
+    ChangeHandler(ChangeApplier applier, String tableTopic, String keyColumn, TailStats stats, TailLease lease) {
+        this.applier = applier;
+        this.tableTopic = tableTopic;
+        this.keyColumn = keyColumn;
+        this.stats = stats;
+        this.lease = lease;
+    }
+
+    @Override
+    public void handleBatch(
+            List<ChangeEvent<SourceRecord, SourceRecord>> events,
+            DebeziumEngine.RecordCommitter<ChangeEvent<SourceRecord, SourceRecord>> committer)
+            throws InterruptedException {
+        List<String> keys = new ArrayList<>(events.size());
+        long lsn = 0;
+        long commitMs = 0;
+        int changes = 0;
+        for (ChangeEvent<SourceRecord, SourceRecord> e : events) {
+            SourceRecord r = e.value();
+            if (r == null || !tableTopic.equals(r.topic()) || !(r.key() instanceof Struct key)) continue;
+            keys.add(KeyType.text(key.get(keyColumn)));
+            changes++;
+            Map<String, ?> offset = r.sourceOffset();
+            if (offset.get("lsn") instanceof Long l) lsn = Math.max(lsn, l);
+            if (offset.get("ts_usec") instanceof Long ts) commitMs = ts / 1000;
+        }
+        applyUntilDone(keys);
+        for (ChangeEvent<SourceRecord, SourceRecord> e : events) committer.markProcessed(e);
+        committer.markBatchFinished();
+        if (changes > 0) {
+            stats.events.addAndGet(changes);
+            stats.items.addAndGet(keys.size());
+            stats.appliedLsn.accumulateAndGet(lsn, Math::max);
+            stats.lastCommitMs.set(commitMs);
+            stats.lastAppliedMs.set(System.currentTimeMillis());
+        }
+    }
+
+    private void applyUntilDone(List<String> keys) throws InterruptedException {
+        for (int attempt = 0; ; attempt++) {
+            try {
+                applier.apply(keys);
+                return;
+            } catch (InterruptedException e) {
+                throw e;
+            } catch (TailLeaseLostException e) {
+                throw e;
+            } catch (Exception e) {
+                lease.check(); // no retry past the lease: a standby may be applying by now
+                long wait = Math.min(5_000, 100L << Math.min(attempt, 6));
+                log.warn(
+                        "applying {} changed keys failed (attempt {}), retrying in {} ms: {}",
+                        keys.size(),
+                        attempt + 1,
+                        wait,
+                        e.toString());
+                Thread.sleep(wait); // backoff: the source or DynamoDB is away; the batch is kept until it lands
+            }
+        }
+    }
+}

@@ -1,0 +1,278 @@
+package io.rebalance.cdc;
+
+import io.debezium.embedded.Connect;
+import io.debezium.engine.ChangeEvent;
+import io.debezium.engine.DebeziumEngine;
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.copy.KeyRefresher;
+import io.rebalance.core.dynamo.BatchWriter;
+import io.rebalance.core.retry.Retrier;
+import io.rebalance.core.source.PageReader;
+import io.rebalance.core.source.SourceSession;
+import io.rebalance.core.source.SourceTable;
+import io.rebalance.mover.CopyProgress;
+import io.rebalance.mover.RunKeys;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.postgresql.Driver;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.clients.jedis.UnifiedJedis;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/**
+ * {@code rebalance tail}: one process streams the source table's changes into DynamoDB; others stand by. Holding
+ * the lease, it runs Debezium embedded (pgoutput, a publication for the one table, a named slot, no snapshot) and
+ * applies each batch through {@link ChangeApplier}; a renewal thread keeps the lease, a publisher reports the
+ * position every second, and {@link Reconciler} re-writes keys the backfill may have overwritten. When Debezium
+ * stops on an error (Postgres restarted, say) it is started again from the saved offsets while the lease is held.
+ */
+public final class Tail implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(Tail.class);
+
+    private final MigrationConfig config;
+    private final SourceTable table;
+    private final DynamoDbClient dynamo;
+    private final UnifiedJedis redis;
+    private final TailKeys keys;
+    private final TailLease lease;
+    private final TailStats stats = new TailStats();
+    private final CountDownLatch stopped = new CountDownLatch(1);
+    private final AtomicReference<DebeziumEngine<?>> engine = new AtomicReference<>();
+    private volatile boolean stopping;
+
+    public Tail(MigrationConfig config, SourceTable table, DynamoDbClient dynamo, UnifiedJedis redis, String owner) {
+        this.config = config;
+        this.table = table;
+        this.dynamo = dynamo;
+        this.redis = redis;
+        this.keys = new TailKeys(config.redis().prefix());
+        this.lease = new TailLease(redis, keys, owner, config.tail().leaseTtlDuration());
+    }
+
+    public TailStats stats() {
+        return stats;
+    }
+
+    public TailKeys keys() {
+        return keys;
+    }
+
+    /** Runs until {@link #close()}: stands by while another tail holds the lease, streams while this one does. */
+    public void run() throws Exception {
+        SourceSession session = new SourceSession(config.source());
+        TailPreflight.TableId id;
+        try (Connection c = session.openForPreflight()) {
+            id = TailPreflight.check(c, table, config);
+        }
+        Duration ttl = lease.ttl();
+        boolean announced = false;
+        try {
+            standByOrStream(session, id, ttl, announced);
+        } finally {
+            lease.release();
+        }
+    }
+
+    private void standByOrStream(SourceSession session, TailPreflight.TableId id, Duration ttl, boolean announced)
+            throws Exception {
+        while (!stopping) {
+            if (!lease.tryAcquire()) {
+                if (!announced) log.info("standing by: the tail lease is held by {}", lease.holder());
+                announced = true;
+                if (stopped.await(ttl.toMillis() / 3, TimeUnit.MILLISECONDS)) break; // standby polls the lease
+                continue;
+            }
+            announced = false;
+            log.info(
+                    "holding the tail lease as {}; streaming {} from slot {}",
+                    lease.owner(),
+                    id.dotted(),
+                    config.tail().slotName());
+            try {
+                streamWhileLeased(session, id);
+            } catch (TailLeaseLostException e) {
+                log.warn("{}", e.getMessage());
+            }
+        }
+    }
+
+    private void streamWhileLeased(SourceSession session, TailPreflight.TableId id) throws Exception {
+        var target = config.target();
+        var t = config.tail();
+        try (Connection c = session.openForPreflight()) {
+            awaitSlotFree(c);
+        }
+        RunKeys runKeys = new RunKeys(config.redis().prefix());
+        TouchedKeys touched =
+                new TouchedKeys(redis, keys, new CopyProgress(redis, runKeys), table.keyspace(), runKeys.status());
+        KeyRefresher refresher = new KeyRefresher(
+                new PageReader(table),
+                table.codec(target),
+                new BatchWriter(dynamo, target.table(), 25, Retrier.standard(), BatchWriter.RateLimiter.NONE));
+        ScheduledExecutorService timers = Executors.newScheduledThreadPool(3, r -> {
+            Thread th = new Thread(r, "tail-timer");
+            th.setDaemon(true);
+            return th;
+        });
+        TailStatusPublisher status =
+                new TailStatusPublisher(redis, keys, session, t.slotName(), t.retentionWarnMb(), stats, lease.owner());
+        AtomicReference<Throwable> leaseLost = new AtomicReference<>();
+        try (ChangeApplier applier = new ChangeApplier(session, refresher, touched, lease, t.applyThreads())) {
+            Reconciler reconciler = new Reconciler(touched, applier, stats);
+            long third = lease.ttl().toMillis() / 3;
+            timers.scheduleWithFixedDelay(
+                    () -> {
+                        try {
+                            lease.renew();
+                        } catch (TailLeaseLostException e) {
+                            leaseLost.set(e);
+                            closeEngine();
+                        } catch (RuntimeException e) {
+                            log.warn("renewing the tail lease failed: {}", e.toString());
+                        }
+                    },
+                    third,
+                    third,
+                    TimeUnit.MILLISECONDS);
+            timers.scheduleWithFixedDelay(
+                    () -> quietly("publish status", () -> status.publish(touched.pending())), 0, 1, TimeUnit.SECONDS);
+            timers.scheduleWithFixedDelay(
+                    () -> quietly("reconcile", () -> reconciler.runOnce()), 1, 1, TimeUnit.SECONDS);
+            while (!stopping && leaseLost.get() == null) {
+                Throwable failure = runEngine(id, applier);
+                if (stopping || leaseLost.get() != null) break;
+                lease.check();
+                log.warn(
+                        "the change stream stopped ({}); starting it again from the saved offsets in 2 s",
+                        failure == null ? "no error" : failure.toString());
+                if (stopped.await(2, TimeUnit.SECONDS)) break; // backoff before reconnecting to Postgres
+            }
+        } finally {
+            timers.shutdownNow();
+            status.close();
+        }
+        if (leaseLost.get() != null) throw (TailLeaseLostException) leaseLost.get();
+    }
+
+    /** @return why Debezium stopped, or null when it was asked to */
+    private Throwable runEngine(TailPreflight.TableId id, ChangeApplier applier) throws InterruptedException {
+        ChangeHandler handler = new ChangeHandler(applier, "rebalance." + id.dotted(), table.keyColumn(), stats, lease);
+        AtomicReference<Throwable> error = new AtomicReference<>();
+        CountDownLatch done = new CountDownLatch(1);
+        DebeziumEngine<ChangeEvent<SourceRecord, SourceRecord>> e = DebeziumEngine.create(Connect.class)
+                .using(properties(id))
+                .using((success, message, t) -> {
+                    if (!success) error.set(t != null ? t : new IllegalStateException(message));
+                    done.countDown();
+                })
+                .notifying(handler)
+                .build();
+        engine.set(e);
+        if (stopping) return null;
+        Thread runner = new Thread(e, "debezium");
+        runner.start();
+        try {
+            done.await();
+        } catch (InterruptedException interrupted) {
+            close(); // an interrupted caller means stop: Debezium runs on its own thread and must be told
+            runner.join(10_000);
+            throw interrupted;
+        }
+        runner.join(10_000);
+        engine.set(null);
+        return error.get();
+    }
+
+    Properties properties(TailPreflight.TableId id) {
+        var t = config.tail();
+        var src = config.source();
+        Properties url = Driver.parseURL(src.jdbcUrl(), new Properties());
+        if (url == null) throw new IllegalArgumentException("source.jdbcUrl is not a Postgres JDBC URL");
+        Properties p = new Properties();
+        p.setProperty("name", "rebalance-tail");
+        p.setProperty("connector.class", "io.debezium.connector.postgresql.PostgresConnector");
+        p.setProperty("topic.prefix", "rebalance");
+        p.setProperty(
+                "database.hostname", url.getProperty("PGHOST", "127.0.0.1").split(",")[0]);
+        p.setProperty("database.port", url.getProperty("PGPORT", "5432").split(",")[0]);
+        p.setProperty("database.dbname", url.getProperty("PGDBNAME"));
+        p.setProperty("database.user", src.user());
+        p.setProperty("database.password", src.password());
+        p.setProperty("plugin.name", "pgoutput");
+        p.setProperty("slot.name", t.slotName());
+        p.setProperty("publication.name", t.publication());
+        p.setProperty("publication.autocreate.mode", "filtered");
+        p.setProperty("table.include.list", java.util.regex.Pattern.quote(id.dotted()));
+        // the key Debezium puts on each event is the migration's key column, whatever the table's primary key is
+        p.setProperty("message.key.columns", id.dotted() + ":" + table.keyColumn());
+        p.setProperty("snapshot.mode", "no_data"); // the mover backfills; the tail only streams
+        p.setProperty("tombstones.on.delete", "false");
+        p.setProperty("slot.drop.on.stop", "false");
+        p.setProperty("poll.interval.ms", Long.toString(t.pollIntervalDuration().toMillis()));
+        p.setProperty("max.batch.size", Integer.toString(t.maxBatch()));
+        p.setProperty("max.queue.size", Integer.toString(t.maxBatch() * 4));
+        p.setProperty(
+                "heartbeat.interval.ms", Long.toString(t.heartbeatDuration().toMillis()));
+        p.setProperty("offset.storage", RedisOffsetStore.class.getName());
+        p.setProperty("offset.flush.interval.ms", "1000");
+        p.setProperty(RedisOffsetStore.REDIS_URL, config.redis().url());
+        p.setProperty(RedisOffsetStore.OFFSETS_KEY, keys.offsets());
+        p.setProperty(RedisOffsetStore.LEASE_KEY, keys.lease());
+        p.setProperty(RedisOffsetStore.OWNER, lease.owner());
+        return p;
+    }
+
+    /** A slot still read by a tail that just died frees itself within moments; one read by anything else is refused. */
+    private void awaitSlotFree(Connection c) throws Exception {
+        long deadline = System.nanoTime() + lease.ttl().toNanos();
+        while (true) {
+            try {
+                TailPreflight.slotUsable(c, config.tail().slotName());
+                return;
+            } catch (io.rebalance.core.RebalanceException e) {
+                if (!TailPreflight.slot(c, config.tail().slotName()).active() || System.nanoTime() > deadline) throw e;
+                if (stopped.await(200, TimeUnit.MILLISECONDS)) return; // the old reader's connection is closing
+            }
+        }
+    }
+
+    private void closeEngine() {
+        DebeziumEngine<?> e = engine.get();
+        if (e == null) return;
+        try {
+            e.close();
+        } catch (Exception ex) {
+            log.warn("closing Debezium: {}", ex.toString());
+        }
+    }
+
+    @Override
+    public void close() {
+        stopping = true;
+        stopped.countDown();
+        closeEngine();
+    }
+
+    @FunctionalInterface
+    private interface Task {
+        void run() throws Exception;
+    }
+
+    private static void quietly(String what, Task task) {
+        try {
+            task.run();
+        } catch (TailLeaseLostException e) {
+            log.warn("{}: {}", what, e.getMessage());
+        } catch (Exception e) {
+            log.warn("{} failed: {}", what, e.toString());
+        }
+    }
+}

@@ -1,0 +1,35 @@
+package io.rebalance.cdc;
+
+import io.rebalance.core.slot.Slot;
+
+/** The Redis keys of the change stream, under the run's prefix (next to the mover's, see docs/cdc.md). */
+public record TailKeys(String prefix) {
+    /** Hash: Debezium's source offsets (base64 key -> base64 value), written only by the lease holder. */
+    public String offsets() {
+        return prefix + "cdc:offsets";
+    }
+
+    /** String with TTL: the owner id of the one active tail. */
+    public String lease() {
+        return prefix + "cdc:lease";
+    }
+
+    /** Hash: applied LSN, lag, events/s, retained WAL, written every second by the active tail. */
+    public String status() {
+        return prefix + "cdc:status";
+    }
+
+    /** Set: keys of {@code slot} the tail wrote while the backfill of that slot was not finished. */
+    public String touched(String slot) {
+        return prefix + "cdc:touched:" + slot;
+    }
+
+    public String touched(Slot slot) {
+        return touched(slot.name());
+    }
+
+    /** Set: the slots (or {@link TouchedKeys#UNKNOWN_SLOT}) that have a {@link #touched} set. */
+    public String touchedSlots() {
+        return prefix + "cdc:touched";
+    }
+}

@@ -1,0 +1,28 @@
+package io.rebalance.cdc;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+/** What the tail has applied: counted by the handler, published by {@link TailStatusPublisher}. */
+public final class TailStats {
+    final AtomicLong events = new AtomicLong();
+    final AtomicLong items = new AtomicLong();
+    final AtomicLong reconciled = new AtomicLong();
+    /** LSN of the last change applied, as a number; 0 before the first. */
+    final AtomicLong appliedLsn = new AtomicLong();
+    /** Commit time of the last change applied, epoch ms. */
+    final AtomicLong lastCommitMs = new AtomicLong();
+    /** When the last change was applied, epoch ms. */
+    final AtomicLong lastAppliedMs = new AtomicLong();
+
+    public long events() {
+        return events.get();
+    }
+
+    public long appliedLsn() {
+        return appliedLsn.get();
+    }
+
+    public long reconciled() {
+        return reconciled.get();
+    }
+}

@@ -1,0 +1,110 @@
+package io.rebalance.cdc;
+
+import io.rebalance.core.source.SourceSession;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import redis.clients.jedis.UnifiedJedis;
+
+/**
+ * Publishes the tail's position once a second to {@code <prefix>cdc:status}, for {@code rebalance status}, verify's
+ * in-flight wait and cutover: the LSN applied, lag in ms (commit to applied, of the last change) and in bytes (WAL
+ * written but not yet confirmed by the slot), events/s, and how much WAL the slot holds back, with a warning flag
+ * past {@code tail.retentionWarnMb}.
+ */
+final class TailStatusPublisher {
+    private final UnifiedJedis redis;
+    private final TailKeys keys;
+    private final SourceSession session;
+    private final String slotName;
+    private final long retentionWarnBytes;
+    private final TailStats stats;
+    private final String owner;
+    private Connection connection;
+    private long lastEvents;
+    private long lastAt;
+
+    TailStatusPublisher(
+            UnifiedJedis redis,
+            TailKeys keys,
+            SourceSession session,
+            String slotName,
+            long retentionWarnMb,
+            TailStats stats,
+            String owner) {
+        this.redis = redis;
+        this.keys = keys;
+        this.session = session;
+        this.slotName = slotName;
+        this.retentionWarnBytes = retentionWarnMb * 1024 * 1024;
+        this.stats = stats;
+        this.owner = owner;
+    }
+
+    void publish(long pendingReconcile) {
+        long now = System.currentTimeMillis();
+        long events = stats.events();
+        double rate = lastAt == 0 ? 0 : (events - lastEvents) * 1000.0 / Math.max(1, now - lastAt);
+        lastEvents = events;
+        lastAt = now;
+        Map<String, String> f = new LinkedHashMap<>();
+        f.put("owner", owner);
+        f.put("updated_ms", Long.toString(now));
+        f.put("events", Long.toString(events));
+        f.put("events_per_sec", String.format(java.util.Locale.ROOT, "%.1f", rate));
+        long applied = stats.appliedLsn();
+        f.put("applied_lsn", applied == 0 ? "" : Lsn.text(applied));
+        long commit = stats.lastCommitMs.get();
+        f.put("lag_ms", commit == 0 ? "0" : Long.toString(Math.max(0, stats.lastAppliedMs.get() - commit)));
+        f.put("last_applied_ms", Long.toString(stats.lastAppliedMs.get()));
+        f.put("reconcile_pending", Long.toString(pendingReconcile));
+        f.put("reconciled", Long.toString(stats.reconciled()));
+        try {
+            slotPositions(f);
+        } catch (SQLException e) {
+            f.put(
+                    "source_error",
+                    e.getMessage() == null
+                            ? e.toString()
+                            : e.getMessage().lines().findFirst().orElse(""));
+            close();
+        }
+        redis.hset(keys.status(), f);
+    }
+
+    private void slotPositions(Map<String, String> f) throws SQLException {
+        if (connection == null || connection.isClosed()) connection = session.open();
+        try (PreparedStatement ps = connection.prepareStatement("SELECT pg_current_wal_lsn()::text,"
+                + " confirmed_flush_lsn::text, (pg_current_wal_lsn() - confirmed_flush_lsn)::int8,"
+                + " (pg_current_wal_lsn() - restart_lsn)::int8 FROM pg_replication_slots WHERE slot_name = ?")) {
+            ps.setString(1, slotName);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    f.put("slot", "missing");
+                    return;
+                }
+                f.put("slot", "present");
+                f.put("source_lsn", rs.getString(1));
+                f.put("confirmed_lsn", String.valueOf(rs.getString(2)));
+                f.put("lag_bytes", Long.toString(rs.getLong(3)));
+                long retained = rs.getLong(4);
+                f.put("retained_bytes", Long.toString(retained));
+                f.put("retention_warning", Boolean.toString(retained > retentionWarnBytes));
+                f.remove("source_error");
+                redis.hdel(keys.status(), "source_error");
+            }
+        }
+    }
+
+    void close() {
+        try {
+            if (connection != null) connection.close();
+        } catch (SQLException ignored) {
+            // discarded
+        }
+        connection = null;
+    }
+}

@@ -1,0 +1,101 @@
+package io.rebalance.cdc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
+import io.rebalance.testkit.RoomEventsComparison;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Future;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+
+/**
+ * One active tail at a time, resumable by any process: a second tail stands by while the first holds the lease,
+ * takes over when it stops, and resumes from the offsets in Redis with nothing lost, including the changes made
+ * while no tail ran. A tail whose lease was taken cannot save offsets any more.
+ */
+class TailTakeoverIT {
+    @Test
+    void aStandbyTakesOverAndResumesFromTheSavedOffsets() throws Exception {
+        try (TailFixture f = new TailFixture()) {
+            List<Future<?>> outcomes = new ArrayList<>();
+            Tail first = f.startTail("tail-first", outcomes);
+            f.awaitStreaming();
+            Tail second = f.startTail("tail-second", outcomes);
+            for (int i = 1; i <= 200; i++) f.insert(ChangeKindsIT.id(i), "message", "{\"i\":" + i + "}", i);
+            f.awaitItem(ChangeKindsIT.id(200), true);
+            assertThat(f.redis.get(first.keys().lease())).isEqualTo("tail-first");
+            assertThat(second.stats().events()).isZero();
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(10))
+                    .until(() -> f.redis.hlen(first.keys().offsets()) > 0);
+
+            first.close(); // the standby takes the lease and resumes where the first one's offsets say
+            for (int i = 1; i <= 100; i++) {
+                f.sql("UPDATE " + f.table + " SET seq = seq + 1000 WHERE id = '" + ChangeKindsIT.id(i) + "'");
+            }
+            f.sql("DELETE FROM " + f.table + " WHERE id = '" + ChangeKindsIT.id(150) + "'");
+            f.insert(ChangeKindsIT.id(300), "marker", null, 0);
+            f.awaitItem(ChangeKindsIT.id(300), true);
+            assertThat(f.redis.get(first.keys().lease())).isEqualTo("tail-second");
+            assertThat(second.stats().events()).isPositive();
+            try (Connection pg = f.services.postgres()) {
+                assertThat(RoomEventsComparison.differences(pg, f.table, f.dynamo, f.table))
+                        .isEmpty();
+            }
+
+            // a tail that lost its lease may not move the offsets: the save is fenced by the lease owner
+            TailLease stale = new TailLease(f.redis, first.keys(), "tail-first", Duration.ofSeconds(3));
+            assertThatThrownBy(stale::renew)
+                    .isInstanceOf(TailLeaseLostException.class)
+                    .hasMessageContaining("tail-second");
+        }
+    }
+
+    @Test
+    void badSourcesAreRefusedWithTheirOwnExitCode() throws Exception {
+        try (TailFixture f = new TailFixture()) {
+            // a role that may not replicate
+            String role = f.table + "_ro";
+            f.sql("CREATE ROLE " + role + " LOGIN", "GRANT SELECT ON " + f.table + " TO " + role);
+            try {
+                f.overrides.put("source.user", role);
+                Tail tail = new Tail(f.config(), f.sourceTable(), f.dynamo, f.redis, "x");
+                assertThatThrownBy(tail::run)
+                        .isInstanceOfSatisfying(RebalanceException.class, e -> assertThat(e.code())
+                                .isEqualTo(ErrorCode.REPLICATION_ROLE))
+                        .hasMessageContaining("ALTER ROLE \"" + role + "\" REPLICATION");
+            } finally {
+                f.overrides.remove("source.user");
+                f.sql("DROP OWNED BY " + role, "DROP ROLE " + role);
+            }
+
+            // a key the WAL does not carry: no primary key, only a unique index on id
+            f.sql(
+                    "ALTER TABLE " + f.table + " DROP CONSTRAINT " + f.table + "_pkey",
+                    "CREATE UNIQUE INDEX " + f.table + "_id ON " + f.table + " (id)");
+            Tail noKey = new Tail(f.config(), f.sourceTable(), f.dynamo, f.redis, "x");
+            assertThatThrownBy(noKey::run)
+                    .isInstanceOfSatisfying(RebalanceException.class, e -> assertThat(e.code())
+                            .isEqualTo(ErrorCode.SOURCE_NO_PRIMARY_KEY))
+                    .hasMessageContaining("REPLICA IDENTITY USING INDEX");
+            f.sql("ALTER TABLE " + f.table + " REPLICA IDENTITY USING INDEX " + f.table + "_id");
+
+            // the slot read by something that is not a tail holding the lease
+            List<Future<?>> outcomes = new ArrayList<>();
+            f.startTail("owner-a", outcomes);
+            f.awaitStreaming();
+            f.overrides.put("redis.prefix", f.overrides.get("redis.prefix") + "other:");
+            Tail intruder = new Tail(f.config(), f.sourceTable(), f.dynamo, f.redis, "owner-b");
+            assertThatThrownBy(intruder::run)
+                    .isInstanceOfSatisfying(RebalanceException.class, e -> assertThat(e.code())
+                            .isEqualTo(ErrorCode.REPLICATION_SLOT_BUSY))
+                    .hasMessageContaining(f.slotName);
+        }
+    }
+}

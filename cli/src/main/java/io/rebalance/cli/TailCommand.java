@@ -1,0 +1,149 @@
+package io.rebalance.cli;
+
+import io.rebalance.cdc.Tail;
+import io.rebalance.cdc.TailKeys;
+import io.rebalance.cdc.TailPreflight;
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.dynamo.SlotIndex;
+import io.rebalance.core.dynamo.TargetTable;
+import io.rebalance.core.source.SourceSession;
+import io.rebalance.core.source.SourceTable;
+import java.io.PrintWriter;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code rebalance tail}: streams every change of the source table into DynamoDB until stopped (docs/cdc.md). Run
+ * it in two processes: one applies, the other stands by and takes over within {@code tail.leaseTtl}.
+ * {@code --drop-slot} removes the replication slot and publication once the migration no longer needs them.
+ */
+@Command(
+        name = "tail",
+        description = "Stream inserts, updates and deletes of the source table into DynamoDB (Debezium, pgoutput)."
+                + " One process applies, others stand by. --drop-slot cleans up the replication slot.")
+final class TailCommand implements Callable<Integer> {
+    @Mixin
+    ConfigOptions options;
+
+    @Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    @Option(
+            names = "--drop-slot",
+            description = "Drop the replication slot and publication and forget the saved offsets, then exit."
+                    + " Refused while a tail holds the lease.")
+    boolean dropSlot;
+
+    @Option(
+            names = "--create-table",
+            description = "Create the DynamoDB table (with the slot index) if it does not exist, as copy does.")
+    boolean createTable;
+
+    @Override
+    public Integer call() throws Exception {
+        MigrationConfig config = options.load();
+        PrintWriter out = spec.commandLine().getOut();
+        try (Connections c = new Connections(config, config.tail().applyThreads() + 4)) {
+            if (dropSlot) return dropSlot(config, c, out);
+            SourceTable table;
+            try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
+                table = SourceTable.inspect(pg, config);
+            }
+            if (createTable && !TargetTable.exists(c.dynamo(), config.target().table(), c.dynamoWhere())) {
+                TargetTable.create(
+                        c.dynamo(),
+                        config.target().table(),
+                        table.partitionKey(config.target()),
+                        table.keyType(),
+                        SlotIndex.of(config.target()));
+            }
+            TargetTable.check(
+                    c.dynamo(),
+                    config.target().table(),
+                    table.partitionKey(config.target()),
+                    table.keyType(),
+                    SlotIndex.of(config.target()),
+                    c.dynamoWhere());
+            String owner = ownerId();
+            CountDownLatch done = new CountDownLatch(1);
+            try (Tail tail = new Tail(config, table, c.dynamo(), c.redis(), owner)) {
+                Thread hook = new Thread(
+                        () -> {
+                            tail.close();
+                            try {
+                                done.await(15, TimeUnit.SECONDS); // let the last batch land and the lease go
+                            } catch (InterruptedException ignored) {
+                                Thread.currentThread().interrupt();
+                            }
+                        },
+                        "rebalance-tail-shutdown");
+                Runtime.getRuntime().addShutdownHook(hook);
+                out.println("tail " + owner + ": slot " + config.tail().slotName() + ", publication "
+                        + config.tail().publication() + "; Ctrl-C stops it");
+                out.flush();
+                try {
+                    tail.run();
+                } finally {
+                    done.countDown();
+                }
+            }
+        }
+        return 0;
+    }
+
+    private int dropSlot(MigrationConfig config, Connections c, PrintWriter out) throws Exception {
+        TailKeys keys = new TailKeys(config.redis().prefix());
+        String holder = c.redis().get(keys.lease());
+        if (holder != null) {
+            throw new RebalanceException(
+                    ErrorCode.REPLICATION_SLOT_BUSY,
+                    "tail " + holder + " holds the lease and reads slot "
+                            + config.tail().slotName()
+                            + "; stop it first (Ctrl-C or SIGTERM), then run tail --drop-slot again");
+        }
+        try (Connection pg = new SourceSession(config.source()).openForPreflight();
+                Statement st = pg.createStatement()) {
+            var slot = TailPreflight.slot(pg, config.tail().slotName());
+            if (slot.active()) {
+                throw new RebalanceException(
+                        ErrorCode.REPLICATION_SLOT_BUSY,
+                        "replication slot " + config.tail().slotName() + " is read by process " + slot.activePid()
+                                + "; stop that reader first");
+            }
+            if (slot.exists()) {
+                st.execute("SELECT pg_drop_replication_slot('" + config.tail().slotName() + "')");
+                out.println("dropped replication slot " + config.tail().slotName());
+            } else {
+                out.println("replication slot " + config.tail().slotName() + " does not exist");
+            }
+            st.execute("DROP PUBLICATION IF EXISTS \"" + config.tail().publication() + "\"");
+            out.println("dropped publication " + config.tail().publication() + " (if it existed)");
+        }
+        c.redis().del(keys.offsets());
+        out.println("forgot the saved offsets; a new tail starts from a new slot (copy and verify again after it)");
+        return 0;
+    }
+
+    private static String ownerId() {
+        String host;
+        try {
+            host = InetAddress.getLocalHost().getHostName();
+        } catch (Exception e) {
+            host = "host";
+        }
+        String pid = ManagementFactory.getRuntimeMXBean().getName().split("@")[0];
+        return host + ":" + pid + ":" + UUID.randomUUID().toString().substring(0, 8);
+    }
+}

@@ -1,0 +1,79 @@
+package io.rebalance.core.copy;
+
+import io.rebalance.core.codec.RowCodec;
+import io.rebalance.core.codec.SourceRow;
+import io.rebalance.core.dynamo.BatchWriter;
+import io.rebalance.core.source.PageReader;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import software.amazon.awssdk.services.dynamodb.model.DeleteRequest;
+import software.amazon.awssdk.services.dynamodb.model.PutRequest;
+import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
+
+/**
+ * Makes the items of some keys equal to their rows as Postgres holds them now: a key with a row is read and put
+ * (encoded by the same codec as the backfill), a key without one is deleted. The change stream, reconciliation
+ * and {@code verify --repair} all write through this, so that one rule decides what an item is (ADR 6).
+ *
+ * <p>It is split in {@link #read} and {@link #write} so a caller can act between the two (the tail records which
+ * slots it is about to write before it writes them).
+ */
+public final class KeyRefresher {
+    private final PageReader reader;
+    private final RowCodec codec;
+    private final BatchWriter writer;
+
+    public KeyRefresher(PageReader reader, RowCodec codec, BatchWriter writer) {
+        this.reader = reader;
+        this.codec = codec;
+        this.writer = writer;
+    }
+
+    /**
+     * @param rows the keys that have a row, with the row as read
+     * @param absent the keys without a row (deleted in Postgres)
+     * @param requests one put or delete per distinct key
+     */
+    public record Refresh(List<SourceRow> rows, List<String> absent, List<WriteRequest> requests) {}
+
+    /** Reads the current rows of {@code keys} (duplicates collapse) and builds one write per key; writes nothing. */
+    public Refresh read(Connection c, Collection<String> keys) throws SQLException {
+        Set<String> distinct = new LinkedHashSet<>(keys);
+        List<SourceRow> rows = reader.byKeys(c, distinct);
+        Set<String> withRow = new HashSet<>();
+        List<WriteRequest> requests = new ArrayList<>(distinct.size());
+        for (SourceRow row : rows) {
+            withRow.add(row.key());
+            requests.add(WriteRequest.builder()
+                    .putRequest(PutRequest.builder().item(codec.encode(row)).build())
+                    .build());
+        }
+        List<String> absent = new ArrayList<>();
+        for (String key : distinct) {
+            if (withRow.contains(key)) continue;
+            absent.add(key);
+            requests.add(WriteRequest.builder()
+                    .deleteRequest(DeleteRequest.builder().key(codec.key(key)).build())
+                    .build());
+        }
+        return new Refresh(rows, absent, requests);
+    }
+
+    /** Sends a refresh's writes with BatchWriteItem (its keys are distinct, as one batch requires). */
+    public void write(Refresh refresh) throws InterruptedException {
+        writer.apply(refresh.requests());
+    }
+
+    /** {@link #read} then {@link #write}; @return how many keys were put or deleted */
+    public int refresh(Connection c, Collection<String> keys) throws SQLException, InterruptedException {
+        Refresh r = read(c, keys);
+        write(r);
+        return r.requests().size();
+    }
+}
