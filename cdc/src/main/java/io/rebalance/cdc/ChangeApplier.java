@@ -51,8 +51,7 @@ final class ChangeApplier implements AutoCloseable {
         List<WriteRequest> requests = refresh.requests();
         List<Future<?>> pending = new ArrayList<>();
         for (int i = 0; i < requests.size(); i += BATCH) {
-            var part = new KeyRefresher.Refresh(
-                    List.of(), List.of(), requests.subList(i, Math.min(requests.size(), i + BATCH)));
+            List<WriteRequest> part = requests.subList(i, Math.min(requests.size(), i + BATCH));
             pending.add(writers.submit(() -> {
                 refresher.write(part);
                 return null;

@@ -4,6 +4,7 @@ import io.rebalance.cdc.Tail;
 import io.rebalance.cdc.TailKeys;
 import io.rebalance.cdc.TailPreflight;
 import io.rebalance.core.ErrorCode;
+import io.rebalance.core.ProcessId;
 import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.SlotIndex;
@@ -11,11 +12,8 @@ import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import java.io.PrintWriter;
-import java.lang.management.ManagementFactory;
-import java.net.InetAddress;
 import java.sql.Connection;
 import java.sql.Statement;
-import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -76,7 +74,7 @@ final class TailCommand implements Callable<Integer> {
                     table.keyType(),
                     SlotIndex.of(config.target()),
                     c.dynamoWhere());
-            String owner = ownerId();
+            String owner = ProcessId.create();
             CountDownLatch done = new CountDownLatch(1);
             try (Tail tail = new Tail(config, table, c.dynamo(), c.redis(), owner)) {
                 Thread hook = new Thread(
@@ -134,16 +132,5 @@ final class TailCommand implements Callable<Integer> {
         c.redis().del(keys.offsets());
         out.println("forgot the saved offsets; a new tail starts from a new slot (copy and verify again after it)");
         return 0;
-    }
-
-    private static String ownerId() {
-        String host;
-        try {
-            host = InetAddress.getLocalHost().getHostName();
-        } catch (Exception e) {
-            host = "host";
-        }
-        String pid = ManagementFactory.getRuntimeMXBean().getName().split("@")[0];
-        return host + ":" + pid + ":" + UUID.randomUUID().toString().substring(0, 8);
     }
 }

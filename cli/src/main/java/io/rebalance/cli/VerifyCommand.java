@@ -208,9 +208,9 @@ final class VerifyCommand implements Callable<Integer> {
     /** Slots of the run's plan the mover has not finished (see {@link CopyProgress}). */
     private static Set<String> stillCopying(Connections c, List<Slot> slots) {
         var run = c.runState();
-        if (run.plan() == null || run.status() == RunStatus.FINISHED) return Set.of();
-        CopyProgress progress = new CopyProgress(c.redis(), run.keys());
         RunPlan plan = run.plan();
+        if (plan == null || run.status() == RunStatus.FINISHED) return Set.of();
+        CopyProgress progress = new CopyProgress(c.redis(), run.keys());
         Set<String> out = new HashSet<>();
         for (Slot slot : slots) {
             if (progress.mayStillWrite(plan, slot)) out.add(slot.name());

@@ -144,18 +144,7 @@ class BadInputIT {
     @Test
     void aDynamoKeySchemaThatDoesNotFit() throws Exception {
         createSource("CREATE TABLE %s (id text PRIMARY KEY, body text)");
-        try (DynamoDbClient dynamo = services.dynamoClient()) {
-            dynamo.createTable(b -> b.tableName(table)
-                    .billingMode(BillingMode.PAY_PER_REQUEST)
-                    .keySchema(KeySchemaElement.builder()
-                            .attributeName("id")
-                            .keyType(KeyType.HASH)
-                            .build())
-                    .attributeDefinitions(AttributeDefinition.builder()
-                            .attributeName("id")
-                            .attributeType(ScalarAttributeType.N)
-                            .build()));
-        }
+        createTargetWithoutIndex(ScalarAttributeType.N);
         assertRefused(
                 copy("--set", "slots.from=2024-10-19T00:00:00Z", "--set", "slots.to=2024-10-20T00:00:00Z"),
                 ErrorCode.TARGET_KEY_SCHEMA,
@@ -166,18 +155,7 @@ class BadInputIT {
     @Test
     void aDynamoTableWithoutTheSlotIndex() throws Exception {
         createSource("CREATE TABLE %s (id text PRIMARY KEY, body text)");
-        try (DynamoDbClient dynamo = services.dynamoClient()) {
-            dynamo.createTable(b -> b.tableName(table)
-                    .billingMode(BillingMode.PAY_PER_REQUEST)
-                    .keySchema(KeySchemaElement.builder()
-                            .attributeName("id")
-                            .keyType(KeyType.HASH)
-                            .build())
-                    .attributeDefinitions(AttributeDefinition.builder()
-                            .attributeName("id")
-                            .attributeType(ScalarAttributeType.S)
-                            .build()));
-        }
+        createTargetWithoutIndex(ScalarAttributeType.S);
         assertRefused(
                 copy("--set", "slots.from=2024-10-19T00:00:00Z", "--set", "slots.to=2024-10-20T00:00:00Z"),
                 ErrorCode.TARGET_KEY_SCHEMA,
@@ -205,5 +183,21 @@ class BadInputIT {
     void anEmptyTableWithoutARange() throws Exception {
         createSource("CREATE TABLE %s (id text PRIMARY KEY, body text)");
         assertRefused(copy(), ErrorCode.TIME_RANGE_INVALID, "is empty", "slots.from");
+    }
+
+    /** A DynamoDB table keyed by id of {@code type}, without the slot index. */
+    private void createTargetWithoutIndex(ScalarAttributeType type) {
+        try (DynamoDbClient dynamo = services.dynamoClient()) {
+            dynamo.createTable(b -> b.tableName(table)
+                    .billingMode(BillingMode.PAY_PER_REQUEST)
+                    .keySchema(KeySchemaElement.builder()
+                            .attributeName("id")
+                            .keyType(KeyType.HASH)
+                            .build())
+                    .attributeDefinitions(AttributeDefinition.builder()
+                            .attributeName("id")
+                            .attributeType(type)
+                            .build()));
+        }
     }
 }

@@ -1,6 +1,7 @@
 package io.rebalance.mover;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rebalance.core.ProcessId;
 import io.rebalance.core.config.Durations;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.BatchWriter;
@@ -10,13 +11,11 @@ import io.rebalance.core.slot.Slot;
 import io.rebalance.core.source.PageReader;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
-import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
@@ -100,7 +99,7 @@ public final class MoverProcess implements AutoCloseable {
                 m.pageSize(),
                 m.leaseTtlDuration(),
                 counters);
-        this.processId = newProcessId();
+        this.processId = ProcessId.create();
         this.keeper = new Keeper(run, slots, plan, processId, m.leaseTtlDuration(), Duration.ofSeconds(10));
         this.picker = new SlotPicker(plan.range(), slots, run, this::newOwner);
         this.idleWorkers = new Semaphore(m.workers());
@@ -349,17 +348,6 @@ public final class MoverProcess implements AutoCloseable {
 
     private String newOwner() {
         return processId + "/" + ownerSeq.incrementAndGet();
-    }
-
-    private static String newProcessId() {
-        String host;
-        try {
-            host = InetAddress.getLocalHost().getHostName();
-        } catch (Exception e) {
-            host = "unknown";
-        }
-        return host + ":" + ManagementFactory.getRuntimeMXBean().getPid() + ":"
-                + UUID.randomUUID().toString().substring(0, 4);
     }
 
     public String processId() {

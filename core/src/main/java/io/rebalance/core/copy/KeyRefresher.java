@@ -67,7 +67,12 @@ public final class KeyRefresher {
 
     /** Sends a refresh's writes with BatchWriteItem (its keys are distinct, as one batch requires). */
     public void write(Refresh refresh) throws InterruptedException {
-        writer.apply(refresh.requests());
+        write(refresh.requests());
+    }
+
+    /** Sends part of a refresh's writes (callers that spread one refresh over several threads). */
+    public void write(List<WriteRequest> requests) throws InterruptedException {
+        writer.apply(requests);
     }
 
     /** {@link #read} then {@link #write}; @return how many keys were put or deleted */
