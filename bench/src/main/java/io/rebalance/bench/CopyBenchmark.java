@@ -144,6 +144,7 @@ public final class CopyBenchmark {
                 launcher,
                 "copy",
                 "--no-progress",
+                "--no-concurrent-writers", // the bench's source is not written while it copies
                 "--set",
                 "source.table=" + source,
                 "--set",

@@ -1,11 +1,14 @@
 package io.rebalance.cli;
 
+import io.rebalance.cdc.CopyCoverage;
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.source.SourceSession;
 import io.rebalance.mover.MoverProcess;
 import io.rebalance.mover.PhaseHooks;
 import io.rebalance.mover.RunPlanner;
 import io.rebalance.mover.RunState;
 import io.rebalance.mover.RunStatus;
+import java.sql.Connection;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -42,6 +45,12 @@ final class CopyCommand implements Callable<Integer> {
             description = "Rows per second for the whole run, all processes together (mover.rateLimit).")
     Long rate;
 
+    @Option(
+            names = "--no-concurrent-writers",
+            description = "Copy without a change stream: only when nothing writes to the source table until cutover."
+                    + " Without it, copy refuses to start unless the tail's replication slot and publication exist.")
+    boolean noConcurrentWriters;
+
     @Option(names = "--no-progress", description = "Log lines instead of a progress bar, even on a terminal.")
     boolean noProgress;
 
@@ -51,6 +60,11 @@ final class CopyCommand implements Callable<Integer> {
         if (workers != null) extra.put("mover.workers", workers.toString());
         if (rate != null) extra.put("mover.rateLimit", rate.toString());
         MigrationConfig config = options.load(extra);
+        if (!noConcurrentWriters) {
+            try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
+                CopyCoverage.check(pg, config); // before anything is planned or created
+            }
+        }
         CountDownLatch stopped = new CountDownLatch(1);
         try (Connections c = new Connections(config, config.mover().workers() + 6)) {
             RunState run = c.runState();

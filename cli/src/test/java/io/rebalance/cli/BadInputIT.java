@@ -29,7 +29,8 @@ class BadInputIT {
     private final String prefix = SharedServices.unique("bad") + ":";
 
     private CliRun copy(String... extra) {
-        List<String> args = new ArrayList<>(List.of("copy", "--create-table", "--no-progress"));
+        List<String> args =
+                new ArrayList<>(List.of("copy", "--create-table", "--no-progress", "--no-concurrent-writers"));
         args.addAll(CliRun.base(services, table, prefix));
         args.addAll(Arrays.asList(extra));
         return CliRun.of(args.toArray(String[]::new));
@@ -129,9 +130,38 @@ class BadInputIT {
     }
 
     @Test
+    void aCopyWithoutAChangeStream() throws Exception {
+        createSource("CREATE TABLE %s (id text PRIMARY KEY, body text)");
+        List<String> args = new ArrayList<>(List.of("copy", "--create-table", "--no-progress"));
+        args.addAll(CliRun.base(services, table, prefix));
+        args.addAll(List.of("--set", "tail.slotName=" + table, "--set", "tail.publication=" + table));
+        assertRefused(
+                CliRun.of(args.toArray(String[]::new)),
+                ErrorCode.NO_CHANGE_STREAM,
+                "no replication slot '" + table + "'",
+                "start `rebalance tail` first",
+                "--no-concurrent-writers");
+
+        // a slot alone is not enough: without the table in its publication it carries none of the table's changes
+        try (Connection c = services.postgres();
+                Statement st = c.createStatement()) {
+            st.execute("SELECT pg_create_logical_replication_slot('" + table + "', 'pgoutput')");
+            try {
+                assertRefused(
+                        CliRun.of(args.toArray(String[]::new)),
+                        ErrorCode.NO_CHANGE_STREAM,
+                        "publication '" + table + "' (tail.publication) does not include " + table,
+                        "--no-concurrent-writers");
+            } finally {
+                st.execute("SELECT pg_drop_replication_slot('" + table + "')");
+            }
+        }
+    }
+
+    @Test
     void aDynamoTableThatDoesNotExist() throws Exception {
         createSource("CREATE TABLE %s (id text PRIMARY KEY, body text)");
-        List<String> args = new ArrayList<>(List.of("copy", "--no-progress"));
+        List<String> args = new ArrayList<>(List.of("copy", "--no-progress", "--no-concurrent-writers"));
         args.addAll(CliRun.base(services, table, prefix));
         args.addAll(List.of("--set", "slots.from=2024-10-19T00:00:00Z", "--set", "slots.to=2024-10-20T00:00:00Z"));
         assertRefused(

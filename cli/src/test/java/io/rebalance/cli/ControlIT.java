@@ -51,6 +51,7 @@ class ControlIT {
                 "target/rebalance.jar",
                 "copy",
                 "--no-progress",
+                "--no-concurrent-writers",
                 "--set",
                 "mover.workers=2",
                 "--set",

@@ -132,6 +132,7 @@ class MultiProcessCopyIT {
                 Path.of("target/rebalance.jar").toString(),
                 "copy",
                 "--no-progress",
+                "--no-concurrent-writers",
                 "--set",
                 "mover.workers=3",
                 "--set",

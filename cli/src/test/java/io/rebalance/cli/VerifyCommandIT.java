@@ -39,7 +39,7 @@ class VerifyCommandIT {
         try (Connection c = services.postgres()) {
             ids = TypeZoo.create(c, table, 3);
         }
-        CliRun copy = run("copy", "--create-table", "--set", "mover.workers=2");
+        CliRun copy = run("copy", "--create-table", "--no-concurrent-writers", "--set", "mover.workers=2");
         assertThat(copy.exitCode()).as(copy.err()).isZero();
 
         CliRun ok = run("verify", "--all", "--json");

@@ -1,0 +1,68 @@
+package io.rebalance.cdc;
+
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
+import io.rebalance.core.config.MigrationConfig;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+
+/**
+ * Whether a change stream covers a copy started now: the tail's replication slot exists (pgoutput, this database)
+ * and its publication includes the source table. A slot keeps every change from its creation on until the tail
+ * confirms it, so with both in place, whatever is written while the copy runs reaches DynamoDB even if no tail
+ * process is running yet. Without them those writes would be lost, which {@code copy} refuses unless told there
+ * are no concurrent writers.
+ */
+public final class CopyCoverage {
+    private CopyCoverage() {}
+
+    public static void check(Connection c, MigrationConfig config) throws SQLException {
+        String slot = config.tail().slotName();
+        String publication = config.tail().publication();
+        String table = config.source().table();
+        String unless = "; or, if nothing writes to " + table + " until cutover, pass --no-concurrent-writers";
+        if (!exists(c, table)) return; // the copy's own preflight names a missing table (exit 12)
+        TailPreflight.SlotInfo s = TailPreflight.slot(c, slot);
+        if (!s.exists() || !"pgoutput".equals(s.plugin()) || !c.getCatalog().equals(s.database())) {
+            String found = s.exists()
+                    ? "replication slot '" + slot + "' is for plugin " + s.plugin() + " in database " + s.database()
+                    : "no replication slot '" + slot + "' (tail.slotName) exists";
+            throw new RebalanceException(
+                    ErrorCode.NO_CHANGE_STREAM,
+                    found + ", so changes made to " + table + " while the copy runs would not reach DynamoDB;"
+                            + " start `rebalance tail` first (it creates the slot and publication and streams"
+                            + " them)" + unless);
+        }
+        if (!published(c, publication, table)) {
+            throw new RebalanceException(
+                    ErrorCode.NO_CHANGE_STREAM,
+                    "publication '" + publication + "' (tail.publication) does not include " + table + ", so the"
+                            + " slot '" + slot + "' carries none of its changes; start `rebalance tail` with this"
+                            + " configuration (it creates the publication for the table)" + unless);
+        }
+    }
+
+    private static boolean exists(Connection c, String table) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+            ps.setString(1, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
+        }
+    }
+
+    private static boolean published(Connection c, String publication, String table) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT EXISTS (SELECT 1 FROM pg_publication_tables pt"
+                + " WHERE pt.pubname = ? AND format('%I.%I', pt.schemaname, pt.tablename)::regclass = ?::regclass)")) {
+            ps.setString(1, publication);
+            ps.setString(2, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
+        }
+    }
+}
