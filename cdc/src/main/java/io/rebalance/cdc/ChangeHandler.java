@@ -5,7 +5,6 @@ import io.debezium.engine.DebeziumEngine;
 import io.rebalance.core.slot.KeyType;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.slf4j.Logger;
@@ -45,23 +44,43 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
         int changes = 0;
         for (ChangeEvent<SourceRecord, SourceRecord> e : events) {
             SourceRecord r = e.value();
-            if (r == null || !tableTopic.equals(r.topic()) || !(r.key() instanceof Struct key)) continue;
+            if (r == null) continue;
+            // every event counts for the applied position, heartbeat messages too: the stream is in commit order,
+            // so once this batch lands, every change of the table committed before its last event has landed
+            if (r.sourceOffset().get("lsn") instanceof Long l) lsn = Math.max(lsn, l);
+            if (!tableTopic.equals(r.topic())) continue;
+            if (!(r.key() instanceof Struct key)) {
+                if (r.value() instanceof Struct v && "t".equals(v.get("op"))) truncated(r);
+                continue;
+            }
             keys.add(KeyType.text(key.get(keyColumn)));
             changes++;
-            Map<String, ?> offset = r.sourceOffset();
-            if (offset.get("lsn") instanceof Long l) lsn = Math.max(lsn, l);
-            if (offset.get("ts_usec") instanceof Long ts) commitMs = ts / 1000;
+            if (r.sourceOffset().get("ts_usec") instanceof Long ts) commitMs = ts / 1000;
         }
         applyUntilDone(keys);
         for (ChangeEvent<SourceRecord, SourceRecord> e : events) committer.markProcessed(e);
         committer.markBatchFinished();
+        stats.appliedLsn.accumulateAndGet(lsn, Math::max);
         if (changes > 0) {
             stats.events.addAndGet(changes);
             stats.items.addAndGet(keys.size());
-            stats.appliedLsn.accumulateAndGet(lsn, Math::max);
             stats.lastCommitMs.set(commitMs);
             stats.lastAppliedMs.set(System.currentTimeMillis());
         }
+    }
+
+    /**
+     * A TRUNCATE names no keys, and emptying the target on the stream's word would race the backfill and cannot be
+     * undone, so the tail does not apply it: it says so loudly, and status keeps saying it until the table is
+     * verified and repaired (which deletes the extra items) or the migration is started over.
+     */
+    private void truncated(SourceRecord r) {
+        long lsn = r.sourceOffset().get("lsn") instanceof Long l ? l : 0;
+        stats.truncatedLsn.set(lsn);
+        log.error(
+                "the source table was TRUNCATEd (LSN {}); the tail does not empty DynamoDB: run `rebalance verify"
+                        + " --all --repair` to delete the items that are gone, or start the migration over",
+                Lsn.text(lsn));
     }
 
     private void applyUntilDone(List<String> keys) throws InterruptedException {

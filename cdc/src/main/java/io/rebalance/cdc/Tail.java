@@ -117,7 +117,7 @@ public final class Tail implements AutoCloseable {
                 new PageReader(table),
                 table.codec(target),
                 new BatchWriter(dynamo, target.table(), 25, Retrier.standard(), BatchWriter.RateLimiter.NONE));
-        ScheduledExecutorService timers = Executors.newScheduledThreadPool(3, r -> {
+        ScheduledExecutorService timers = Executors.newScheduledThreadPool(4, r -> {
             Thread th = new Thread(r, "tail-timer");
             th.setDaemon(true);
             return th;
@@ -146,6 +146,8 @@ public final class Tail implements AutoCloseable {
                     () -> quietly("publish status", () -> status.publish(touched.pending())), 0, 1, TimeUnit.SECONDS);
             timers.scheduleWithFixedDelay(
                     () -> quietly("reconcile", () -> reconciler.runOnce()), 1, 1, TimeUnit.SECONDS);
+            RepairQueue repairs = new RepairQueue(redis, keys);
+            timers.execute(() -> serveRepairs(repairs, applier, leaseLost));
             while (!stopping && leaseLost.get() == null) {
                 Throwable failure = runEngine(id, applier);
                 if (stopping || leaseLost.get() != null) break;
@@ -160,6 +162,24 @@ public final class Tail implements AutoCloseable {
             status.close();
         }
         if (leaseLost.get() != null) throw (TailLeaseLostException) leaseLost.get();
+    }
+
+    /** Carries out verify's repair requests, one at a time with the stream's batches, while this tail streams. */
+    private void serveRepairs(RepairQueue repairs, ChangeApplier applier, AtomicReference<Throwable> leaseLost) {
+        while (!stopping && leaseLost.get() == null && !Thread.currentThread().isInterrupted()) {
+            try {
+                repairs.serveOne(applier, 1.0);
+            } catch (TailLeaseLostException e) {
+                return;
+            } catch (Exception e) {
+                log.warn("a repair request failed, retrying in 1 s: {}", e.toString());
+                try {
+                    if (stopped.await(1, TimeUnit.SECONDS)) return; // backoff: the source or DynamoDB is away
+                } catch (InterruptedException interrupted) {
+                    return;
+                }
+            }
+        }
     }
 
     /** @return why Debezium stopped, or null when it was asked to */
@@ -215,12 +235,17 @@ public final class Tail implements AutoCloseable {
         p.setProperty("message.key.columns", id.dotted() + ":" + table.keyColumn());
         p.setProperty("snapshot.mode", "no_data"); // the mover backfills; the tail only streams
         p.setProperty("tombstones.on.delete", "false");
+        p.setProperty("skipped.operations", "none"); // TRUNCATE arrives, to be reported (ChangeHandler#truncated)
         p.setProperty("slot.drop.on.stop", "false");
         p.setProperty("poll.interval.ms", Long.toString(t.pollIntervalDuration().toMillis()));
         p.setProperty("max.batch.size", Integer.toString(t.maxBatch()));
         p.setProperty("max.queue.size", Integer.toString(t.maxBatch() * 4));
         p.setProperty(
                 "heartbeat.interval.ms", Long.toString(t.heartbeatDuration().toMillis()));
+        // An idle table gets no events, and Postgres 15's pgoutput sends nothing for other tables' transactions, so
+        // the slot would pin WAL forever. Each heartbeat writes a logical message instead (no table, no row): the
+        // slot decodes it, the tail passes it, and the confirmed position follows the server's.
+        p.setProperty("heartbeat.action.query", "SELECT pg_logical_emit_message(false, 'rebalance.heartbeat', '')");
         p.setProperty("offset.storage", RedisOffsetStore.class.getName());
         p.setProperty("offset.flush.interval.ms", "1000");
         p.setProperty(RedisOffsetStore.REDIS_URL, config.redis().url());

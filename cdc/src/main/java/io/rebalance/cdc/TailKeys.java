@@ -19,6 +19,26 @@ public record TailKeys(String prefix) {
         return prefix + "cdc:status";
     }
 
+    /** List: ids of repair requests (verify --repair while a tail runs) waiting for the tail. */
+    public String repairQueue() {
+        return prefix + "cdc:repair";
+    }
+
+    /** List: ids of the repair requests the active tail has taken and not yet answered. */
+    public String repairing() {
+        return prefix + "cdc:repairing";
+    }
+
+    /** List: the keys of one repair request. */
+    public String repairRequest(String id) {
+        return prefix + "cdc:repair:" + id;
+    }
+
+    /** List: the tail's answer to one repair request, how many items it put or deleted. */
+    public String repairAnswer(String id) {
+        return prefix + "cdc:repaired:" + id;
+    }
+
     /** Set: keys of {@code slot} the tail wrote while the backfill of that slot was not finished. */
     public String touched(String slot) {
         return prefix + "cdc:touched:" + slot;

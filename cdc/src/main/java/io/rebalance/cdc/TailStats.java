@@ -7,10 +7,12 @@ public final class TailStats {
     final AtomicLong events = new AtomicLong();
     final AtomicLong items = new AtomicLong();
     final AtomicLong reconciled = new AtomicLong();
-    /** LSN of the last change applied, as a number; 0 before the first. */
+    /** LSN up to which every change is applied (the last event of the last batch landed), as a number; 0 before. */
     final AtomicLong appliedLsn = new AtomicLong();
     /** Commit time of the last change applied, epoch ms. */
     final AtomicLong lastCommitMs = new AtomicLong();
+    /** LSN of the last TRUNCATE of the source table seen (not applied), 0 if none. */
+    final AtomicLong truncatedLsn = new AtomicLong();
     /** When the last change was applied, epoch ms. */
     final AtomicLong lastAppliedMs = new AtomicLong();
 

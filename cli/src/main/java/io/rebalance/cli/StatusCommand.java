@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.rebalance.cdc.TailKeys;
+import io.rebalance.cdc.TailProgress;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
@@ -124,8 +125,9 @@ final class StatusCommand implements Callable<Integer> {
         String holder = c.redis().get(keys.lease());
         t.put("leaseHolder", holder == null ? "" : holder);
         long updated = Long.parseLong(st.getOrDefault("updated_ms", "0"));
-        long age = updated == 0 ? -1 : System.currentTimeMillis() - updated;
-        t.put("running", holder != null && age >= 0 && age < 5_000);
+        long now = System.currentTimeMillis();
+        long age = updated == 0 ? -1 : now - updated;
+        t.put("running", TailProgress.running(st, holder, now));
         t.put("publishedAgoMs", age);
         t.putAll(st);
         return t;
@@ -263,6 +265,12 @@ final class StatusCommand implements Callable<Integer> {
                     "  WARNING: slot holds %s bytes of WAL back (over tail.retentionWarnMb); a stopped tail pins"
                             + " WAL until the source disk fills: start it, or `rebalance tail --drop-slot`%n",
                     t.get("retained_bytes"));
+        }
+        if (t.containsKey("truncated_lsn")) {
+            out.printf(
+                    "  WARNING: the source table was TRUNCATEd at %s and the tail did not empty DynamoDB: run"
+                            + " `rebalance verify --all --repair`, or start the migration over%n",
+                    t.get("truncated_lsn"));
         }
         if (t.containsKey("source_error")) out.println("  source error: " + t.get("source_error"));
     }

@@ -2,6 +2,10 @@ package io.rebalance.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.rebalance.cdc.Lsn;
+import io.rebalance.cdc.RepairQueue;
+import io.rebalance.cdc.TailKeys;
+import io.rebalance.cdc.TailProgress;
 import io.rebalance.core.ErrorCode;
 import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
@@ -16,6 +20,7 @@ import io.rebalance.mover.RunPlanner;
 import io.rebalance.mover.RunStatus;
 import io.rebalance.verifier.Difference;
 import io.rebalance.verifier.InFlight;
+import io.rebalance.verifier.Repairs;
 import io.rebalance.verifier.SlotResult;
 import io.rebalance.verifier.VerificationStore;
 import io.rebalance.verifier.Verifier;
@@ -132,8 +137,11 @@ final class VerifyCommand implements Callable<Integer> {
             }
             VerificationStore store =
                     new VerificationStore(c.redis(), config.redis().prefix());
-            Verifier verifier = new Verifier(
-                    config, table, c.dynamo(), InFlight.settle(config.verify().settleDuration()));
+            Verifier verifier = new Verifier(config, table, c.dynamo(), inFlight(config, c));
+            TailKeys tailKeys = new TailKeys(config.redis().prefix());
+            boolean throughTail =
+                    repair && new TailProgress(c.redis(), tailKeys).applied().isPresent();
+            if (throughTail) verifier.repairThrough(throughTail(new RepairQueue(c.redis(), tailKeys)));
             if (!json) {
                 out.printf(
                         "verifying %d slot%s of %s against DynamoDB %s (%d at a time)%s%n",
@@ -142,7 +150,7 @@ final class VerifyCommand implements Callable<Integer> {
                         table.name(),
                         config.target().table(),
                         threads,
-                        repair ? ", repairing differences" : "");
+                        repair ? ", repairing differences" + (throughTail ? " through the running tail" : "") : "");
                 out.printf(
                         "%-12s %-9s %10s %10s %11s %7s%n",
                         "slot", "verdict", "postgres", "dynamodb", "differences", "ms");
@@ -290,5 +298,35 @@ final class VerifyCommand implements Callable<Integer> {
         }
         out.flush();
         return code;
+    }
+
+    /**
+     * Suspects are re-checked once changes in flight at the fingerprint have landed: with a tail running, once it has
+     * applied the fingerprint's WAL position (bounded: a tail far behind falls back to the settle wait as well);
+     * without one, after {@code verify.settle}.
+     */
+    private static InFlight inFlight(MigrationConfig config, Connections c) {
+        TailProgress tail =
+                new TailProgress(c.redis(), new TailKeys(config.redis().prefix()));
+        InFlight settle = InFlight.settle(config.verify().settleDuration());
+        java.time.Duration bound = config.tail()
+                .heartbeatDuration()
+                .multipliedBy(2)
+                .plus(config.verify().settleDuration());
+        return lsn -> {
+            if (!tail.awaitApplied(Lsn.parse(lsn), bound)) settle.awaitPast(lsn);
+        };
+    }
+
+    /**
+     * While a tail runs, repairs are carried out by it, in order with the stream: written beside it, a repair that read
+     * a row just before the tail applied a newer change could put the older row back for good.
+     */
+    private static Repairs throughTail(RepairQueue queue) {
+        java.time.Duration bound = java.time.Duration.ofMinutes(2); // a repair waits behind at most the current batch
+        return (source, ids) -> queue.submit(ids, bound)
+                .orElseThrow(() -> new IllegalStateException("the running tail did not carry out the repair of "
+                        + ids.size() + " ids within " + bound.toSeconds() + " s; check `rebalance status` (is it"
+                        + " keeping up?) and verify again"));
     }
 }

@@ -74,6 +74,16 @@ class TailCommandIT {
                             run("status").out())
                     .containsPattern("tail       \\S+: applied [0-9A-F]+/[0-9A-F]+, lag"));
 
+            // with the tail running, verify waits on its applied position and repairs through it
+            dynamo.deleteItem(b -> b.tableName(table).key(Map.of("id", AttributeValue.fromS(id))));
+            CliRun repaired = run("verify", "--all", "--repair");
+            assertThat(repaired.exitCode()).as(repaired.out() + repaired.err()).isZero();
+            assertThat(repaired.out()).contains("repairing differences through the running tail");
+            try (Connection pg = services.postgres()) {
+                assertThat(RoomEventsComparison.differences(pg, table, dynamo, table))
+                        .isEmpty();
+            }
+
             CliRun refused = run("tail", "--drop-slot");
             assertThat(refused.exitCode()).isEqualTo(26);
             assertThat(refused.err()).contains("holds the lease").contains("stop it first");

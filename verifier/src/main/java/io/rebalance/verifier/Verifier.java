@@ -36,6 +36,7 @@ public final class Verifier {
     private final SourceTable table;
     private final SlotVerifier slots;
     private final KeyRefresher repairer;
+    private volatile Repairs repairs;
     private final SourceFingerprints source;
     private final SlotItems items;
 
@@ -66,6 +67,13 @@ public final class Verifier {
                 new PageReader(table),
                 codec,
                 new BatchWriter(dynamo, target.table(), 25, Retrier.standard(), BatchWriter.RateLimiter.NONE));
+        this.repairs = repairer::refresh;
+    }
+
+    /** Repairs go through {@code repairs} instead of being written here (through a running tail, say). */
+    public Verifier repairThrough(Repairs repairs) {
+        this.repairs = repairs;
+        return this;
     }
 
     /**
@@ -128,7 +136,7 @@ public final class Verifier {
     private SlotResult verifyOne(Connection c, Slot slot, boolean repair) throws Exception {
         SlotResult first = slots.verify(c, slot);
         if (!repair || first.verdict() != SlotResult.Verdict.MISMATCH) return first;
-        int repaired = repairer.refresh(
+        int repaired = repairs.repair(
                 c, first.differences().stream().map(Difference::id).toList());
         log.info("slot {}: repaired {} ids; verifying again", slot, repaired);
         SlotResult second = slots.verify(c, slot);
