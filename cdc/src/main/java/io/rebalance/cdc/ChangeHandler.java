@@ -94,6 +94,7 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
                 throw e;
             } catch (Exception e) {
                 lease.check(); // no retry past the lease: a standby may be applying by now
+                stats.applyRetries.incrementAndGet();
                 long wait = Math.min(5_000, 100L << Math.min(attempt, 6));
                 log.warn(
                         "applying {} changed keys failed (attempt {}), retrying in {} ms: {}",

@@ -152,6 +152,7 @@ public final class Tail implements AutoCloseable {
                 Throwable failure = runEngine(id, applier);
                 if (stopping || leaseLost.get() != null) break;
                 lease.check();
+                stats.restarts.incrementAndGet();
                 log.warn(
                         "the change stream stopped ({}); starting it again from the saved offsets in 2 s",
                         failure == null ? "no error" : failure.toString());

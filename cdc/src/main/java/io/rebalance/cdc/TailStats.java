@@ -16,6 +16,19 @@ public final class TailStats {
     /** When the last change was applied, epoch ms. */
     final AtomicLong lastAppliedMs = new AtomicLong();
 
+    /** Batches applied again after a failure (the source or DynamoDB away). */
+    final AtomicLong applyRetries = new AtomicLong();
+    /** Times Debezium stopped on an error and was started again. */
+    final AtomicLong restarts = new AtomicLong();
+
+    public long applyRetries() {
+        return applyRetries.get();
+    }
+
+    public long restarts() {
+        return restarts.get();
+    }
+
     public long events() {
         return events.get();
     }

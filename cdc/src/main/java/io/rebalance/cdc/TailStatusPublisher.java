@@ -62,6 +62,8 @@ final class TailStatusPublisher {
         f.put("last_applied_ms", Long.toString(stats.lastAppliedMs.get()));
         f.put("reconcile_pending", Long.toString(pendingReconcile));
         f.put("reconciled", Long.toString(stats.reconciled()));
+        f.put("apply_retries", Long.toString(stats.applyRetries()));
+        f.put("stream_restarts", Long.toString(stats.restarts()));
         long truncated = stats.truncatedLsn.get();
         if (truncated != 0) f.put("truncated_lsn", Lsn.text(truncated)); // kept in the hash once seen (hset merges)
         try {

@@ -72,7 +72,12 @@ final class TailFixture implements AutoCloseable {
 
     /** Starts a tail on a thread; @return it, and its run() outcome as a future. */
     Tail startTail(String owner, List<Future<?>> outcomes) throws Exception {
-        Tail tail = new Tail(config(), sourceTable(), dynamo, redis, owner);
+        return startTail(owner, outcomes, dynamo);
+    }
+
+    /** Starts a tail that writes through {@code client} (a proxied one, say). */
+    Tail startTail(String owner, List<Future<?>> outcomes, DynamoDbClient client) throws Exception {
+        Tail tail = new Tail(config(), sourceTable(), client, redis, owner);
         tails.add(tail);
         outcomes.add(threads.submit(() -> {
             tail.run();
