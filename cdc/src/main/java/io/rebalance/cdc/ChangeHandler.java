@@ -71,8 +71,8 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
 
     /**
      * A TRUNCATE names no keys, and emptying the target on the stream's word would race the backfill and cannot be
-     * undone, so the tail does not apply it: it says so loudly, and status keeps saying it until the table is
-     * verified and repaired (which deletes the extra items) or the migration is started over.
+     * undone, so the tail does not apply it: it says so loudly, and status keeps saying it (until a reset). The way
+     * out is {@code verify --all --repair} (which deletes the extra items) or starting over.
      */
     private void truncated(SourceRecord r) {
         long lsn = r.sourceOffset().get("lsn") instanceof Long l ? l : 0;

@@ -3,6 +3,8 @@ package io.rebalance.cdc;
 import io.debezium.embedded.Connect;
 import io.debezium.engine.ChangeEvent;
 import io.debezium.engine.DebeziumEngine;
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.KeyRefresher;
 import io.rebalance.core.dynamo.BatchWriter;
@@ -151,6 +153,15 @@ public final class Tail implements AutoCloseable {
             while (!stopping && leaseLost.get() == null) {
                 Throwable failure = runEngine(id, applier);
                 if (stopping || leaseLost.get() != null) break;
+                if (offsetsGone(failure)) {
+                    throw new RebalanceException(
+                            ErrorCode.TAIL_OFFSETS_GONE,
+                            "the tail's saved position (" + keys.offsets() + ") is older than anything replication"
+                                    + " slot '" + config.tail().slotName() + "' still holds: the slot was dropped or"
+                                    + " recreated, so the changes in between never reached DynamoDB. Start over:"
+                                    + " `rebalance tail --drop-slot`, `rebalance reset`, then `rebalance tail` and"
+                                    + " `rebalance copy` again");
+                }
                 lease.check();
                 stats.restarts.incrementAndGet();
                 log.warn(
@@ -163,6 +174,14 @@ public final class Tail implements AutoCloseable {
             status.close();
         }
         if (leaseLost.get() != null) throw (TailLeaseLostException) leaseLost.get();
+    }
+
+    /** Restarting cannot help when Debezium says the position it must resume from is gone from the slot. */
+    private static boolean offsetsGone(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t.getMessage() != null && t.getMessage().contains("no longer available on the server")) return true;
+        }
+        return false;
     }
 
     /** Carries out verify's repair requests, one at a time with the stream's batches, while this tail streams. */
@@ -212,7 +231,8 @@ public final class Tail implements AutoCloseable {
         return error.get();
     }
 
-    Properties properties(TailPreflight.TableId id) {
+    /** The Debezium settings this tail runs with (the bench runs Debezium alone on the same). */
+    public Properties properties(TailPreflight.TableId id) {
         var t = config.tail();
         var src = config.source();
         Properties url = Driver.parseURL(src.jdbcUrl(), new Properties());

@@ -58,6 +58,38 @@ class TailTakeoverIT {
     }
 
     @Test
+    void offsetsOlderThanTheSlotStopTheTailWithTheWayOut() throws Exception {
+        try (TailFixture f = new TailFixture()) {
+            List<Future<?>> outcomes = new ArrayList<>();
+            Tail first = f.startTail("tail-before", outcomes);
+            f.awaitStreaming();
+            f.insert(ChangeKindsIT.id(1), "message", null, 1);
+            f.awaitItem(ChangeKindsIT.id(1), true);
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(10))
+                    .until(() -> f.redis.hlen(first.keys().offsets()) > 0);
+            first.close();
+            outcomes.get(0).get(30, java.util.concurrent.TimeUnit.SECONDS);
+
+            // someone drops the slot: the changes made until a new one exists are lost to the stream
+            Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
+                try (Connection c = f.services.postgres()) {
+                    return !TailPreflight.slot(c, f.slotName).active();
+                }
+            });
+            f.sql("SELECT pg_drop_replication_slot('" + f.slotName + "')");
+            f.insert(ChangeKindsIT.id(2), "message", null, 2);
+
+            f.startTail("tail-after", outcomes);
+            assertThatThrownBy(() -> outcomes.get(1).get(60, java.util.concurrent.TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(RebalanceException.class)
+                    .cause()
+                    .satisfies(e -> assertThat(((RebalanceException) e).code()).isEqualTo(ErrorCode.TAIL_OFFSETS_GONE))
+                    .hasMessageContaining("--drop-slot");
+        }
+    }
+
+    @Test
     void badSourcesAreRefusedWithTheirOwnExitCode() throws Exception {
         try (TailFixture f = new TailFixture()) {
             // a role that may not replicate

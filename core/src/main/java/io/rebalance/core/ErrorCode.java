@@ -26,6 +26,7 @@ public enum ErrorCode {
     REPLICATION_SLOT_BUSY(26, "the replication slot is in use by another process"),
     NO_CHANGE_STREAM(27, "no replication slot covers the copy"),
     TAIL_LEASE_LOST(28, "this tail lost its lease to another"),
+    TAIL_OFFSETS_GONE(29, "the tail's saved position is no longer in the replication slot"),
     INTERNAL(70, "internal error");
 
     private final int exitCode;
