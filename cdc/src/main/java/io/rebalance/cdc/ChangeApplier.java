@@ -6,7 +6,10 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -22,6 +25,8 @@ import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
  */
 final class ChangeApplier implements AutoCloseable {
     private static final int BATCH = 25;
+    /** Keys read from Postgres at once; small enough that writing starts soon, large enough to read cheaply. */
+    private static final int READ_CHUNK = 500;
 
     private final SourceSession session;
     private final KeyRefresher refresher;
@@ -46,22 +51,60 @@ final class ChangeApplier implements AutoCloseable {
     synchronized int apply(Collection<String> keys) throws Exception {
         if (keys.isEmpty()) return 0;
         lease.check();
-        touched.beforeWrite(keys); // recorded before the write, so reconciliation cannot miss it
-        KeyRefresher.Refresh refresh = read(keys);
-        List<WriteRequest> requests = refresh.requests();
+        List<String> distinct = new ArrayList<>(new LinkedHashSet<>(keys));
+        touched.beforeWrite(distinct); // recorded before the write, so reconciliation cannot miss it
+        // Read in chunks and hand each chunk's writes over at once: the next chunk's read overlaps them, and the
+        // writers never wait for the whole batch to be read. The keys are distinct, so no two writes race.
         List<Future<?>> pending = new ArrayList<>();
-        for (int i = 0; i < requests.size(); i += BATCH) {
-            List<WriteRequest> part = requests.subList(i, Math.min(requests.size(), i + BATCH));
-            pending.add(writers.submit(() -> {
-                refresher.write(part);
-                return null;
-            }));
+        int written = 0;
+        try {
+            for (int i = 0; i < distinct.size(); i += READ_CHUNK) {
+                List<WriteRequest> requests = read(distinct.subList(i, Math.min(distinct.size(), i + READ_CHUNK)))
+                        .requests();
+                for (int j = 0; j < requests.size(); j += BATCH) {
+                    List<WriteRequest> part = requests.subList(j, Math.min(requests.size(), j + BATCH));
+                    pending.add(writers.submit(() -> {
+                        refresher.write(part);
+                        return null;
+                    }));
+                }
+                written += requests.size();
+            }
+        } finally {
+            awaitAll(pending);
         }
-        for (Future<?> f : pending) f.get();
-        return requests.size();
+        return written;
     }
 
-    private KeyRefresher.Refresh read(Collection<String> keys) throws SQLException {
+    /**
+     * Waits for every write of this call, failed or not, before returning or throwing: a retry must never run
+     * beside a write of the failed attempt, which carries an older read and could land last.
+     */
+    static void awaitAll(List<Future<?>> pending) throws Exception {
+        Exception first = null;
+        boolean interrupted = false;
+        for (Future<?> f : pending) {
+            while (true) {
+                try {
+                    f.get();
+                } catch (ExecutionException e) {
+                    if (first == null) first = e.getCause() instanceof Exception cause ? cause : e;
+                } catch (CancellationException e) {
+                    // never started
+                } catch (InterruptedException e) {
+                    for (Future<?> g : pending) g.cancel(false); // those not started never start
+                    if (first == null) first = e;
+                    interrupted = true;
+                    continue; // and those running are still waited for
+                }
+                break;
+            }
+        }
+        if (interrupted) Thread.currentThread().interrupt(); // the caller still learns it was asked to stop
+        if (first != null) throw first;
+    }
+
+    private KeyRefresher.Refresh read(List<String> keys) throws SQLException {
         try {
             if (connection == null || connection.isClosed()) connection = session.open();
             return refresher.read(connection, keys);

@@ -204,7 +204,7 @@ public final class Tail implements AutoCloseable {
 
     /** @return why Debezium stopped, or null when it was asked to */
     private Throwable runEngine(TailPreflight.TableId id, ChangeApplier applier) throws InterruptedException {
-        ChangeHandler handler = new ChangeHandler(applier, "rebalance." + id.dotted(), table.keyColumn(), stats, lease);
+        ChangeHandler handler = new ChangeHandler(applier, topic(id), table.keyColumn(), stats, lease);
         AtomicReference<Throwable> error = new AtomicReference<>();
         CountDownLatch done = new CountDownLatch(1);
         DebeziumEngine<ChangeEvent<SourceRecord, SourceRecord>> e = DebeziumEngine.create(Connect.class)
@@ -231,6 +231,11 @@ public final class Tail implements AutoCloseable {
         return error.get();
     }
 
+    /** The topic Debezium gives the table's change events under {@link #properties}. */
+    public String topic(TailPreflight.TableId id) {
+        return config.tail().slotName() + "." + id.dotted();
+    }
+
     /** The Debezium settings this tail runs with (the bench runs Debezium alone on the same). */
     public Properties properties(TailPreflight.TableId id) {
         var t = config.tail();
@@ -240,7 +245,9 @@ public final class Tail implements AutoCloseable {
         Properties p = new Properties();
         p.setProperty("name", "rebalance-tail");
         p.setProperty("connector.class", "io.debezium.connector.postgresql.PostgresConnector");
-        p.setProperty("topic.prefix", "rebalance");
+        // Named for the slot: Debezium registers its JMX metrics under this name and, when a second engine in one
+        // JVM (a test, the bench) uses a name still registered, waits a minute per context before streaming.
+        p.setProperty("topic.prefix", t.slotName());
         p.setProperty(
                 "database.hostname", url.getProperty("PGHOST", "127.0.0.1").split(",")[0]);
         p.setProperty("database.port", url.getProperty("PGPORT", "5432").split(",")[0]);
@@ -254,6 +261,11 @@ public final class Tail implements AutoCloseable {
         p.setProperty("table.include.list", java.util.regex.Pattern.quote(id.dotted()));
         // the key Debezium puts on each event is the migration's key column, whatever the table's primary key is
         p.setProperty("message.key.columns", id.dotted() + ":" + table.keyColumn());
+        // Only the key is used (ChangeApplier reads the row itself), so Debezium converts no other column: the
+        // decoding is most of the tail's CPU, and a large jsonb costs the most of it.
+        p.setProperty(
+                "column.include.list",
+                java.util.regex.Pattern.quote(id.dotted()) + "\\." + java.util.regex.Pattern.quote(table.keyColumn()));
         p.setProperty("snapshot.mode", "no_data"); // the mover backfills; the tail only streams
         p.setProperty("tombstones.on.delete", "false");
         p.setProperty("skipped.operations", "none"); // TRUNCATE arrives, to be reported (ChangeHandler#truncated)

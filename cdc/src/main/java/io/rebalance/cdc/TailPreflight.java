@@ -111,7 +111,10 @@ public final class TailPreflight {
     /** Refuses a slot another process reads, or one made for another plugin or database. */
     static void slotUsable(Connection c, String slotName) throws SQLException {
         SlotInfo s = slot(c, slotName);
-        if (!s.exists()) return;
+        if (!s.exists()) {
+            roomForASlot(c, slotName);
+            return;
+        }
         if (!"pgoutput".equals(s.plugin()) || !c.getCatalog().equals(s.database())) {
             throw new RebalanceException(
                     ErrorCode.REPLICATION_SLOT_BUSY,
@@ -126,6 +129,18 @@ public final class TailPreflight {
                             + ") that is not a rebalance tail holding the lease; stop it, or set tail.slotName to"
                             + " another name");
         }
+    }
+
+    /** Debezium would otherwise fail to create the slot, again at every restart, with a server error. */
+    private static void roomForASlot(Connection c, String slotName) throws SQLException {
+        int max = Integer.parseInt(one(c, "SELECT current_setting('max_replication_slots')"));
+        int used = Integer.parseInt(one(c, "SELECT count(*) FROM pg_replication_slots"));
+        if (used < max) return;
+        throw new RebalanceException(
+                ErrorCode.NO_FREE_REPLICATION_SLOT,
+                "the tail must create replication slot '" + slotName + "', but all " + max + " replication slots"
+                        + " Postgres allows (max_replication_slots) are taken: drop one nothing reads (see"
+                        + " pg_replication_slots), or raise max_replication_slots and restart Postgres");
     }
 
     private static String one(Connection c, String sql) throws SQLException {

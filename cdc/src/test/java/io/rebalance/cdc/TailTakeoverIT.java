@@ -130,4 +130,35 @@ class TailTakeoverIT {
                     .hasMessageContaining(f.slotName);
         }
     }
+
+    @Test
+    void aTailWithNoFreeReplicationSlotSaysSoAndCreatesNothing() throws Exception {
+        try (TailFixture f = new TailFixture()) {
+            List<String> fillers = new ArrayList<>();
+            try (Connection pg = f.services.postgres();
+                    var st = pg.createStatement()) {
+                var rs = st.executeQuery("SELECT current_setting('max_replication_slots')::int"
+                        + " - (SELECT count(*) FROM pg_replication_slots)");
+                rs.next();
+                for (int i = 0; i < rs.getInt(1); i++) fillers.add(f.table + "_fill_" + i);
+            }
+            try {
+                for (String slot : fillers)
+                    f.sql("SELECT pg_create_logical_replication_slot('" + slot + "', 'pgoutput')");
+                Tail tail = new Tail(f.config(), f.sourceTable(), f.dynamo, f.redis, "x");
+                assertThatThrownBy(tail::run)
+                        .isInstanceOfSatisfying(RebalanceException.class, e -> assertThat(e.code())
+                                .isEqualTo(ErrorCode.NO_FREE_REPLICATION_SLOT))
+                        .hasMessageContaining(f.slotName)
+                        .hasMessageContaining("max_replication_slots");
+                try (Connection pg = f.services.postgres()) {
+                    assertThat(TailPreflight.slot(pg, f.slotName).exists()).isFalse();
+                }
+                assertThat(f.redis.hlen(tail.keys().offsets())).isZero();
+            } finally {
+                f.sql("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name LIKE '"
+                        + f.table + "\\_fill\\_%'");
+            }
+        }
+    }
 }

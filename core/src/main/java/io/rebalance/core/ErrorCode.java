@@ -27,6 +27,7 @@ public enum ErrorCode {
     NO_CHANGE_STREAM(27, "no replication slot covers the copy"),
     TAIL_LEASE_LOST(28, "this tail lost its lease to another"),
     TAIL_OFFSETS_GONE(29, "the tail's saved position is no longer in the replication slot"),
+    NO_FREE_REPLICATION_SLOT(30, "Postgres has no free replication slot for the tail"),
     INTERNAL(70, "internal error");
 
     private final int exitCode;
