@@ -1,5 +1,9 @@
 package io.rebalance.cli;
 
+import io.rebalance.cdc.Lsn;
+import io.rebalance.cdc.Tail;
+import io.rebalance.cdc.TailPreflight;
+import io.rebalance.cdc.TailProgress;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.redis.RedisScan;
@@ -7,6 +11,7 @@ import io.rebalance.core.slot.Slot;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.local.LocalServices;
 import io.rebalance.local.RoomEventsGenerator;
+import io.rebalance.local.RoomEventsWriter;
 import io.rebalance.mover.MoverProcess;
 import io.rebalance.mover.PhaseHooks;
 import io.rebalance.mover.RunPlanner;
@@ -27,6 +32,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -35,13 +42,16 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /**
  * {@code rebalance demo}: a realistic migration end to end on local defaults. It generates a room_events table
- * (ULID ids over many hours), copies it into DynamoDB Local running in this process, checks the result, and shows
- * the run's status, verifies every slot by fingerprint, and shows a corruption pinpointed and repaired. Postgres and Redis come from the configuration (localhost by default) or, when absent and a
+ * (ULID ids over many hours), starts the change stream, lets an application write to the table while it copies
+ * it into DynamoDB Local running in this process, waits for the stream to catch up, verifies every slot by
+ * fingerprint, shows a corruption pinpointed and repaired, and shows the status. Postgres and Redis come from the configuration (localhost by default) or, when absent and a
  * Docker engine runs, from Testcontainers. It grows with the project: verify, tail and cutover join it as they land.
  */
 @Command(name = "demo", description = "Generate a room_events table and migrate it into DynamoDB Local, end to end.")
 final class DemoCommand implements Callable<Integer> {
     static final String TABLE = "demo_room_events";
+    /** The application's write rate while the demo copies: enough to race the backfill in every slot. */
+    private static final int WRITES_PER_SECOND = 200;
 
     @Mixin
     ConfigOptions options;
@@ -78,10 +88,12 @@ final class DemoCommand implements Callable<Integer> {
 
         out.printf("2. generating %,d room_events rows over %d hours into %s%n", rows, hours, TABLE);
         long t0 = System.nanoTime();
+        Instant end = Instant.now().truncatedTo(ChronoUnit.HOURS);
         try (Connection c = new SourceSession(config.source()).openForPreflight();
                 Statement st = c.createStatement()) {
+            forgetLastDemoStream(config, c);
             st.execute("DROP TABLE IF EXISTS " + TABLE);
-            RoomEventsGenerator.create(c, TABLE, rows, Instant.now().truncatedTo(ChronoUnit.HOURS), hours, 7);
+            RoomEventsGenerator.create(c, TABLE, rows, end, hours, 7);
         }
         out.printf("   done in %.1f s%n", (System.nanoTime() - t0) / 1e9);
 
@@ -89,21 +101,59 @@ final class DemoCommand implements Callable<Integer> {
             RunState run = c.runState();
             for (String k : RedisScan.keys(c.redis(), config.redis().prefix()))
                 c.redis().del(k); // a fresh demo run
-            out.println("3. copying with " + config.mover().workers() + " workers (state in Redis under demo:)");
             var prepared = new RunPlanner(config).prepare(run, c.dynamo(), c.dynamoWhere(), true);
+            out.println("3. the change stream (rebalance tail) starts, then the application starts writing");
+            AtomicReference<Exception> tailFailed = new AtomicReference<>();
+            Tail tail = new Tail(config, prepared.table(), c.dynamo(), c.redis(), "demo-tail");
+            Thread tailThread = new Thread(
+                    () -> {
+                        try {
+                            tail.run();
+                        } catch (Exception e) {
+                            tailFailed.set(e);
+                        }
+                    },
+                    "demo-tail");
+            tailThread.start();
+            awaitStreaming(config, tailFailed);
+            RoomEventsWriter app = new RoomEventsWriter(
+                            jdbc, config.source().user(), config.source().password(), TABLE, end, hours)
+                    .start(2, WRITES_PER_SECOND, 7);
+            out.printf(
+                    "   slot %s streaming; the application writes %d/s (inserts, updates, TOASTed jsonb, deletes)%n",
+                    config.tail().slotName(), WRITES_PER_SECOND);
+
+            out.println("4. copying with " + config.mover().workers() + " workers (state in Redis under demo:)");
             run.compareAndSet(RunStatus.NOT_STARTED, RunStatus.TO_START);
             MoverProcess process =
                     new MoverProcess(config, prepared.table(), prepared.plan(), c.redis(), c.dynamo(), PhaseHooks.NONE);
             long t1 = System.nanoTime();
-            RunStatus end;
+            RunStatus copied;
             try (ProgressReporter progress = ProgressReporter.start(run, out, true)) {
-                end = process.run();
-                progress.finish(end);
+                copied = process.run();
+                progress.finish(copied);
             }
             double seconds = (System.nanoTime() - t1) / 1e9;
-            out.printf("   %s in %.1f s, %,.0f rows/s%n", end, seconds, rows / seconds);
+            out.printf("   %s in %.1f s, %,.0f rows/s%n", copied, seconds, rows / seconds);
 
-            out.println("4. verifying every slot: Postgres fingerprints against the slots' items");
+            out.println("5. the application stops; the tail applies the rest and re-writes keys the backfill raced");
+            app.stop();
+            boolean caughtUp = awaitCaughtUp(config, c, tail);
+            out.printf(
+                    "   %,d application writes; the tail applied %,d changes and re-wrote %,d raced keys%s%n",
+                    app.writes(),
+                    tail.stats().events(),
+                    tail.stats().reconciled(),
+                    caughtUp ? "" : " (NOT caught up within 2 minutes)");
+            long sourceRows;
+            try (Connection pg = new SourceSession(config.source()).openForPreflight();
+                    Statement st = pg.createStatement();
+                    var rs = st.executeQuery("SELECT count(*) FROM " + TABLE)) {
+                rs.next();
+                sourceRows = rs.getLong(1);
+            }
+
+            out.println("6. verifying every slot: Postgres fingerprints against the slots' items");
             long items = io.rebalance.core.dynamo.TargetTable.countItems(c.dynamo(), TABLE, 4);
             List<Slot> slots = new ArrayList<>();
             prepared.plan().range().forEach(slots::add);
@@ -117,9 +167,17 @@ final class DemoCommand implements Callable<Integer> {
                     .count();
             out.printf(
                     "   %,d items for %,d rows; %d of %d slots MATCH in %.1f s%n",
-                    items, rows, matching, slots.size(), (System.nanoTime() - t2) / 1e9);
+                    items, sourceRows, matching, slots.size(), (System.nanoTime() - t2) / 1e9);
 
-            out.println("5. a corrupted item and a lost one are pinpointed, then repaired");
+            for (SlotResult r : verified) {
+                if (r.verdict() == SlotResult.Verdict.MATCH) continue;
+                out.println("   slot " + r.slot() + " " + r.verdict());
+                r.differences().forEach(d -> out.println("     " + d.describe()));
+            }
+
+            // nothing writes the table now, so the repair below may write directly (`verify --repair` goes
+            // through a running tail, docs/cdc.md)
+            out.println("7. a corrupted item and a lost one are pinpointed, then repaired");
             Slot victim = slots.get(slots.size() / 2);
             List<String> damaged =
                     corrupt(c, SlotIndex.of(config.target()), prepared.table().partitionKey(config.target()), victim);
@@ -134,18 +192,61 @@ final class DemoCommand implements Callable<Integer> {
             boolean pinpointed =
                     found.differences().stream().map(d -> d.id()).toList().equals(damaged);
 
-            out.println("6. status");
+            out.println("8. status");
             StatusCommand.render(StatusCommand.view(config, c), out);
+            tail.close();
+            tailThread.join(30_000);
             int keys = RedisScan.keys(c.redis(), config.redis().prefix()).size();
             out.println("   " + keys + " Redis keys remain for "
                     + prepared.plan().range().count() + " slots (finished slots are compacted)");
-            boolean ok = items == rows
-                    && end == RunStatus.FINISHED
+            boolean ok = items == sourceRows
+                    && caughtUp
+                    && tailFailed.get() == null
+                    && copied == RunStatus.FINISHED
                     && matching == slots.size()
                     && pinpointed
                     && repaired.verdict() == SlotResult.Verdict.MATCH;
             return ok ? 0 : io.rebalance.core.ErrorCode.INTERNAL.exitCode();
         }
+    }
+
+    /** The demo table is made anew each time: the last demo's slot and publication would replay its changes. */
+    private static void forgetLastDemoStream(MigrationConfig config, Connection c) throws Exception {
+        try (Statement st = c.createStatement()) {
+            st.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '"
+                    + config.tail().slotName() + "' AND NOT active");
+            st.execute("DROP PUBLICATION IF EXISTS \"" + config.tail().publication() + "\"");
+        }
+    }
+
+    private static void awaitStreaming(MigrationConfig config, AtomicReference<Exception> failed) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+        try (Connection c = new SourceSession(config.source()).openForPreflight()) {
+            while (!TailPreflight.slot(c, config.tail().slotName()).active()) {
+                if (failed.get() != null) throw failed.get();
+                if (System.nanoTime() > deadline) throw new IllegalStateException("the tail did not start in 1 min");
+                Thread.sleep(100); // Debezium is connecting and creating the slot
+            }
+        }
+    }
+
+    /** Every change committed so far applied, and no key left for reconciliation. */
+    private static boolean awaitCaughtUp(MigrationConfig config, Connections c, Tail tail) throws Exception {
+        long lsn;
+        try (Connection pg = new SourceSession(config.source()).openForPreflight();
+                Statement st = pg.createStatement();
+                var rs = st.executeQuery("SELECT pg_current_wal_lsn()::text")) {
+            rs.next();
+            lsn = Lsn.parse(rs.getString(1));
+        }
+        Duration bound = Duration.ofMinutes(2);
+        if (!new TailProgress(c.redis(), tail.keys()).awaitApplied(lsn, bound)) return false;
+        long deadline = System.nanoTime() + bound.toNanos();
+        while (!"0".equals(c.redis().hget(tail.keys().status(), "reconcile_pending"))) {
+            if (System.nanoTime() > deadline) return false;
+            Thread.sleep(200); // the tail reconciles and publishes every second
+        }
+        return true;
     }
 
     /** Deletes the first item of {@code slot} and turns the second one's seq into a string. @return their ids */
