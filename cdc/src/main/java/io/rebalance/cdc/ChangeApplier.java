@@ -4,6 +4,7 @@ import io.rebalance.core.copy.KeyRefresher;
 import io.rebalance.core.source.SourceSession;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashSet;
@@ -27,15 +28,25 @@ final class ChangeApplier implements AutoCloseable {
     private static final int BATCH = 25;
     /** Keys read from Postgres at once; small enough that writing starts soon, large enough to read cheaply. */
     private static final int READ_CHUNK = 500;
+    /** A delivered commit not visible by then is not the proc-array window: the batch fails and is retried. */
+    private static final Duration VISIBLE_WITHIN = Duration.ofSeconds(30);
 
     private final SourceSession session;
     private final KeyRefresher refresher;
     private final TouchedKeys touched;
     private final TailLease lease;
     private final ExecutorService writers;
+    private final Runnable onCommitWait;
     private Connection connection;
 
-    ChangeApplier(SourceSession session, KeyRefresher refresher, TouchedKeys touched, TailLease lease, int threads) {
+    ChangeApplier(
+            SourceSession session,
+            KeyRefresher refresher,
+            TouchedKeys touched,
+            TailLease lease,
+            int threads,
+            Runnable onCommitWait) {
+        this.onCommitWait = onCommitWait;
         this.session = session;
         this.refresher = refresher;
         this.touched = touched;
@@ -47,12 +58,21 @@ final class ChangeApplier implements AutoCloseable {
         });
     }
 
-    /** @return how many items were put or deleted */
-    synchronized int apply(Collection<String> keys) throws Exception {
+    /** Writes keys as Postgres holds them now (reconciliation, repairs). @return items put or deleted */
+    int apply(Collection<String> keys) throws Exception {
+        return apply(keys, List.of());
+    }
+
+    /**
+     * Writes keys the stream delivered as changed by the transactions {@code committed}, once a snapshot sees those
+     * transactions (CommitVisibility). @return items put or deleted
+     */
+    synchronized int apply(Collection<String> keys, Collection<Long> committed) throws Exception {
         if (keys.isEmpty()) return 0;
         lease.check();
         List<String> distinct = new ArrayList<>(new LinkedHashSet<>(keys));
         touched.beforeWrite(distinct); // recorded before the write, so reconciliation cannot miss it
+        awaitVisible(committed);
         // Read in chunks and hand each chunk's writes over at once: the next chunk's read overlaps them, and the
         // writers never wait for the whole batch to be read. The keys are distinct, so no two writes race.
         List<Future<?>> pending = new ArrayList<>();
@@ -102,6 +122,18 @@ final class ChangeApplier implements AutoCloseable {
         }
         if (interrupted) Thread.currentThread().interrupt(); // the caller still learns it was asked to stop
         if (first != null) throw first;
+    }
+
+    private void awaitVisible(Collection<Long> committed) throws SQLException, InterruptedException {
+        try {
+            if (connection == null || connection.isClosed()) connection = session.open();
+            boolean[] waited = {false};
+            CommitVisibility.await(connection, committed, VISIBLE_WITHIN, () -> waited[0] = true);
+            if (waited[0]) onCommitWait.run();
+        } catch (SQLException e) {
+            closeConnection();
+            throw e;
+        }
     }
 
     private KeyRefresher.Refresh read(List<String> keys) throws SQLException {

@@ -4,7 +4,9 @@ import io.debezium.engine.ChangeEvent;
 import io.debezium.engine.DebeziumEngine;
 import io.rebalance.core.slot.KeyType;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.slf4j.Logger;
@@ -39,6 +41,7 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             DebeziumEngine.RecordCommitter<ChangeEvent<SourceRecord, SourceRecord>> committer)
             throws InterruptedException {
         List<String> keys = new ArrayList<>(events.size());
+        Set<Long> transactions = new HashSet<>();
         long lsn = 0;
         long commitMs = 0;
         int changes = 0;
@@ -54,10 +57,16 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
                 continue;
             }
             keys.add(KeyType.text(key.get(keyColumn)));
+            if (r.value() instanceof Struct v
+                    && v.schema().field("source") != null
+                    && v.get("source") instanceof Struct source
+                    && source.get("txId") instanceof Long tx) {
+                transactions.add(tx);
+            }
             changes++;
             if (r.sourceOffset().get("ts_usec") instanceof Long ts) commitMs = ts / 1000;
         }
-        applyUntilDone(keys);
+        applyUntilDone(keys, transactions);
         for (ChangeEvent<SourceRecord, SourceRecord> e : events) committer.markProcessed(e);
         committer.markBatchFinished();
         stats.appliedLsn.accumulateAndGet(lsn, Math::max);
@@ -83,10 +92,10 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
                 Lsn.text(lsn));
     }
 
-    private void applyUntilDone(List<String> keys) throws InterruptedException {
+    private void applyUntilDone(List<String> keys, Set<Long> transactions) throws InterruptedException {
         for (int attempt = 0; ; attempt++) {
             try {
-                applier.apply(keys);
+                applier.apply(keys, transactions);
                 return;
             } catch (InterruptedException e) {
                 throw e;

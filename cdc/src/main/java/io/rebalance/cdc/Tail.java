@@ -127,7 +127,8 @@ public final class Tail implements AutoCloseable {
         TailStatusPublisher status =
                 new TailStatusPublisher(redis, keys, session, t.slotName(), t.retentionWarnMb(), stats, lease.owner());
         AtomicReference<Throwable> leaseLost = new AtomicReference<>();
-        try (ChangeApplier applier = new ChangeApplier(session, refresher, touched, lease, t.applyThreads())) {
+        try (ChangeApplier applier = new ChangeApplier(
+                session, refresher, touched, lease, t.applyThreads(), stats.commitWaits::incrementAndGet)) {
             Reconciler reconciler = new Reconciler(touched, applier, stats);
             long third = lease.ttl().toMillis() / 3;
             timers.scheduleWithFixedDelay(

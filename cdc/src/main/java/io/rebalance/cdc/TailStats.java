@@ -20,6 +20,12 @@ public final class TailStats {
     final AtomicLong applyRetries = new AtomicLong();
     /** Times Debezium stopped on an error and was started again. */
     final AtomicLong restarts = new AtomicLong();
+    /** Batches delivered before a snapshot saw their commits, so the read waited (CommitVisibility). */
+    final AtomicLong commitWaits = new AtomicLong();
+
+    public long commitWaits() {
+        return commitWaits.get();
+    }
 
     public long applyRetries() {
         return applyRetries.get();

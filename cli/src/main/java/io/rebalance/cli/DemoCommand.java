@@ -140,10 +140,12 @@ final class DemoCommand implements Callable<Integer> {
             app.stop();
             boolean caughtUp = awaitCaughtUp(config, c, tail);
             out.printf(
-                    "   %,d application writes; the tail applied %,d changes and re-wrote %,d raced keys%s%n",
+                    "   %,d application writes; the tail applied %,d changes, re-wrote %,d raced keys, and waited"
+                            + " %d times for a delivered commit to become visible%s%n",
                     app.writes(),
                     tail.stats().events(),
                     tail.stats().reconciled(),
+                    tail.stats().commitWaits(),
                     caughtUp ? "" : " (NOT caught up within 2 minutes)");
             long sourceRows;
             try (Connection pg = new SourceSession(config.source()).openForPreflight();
