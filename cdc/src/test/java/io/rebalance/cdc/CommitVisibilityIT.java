@@ -27,10 +27,7 @@ class CommitVisibilityIT {
         try (Connection writer = services.postgres();
                 Connection reader = services.postgres();
                 Statement w = writer.createStatement()) {
-            w.execute("CREATE TABLE " + table + " (id text PRIMARY KEY)");
-            writer.setAutoCommit(false);
-            w.execute("INSERT INTO " + table + " VALUES ('a')");
-            long xid = xid(w);
+            long xid = insertWithoutCommit(w, table);
 
             assertThat(CommitVisibility.take(reader).sees(xid)).isFalse();
             assertThat(rows(reader, table)).isZero(); // what the tail would have read: the row is not there
@@ -49,10 +46,7 @@ class CommitVisibilityIT {
         try (Connection writer = services.postgres();
                 Connection reader = services.postgres();
                 Statement w = writer.createStatement()) {
-            w.execute("CREATE TABLE " + table + " (id text PRIMARY KEY)");
-            writer.setAutoCommit(false);
-            w.execute("INSERT INTO " + table + " VALUES ('a')");
-            long xid = xid(w);
+            long xid = insertWithoutCommit(w, table);
             long unrelatedCommitted;
             try (Connection other = services.postgres();
                     Statement o = other.createStatement()) {
@@ -94,6 +88,14 @@ class CommitVisibilityIT {
         var wrapped = new CommitVisibility.Snapshot((4L << 32) + 5, Set.of());
         assertThat(wrapped.sees(0xFFFF_FFF0L)).isTrue();
         assertThat(wrapped.sees(7)).isFalse();
+    }
+
+    /** Creates {@code table} and inserts one row in a transaction left open. @return that transaction's xid */
+    private static long insertWithoutCommit(Statement w, String table) throws Exception {
+        w.execute("CREATE TABLE " + table + " (id text PRIMARY KEY)");
+        w.getConnection().setAutoCommit(false);
+        w.execute("INSERT INTO " + table + " VALUES ('a')");
+        return xid(w);
     }
 
     private static long xid(Statement st) throws Exception {
