@@ -198,6 +198,14 @@ final class DemoCommand implements Callable<Integer> {
             StatusCommand.render(StatusCommand.view(config, c), out);
             tail.close();
             tailThread.join(30_000);
+            // a slot left behind would hold WAL on this Postgres for good; the next demo makes its own
+            try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (TailPreflight.slot(pg, config.tail().slotName()).active() && System.nanoTime() < deadline) {
+                    Thread.sleep(100); // the closed tail's replication connection is ending
+                }
+                forgetLastDemoStream(config, pg);
+            }
             int keys = RedisScan.keys(c.redis(), config.redis().prefix()).size();
             out.println("   " + keys + " Redis keys remain for "
                     + prepared.plan().range().count() + " slots (finished slots are compacted)");
@@ -212,7 +220,10 @@ final class DemoCommand implements Callable<Integer> {
         }
     }
 
-    /** The demo table is made anew each time: the last demo's slot and publication would replay its changes. */
+    /**
+     * Drops the demo's slot and publication: at the start, because the table is made anew and a last demo's slot
+     * would replay its changes; at the end, because an unread slot holds WAL.
+     */
     private static void forgetLastDemoStream(MigrationConfig config, Connection c) throws Exception {
         try (Statement st = c.createStatement()) {
             st.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '"
