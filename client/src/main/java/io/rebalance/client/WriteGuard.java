@@ -1,0 +1,129 @@
+package io.rebalance.client;
+
+import io.rebalance.core.fence.DynamoFence;
+import io.rebalance.core.fence.PostgresFence;
+import io.rebalance.core.lock.Lease;
+import io.rebalance.core.lock.LeaseLostException;
+import io.rebalance.core.lock.LockOwner;
+import io.rebalance.core.lock.ScopeKeys;
+import io.rebalance.core.lock.SharedExclusiveLock;
+import io.rebalance.core.route.Route;
+import io.rebalance.core.route.RoutingTable;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.clients.jedis.UnifiedJedis;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/**
+ * Wraps every application write to a moved table: takes a shared lease on the scope (waiting, up to {@code
+ * maxWait}, while a cutover blocks writes), reads where writes go now, runs the write with a {@link WritePermit}, and
+ * gives the lease back. A background thread renews leases of writes that run long; a write whose lease lapses anyway
+ * is refused by the store's fence, never applied late (ADR 7).
+ *
+ * <pre>{@code
+ * guard.write("room_events", permit -> switch (permit.target()) {
+ *     case POSTGRES -> { try (Connection c = pool.getConnection()) { c.setAutoCommit(false);
+ *             permit.fencePostgres(c); insert(c, event); c.commit(); } }
+ *     case DYNAMODB -> permit.writeDynamo(dynamo, put(event));
+ * });
+ * }</pre>
+ *
+ * <p>Thread-safe: one guard per application process.
+ */
+public final class WriteGuard implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(WriteGuard.class);
+
+    private final UnifiedJedis redis;
+    private final GuardSettings settings;
+    private final RoutingTable routes;
+    private final PostgresFence postgresFence;
+    private final DynamoFence dynamoFence;
+    private final Map<String, SharedExclusiveLock> locks = new ConcurrentHashMap<>();
+    private final Map<Lease, Boolean> active = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService renewer;
+
+    /** @param dynamo the application's DynamoDB client, used for fence checks and by {@link WritePermit#writeDynamo} */
+    public WriteGuard(UnifiedJedis redis, DynamoDbClient dynamo, GuardSettings settings) {
+        this(redis, dynamo, settings, true);
+    }
+
+    /** @param renew false only in tests that play a paused process, whose renewals stop along with its writes */
+    WriteGuard(UnifiedJedis redis, DynamoDbClient dynamo, GuardSettings settings, boolean renew) {
+        this.redis = redis;
+        this.settings = settings;
+        this.routes = new RoutingTable(redis, settings.prefix());
+        this.postgresFence = new PostgresFence(settings.postgresFenceTable());
+        this.dynamoFence = new DynamoFence(dynamo, settings.dynamoFenceTable());
+        this.renewer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "rebalance-guard-renewer");
+            t.setDaemon(true);
+            return t;
+        });
+        long third = settings.leaseTtl().toMillis() / 3;
+        if (renew) renewer.scheduleWithFixedDelay(this::renewAll, third, third, TimeUnit.MILLISECONDS);
+    }
+
+    /** A write to run under the guard. */
+    @FunctionalInterface
+    public interface GuardedWrite<T> {
+        T run(WritePermit permit) throws Exception;
+    }
+
+    /** A write without a result. */
+    @FunctionalInterface
+    public interface GuardedAction {
+        void run(WritePermit permit) throws Exception;
+    }
+
+    /**
+     * @throws io.rebalance.core.lock.LockWaitTimeoutException writes stayed blocked longer than {@code maxWait}
+     * @throws io.rebalance.core.fence.FencedException a store refused the write (its lease lapsed meanwhile)
+     * @throws IllegalStateException the scope has no routing entry (no cutover was prepared for it)
+     */
+    public <T> T write(String scope, GuardedWrite<T> write) throws Exception {
+        SharedExclusiveLock lock =
+                locks.computeIfAbsent(scope, s -> new SharedExclusiveLock(redis, new ScopeKeys(settings.prefix(), s)));
+        Lease lease = lock.acquireShared(LockOwner.currentThread(), settings.leaseTtl(), settings.maxWait());
+        active.put(lease, Boolean.TRUE);
+        try {
+            // Read after the lease is held: the route cannot change until every shared lease is gone.
+            Route route = routes.get(scope)
+                    .orElseThrow(() -> new IllegalStateException("scope '" + scope + "' has no routing entry under"
+                            + " prefix '" + settings.prefix() + "': run `rebalance cutover --prepare` first"));
+            return write.run(new WritePermit(route, lease, postgresFence, dynamoFence));
+        } finally {
+            active.remove(lease);
+            lock.release(lease);
+        }
+    }
+
+    public void run(String scope, GuardedAction action) throws Exception {
+        write(scope, permit -> {
+            action.run(permit);
+            return null;
+        });
+    }
+
+    private void renewAll() {
+        for (Lease lease : active.keySet()) {
+            try {
+                locks.get(lease.keys().scope()).renew(lease, settings.leaseTtl());
+            } catch (LeaseLostException e) {
+                active.remove(lease);
+                log.warn("{}; its write will be refused by the store's fence", e.getMessage());
+            } catch (RuntimeException e) {
+                log.warn("renewing a write's lease failed: {}", e.toString());
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        renewer.shutdownNow();
+    }
+}

@@ -1,0 +1,317 @@
+package io.rebalance.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.rebalance.core.fence.DynamoFence;
+import io.rebalance.core.fence.FenceWriter;
+import io.rebalance.core.fence.FencedException;
+import io.rebalance.core.fence.PostgresFence;
+import io.rebalance.core.lock.Lease;
+import io.rebalance.core.lock.LockWaitTimeoutException;
+import io.rebalance.core.lock.ScopeKeys;
+import io.rebalance.core.lock.SharedExclusiveLock;
+import io.rebalance.core.route.RouteStatus;
+import io.rebalance.core.route.RoutingTable;
+import io.rebalance.core.route.Target;
+import io.rebalance.testkit.SharedServices;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.UnifiedJedis;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeDefinition;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.BillingMode;
+import software.amazon.awssdk.services.dynamodb.model.KeySchemaElement;
+import software.amazon.awssdk.services.dynamodb.model.KeyType;
+import software.amazon.awssdk.services.dynamodb.model.Put;
+import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
+import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
+
+/**
+ * The application side against real services: the guard's waits and bounds, the route it reads, and the fences that
+ * refuse a writer whose lease lapsed while the scope moved (issue 5: "a stalled writer whose shared lease expired is
+ * refused after the flip").
+ */
+class WriteGuardIT {
+    private static final String SCOPE = "room_events";
+    private static final Duration LONG = Duration.ofSeconds(30);
+
+    private final SharedServices services = SharedServices.get();
+    private final UnifiedJedis redis = services.redis();
+    private final DynamoDbClient dynamo = services.dynamoClient();
+    private final String prefix = SharedServices.unique("guard") + ":";
+    private final String rows = SharedServices.unique("events");
+    private final String items = SharedServices.unique("events");
+    private final GuardSettings settings = new GuardSettings(
+            prefix,
+            Duration.ofSeconds(5),
+            Duration.ofSeconds(5),
+            "public." + SharedServices.unique("fence"),
+            SharedServices.unique("fence"));
+    private final SharedExclusiveLock lock = new SharedExclusiveLock(redis, new ScopeKeys(prefix, SCOPE));
+    private final RoutingTable routes = new RoutingTable(redis, prefix);
+    private final PostgresFence pgFence = new PostgresFence(settings.postgresFenceTable());
+    private final DynamoFence dynamoFence = new DynamoFence(dynamo, settings.dynamoFenceTable());
+    private Connection admin;
+
+    @BeforeEach
+    void prepare() throws Exception {
+        admin = services.postgres();
+        try (Statement s = admin.createStatement()) {
+            s.execute("CREATE TABLE " + rows + " (id text PRIMARY KEY, body text)");
+        }
+        pgFence.install(admin, SCOPE);
+        dynamoFence.install(SCOPE);
+        dynamo.createTable(b -> b.tableName(items)
+                .billingMode(BillingMode.PAY_PER_REQUEST)
+                .attributeDefinitions(AttributeDefinition.builder()
+                        .attributeName("id")
+                        .attributeType(ScalarAttributeType.S)
+                        .build())
+                .keySchema(KeySchemaElement.builder()
+                        .attributeName("id")
+                        .keyType(KeyType.HASH)
+                        .build()));
+        routes.create(SCOPE);
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        admin.close();
+        redis.close();
+        dynamo.close();
+    }
+
+    @Test
+    void writesGoWhereTheRouteSaysAndReadsFollowIt() throws Exception {
+        try (WriteGuard guard = new WriteGuard(redis, dynamo, settings)) {
+            guard.run(SCOPE, permit -> write(permit, "a", "1"));
+            assertThat(rowBody("a")).isEqualTo("1");
+            assertThat(item("a")).isNull();
+            assertThat(new Router(redis, prefix).readTarget(SCOPE)).isEqualTo(Target.POSTGRES);
+
+            flip(RouteStatus.SOURCE, RouteStatus.TARGET);
+
+            guard.run(SCOPE, permit -> write(permit, "b", "2"));
+            assertThat(item("b")).isEqualTo("2");
+            assertThat(rowBody("b")).isNull();
+            assertThat(new Router(redis, prefix).readTarget(SCOPE)).isEqualTo(Target.DYNAMODB);
+            assertThat(lock.holders().shared()).as("every lease given back").isEmpty();
+        }
+    }
+
+    @Test
+    void whileTheCutoverHoldsTheScopeAWriteWaitsThenFailsClearly() throws Exception {
+        GuardSettings shortWait = settings.withMaxWait(Duration.ofMillis(300));
+        try (WriteGuard guard = new WriteGuard(redis, dynamo, shortWait)) {
+            Lease cutover = ((SharedExclusiveLock.Granted) lock.tryExclusive("cutover-1", LONG)).lease();
+            assertThatThrownBy(() -> guard.run(SCOPE, permit -> write(permit, "x", "1")))
+                    .isInstanceOf(LockWaitTimeoutException.class)
+                    .hasMessageContaining("'room_events' are blocked")
+                    .hasMessageContaining("cutover-1");
+            assertThat(rowBody("x")).isNull();
+            lock.release(cutover);
+        }
+        try (WriteGuard guard = new WriteGuard(redis, dynamo, settings)) {
+            Lease cutover = ((SharedExclusiveLock.Granted) lock.tryExclusive("cutover-2", LONG)).lease();
+            CompletableFuture<Void> blocked = CompletableFuture.runAsync(() -> {
+                try {
+                    guard.run(SCOPE, permit -> write(permit, "y", "1"));
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            assertThat(blocked).isNotDone();
+            assertThat(rowBody("y")).isNull();
+            lock.release(cutover);
+            blocked.get(10, TimeUnit.SECONDS);
+            assertThat(rowBody("y")).isEqualTo("1");
+        }
+    }
+
+    @Test
+    void aStalledPostgresWriterWhoseLeaseLapsedIsRefusedAfterTheFlip() throws Exception {
+        try (WriteGuard paused = new WriteGuard(redis, dynamo, settings.withLeaseTtl(Duration.ofMillis(300)), false)) {
+            Stalled stalled = stallInWrite(paused, Target.POSTGRES, "late");
+            flip(RouteStatus.SOURCE, RouteStatus.TARGET); // granted only once the stalled writer's lease lapsed
+            stalled.resume().countDown();
+
+            assertThatThrownBy(() -> stalled.outcome().get(10, TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(FencedException.class)
+                    .hasMessageContaining("Postgres refused a write to 'room_events'");
+            assertThat(rowBody("late")).as("nothing of the stale write landed").isNull();
+        }
+    }
+
+    @Test
+    void aStalledDynamoWriterWhoseLeaseLapsedIsRefusedAfterTheFlipBack() throws Exception {
+        flip(RouteStatus.SOURCE, RouteStatus.TARGET);
+        try (WriteGuard paused = new WriteGuard(redis, dynamo, settings.withLeaseTtl(Duration.ofMillis(300)), false)) {
+            Stalled stalled = stallInWrite(paused, Target.DYNAMODB, "late");
+            flip(RouteStatus.TARGET, RouteStatus.SOURCE);
+            stalled.resume().countDown();
+
+            assertThatThrownBy(() -> stalled.outcome().get(10, TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(FencedException.class)
+                    .hasMessageContaining("DynamoDB refused a write to 'room_events'");
+            assertThat(item("late")).isNull();
+        }
+    }
+
+    private record Stalled(CompletableFuture<Void> outcome, CountDownLatch resume) {}
+
+    /** A write that has its permit and then pauses (GC, a stalled socket) until told to go on; returns once paused. */
+    private Stalled stallInWrite(WriteGuard paused, Target expected, String id) throws InterruptedException {
+        CountDownLatch inWrite = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+        CompletableFuture<Void> outcome = CompletableFuture.runAsync(() -> {
+            try {
+                paused.run(SCOPE, permit -> {
+                    assertThat(permit.target()).isEqualTo(expected);
+                    inWrite.countDown();
+                    resume.await();
+                    write(permit, id, "stale");
+                });
+            } catch (Exception e) {
+                throw new java.util.concurrent.CompletionException(e);
+            }
+        });
+        inWrite.await();
+        return new Stalled(outcome, resume);
+    }
+
+    @Test
+    void settingThePostgresFenceWaitsForWritesThatCheckedIt() throws Exception {
+        try (Connection app = services.postgres()) {
+            app.setAutoCommit(false);
+            pgFence.check(app, SCOPE, 7);
+            insert(app, "in-flight", "1");
+            CompletableFuture<Void> closing = CompletableFuture.runAsync(() -> {
+                try (Connection c = services.postgres()) {
+                    pgFence.set(c, SCOPE, FenceWriter.REVERSE, 8, LONG);
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            // the cutover's update is queued behind the write's share lock, not racing it
+            await().atMost(10, TimeUnit.SECONDS).until(() -> waitingOnLock(settings.postgresFenceTable()));
+            assertThat(closing).isNotDone();
+            app.commit();
+            closing.get(10, TimeUnit.SECONDS);
+
+            assertThat(rowBody("in-flight")).isEqualTo("1");
+            assertThatThrownBy(() -> pgFence.check(app, SCOPE, 7)).isInstanceOf(FencedException.class);
+            app.rollback();
+        }
+    }
+
+    @Test
+    void onlyTheHolderOfTheExclusiveLeaseChangesTheRoute() throws Exception {
+        Lease lapsed =
+                ((SharedExclusiveLock.Granted) lock.tryExclusive("paused-cutover", Duration.ofMillis(200))).lease();
+        Lease other = await().atMost(10, TimeUnit.SECONDS)
+                                .pollInterval(Duration.ofMillis(20))
+                                .until(
+                                        () -> lock.tryExclusive("next-cutover", LONG),
+                                        SharedExclusiveLock.Granted.class::isInstance)
+                        instanceof SharedExclusiveLock.Granted g
+                ? g.lease()
+                : null;
+        assertThat(routes.set(lapsed, RouteStatus.SOURCE, RouteStatus.TARGET))
+                .isEqualTo(new RoutingTable.LeaseGone("next-cutover"));
+        assertThat(routes.set(other, RouteStatus.TARGET, RouteStatus.SOURCE))
+                .isEqualTo(new RoutingTable.StatusChanged("SOURCE"));
+        assertThat(routes.get(SCOPE).orElseThrow().status()).isEqualTo(RouteStatus.SOURCE);
+        var changed = (RoutingTable.Changed) routes.set(other, RouteStatus.SOURCE, RouteStatus.TARGET);
+        assertThat(changed.route().read()).isEqualTo(Target.DYNAMODB);
+        assertThat(changed.route().write()).isEqualTo(Target.DYNAMODB);
+        assertThat(changed.route().token()).isEqualTo(other.token());
+        assertThat(changed.route().epoch()).isEqualTo(2);
+        lock.release(other);
+    }
+
+    /** What the cutover and the rollback do to the stores and the route, with the exclusive lease held. */
+    private void flip(RouteStatus from, RouteStatus to) throws Exception {
+        Lease ex = await().atMost(10, TimeUnit.SECONDS)
+                                .pollInterval(Duration.ofMillis(10))
+                                .until(
+                                        () -> lock.tryExclusive("cutover", LONG),
+                                        SharedExclusiveLock.Granted.class::isInstance)
+                        instanceof SharedExclusiveLock.Granted g
+                ? g.lease()
+                : null;
+        if (to.write() == Target.DYNAMODB) {
+            pgFence.set(admin, SCOPE, FenceWriter.REVERSE, ex.token(), LONG);
+            dynamoFence.set(SCOPE, FenceWriter.APP, ex.token());
+        } else {
+            dynamoFence.set(SCOPE, FenceWriter.NONE, ex.token());
+            pgFence.set(admin, SCOPE, FenceWriter.APP, ex.token(), LONG);
+        }
+        assertThat(routes.set(ex, from, to)).isInstanceOf(RoutingTable.Changed.class);
+        lock.release(ex);
+    }
+
+    private void write(WritePermit permit, String id, String body) throws Exception {
+        if (permit.target() == Target.POSTGRES) {
+            try (Connection c = services.postgres()) {
+                c.setAutoCommit(false);
+                permit.fencePostgres(c);
+                insert(c, id, body);
+                c.commit();
+            }
+        } else {
+            permit.writeDynamo(
+                    dynamo,
+                    TransactWriteItem.builder()
+                            .put(Put.builder()
+                                    .tableName(items)
+                                    .item(Map.of("id", AttributeValue.fromS(id), "body", AttributeValue.fromS(body)))
+                                    .build())
+                            .build());
+        }
+    }
+
+    private void insert(Connection c, String id, String body) throws Exception {
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + rows + " VALUES (?, ?)")) {
+            ps.setString(1, id);
+            ps.setString(2, body);
+            ps.executeUpdate();
+        }
+    }
+
+    private String rowBody(String id) throws Exception {
+        try (PreparedStatement ps = admin.prepareStatement("SELECT body FROM " + rows + " WHERE id = ?")) {
+            ps.setString(1, id);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        }
+    }
+
+    private String item(String id) {
+        var r = dynamo.getItem(b ->
+                b.tableName(items).key(Map.of("id", AttributeValue.fromS(id))).consistentRead(true));
+        return r.hasItem() && !r.item().isEmpty() ? r.item().get("body").s() : null;
+    }
+
+    private boolean waitingOnLock(String table) throws Exception {
+        try (Statement s = admin.createStatement();
+                ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                        + " AND query LIKE '%" + table.substring(table.indexOf('.') + 1) + "%FOR UPDATE%'")) {
+            rs.next();
+            return rs.getInt(1) > 0;
+        }
+    }
+}

@@ -1,0 +1,95 @@
+package io.rebalance.core.route;
+
+import io.rebalance.core.lock.Lease;
+import io.rebalance.core.lock.ScopeKeys;
+import io.rebalance.core.redis.LuaScript;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import redis.clients.jedis.UnifiedJedis;
+
+/**
+ * The routing table in Redis: per scope, where to read and where to write, and the move's status. Applications read
+ * it on every operation ({@code client/Router}); only a holder of the scope's exclusive lease changes it, in one
+ * script that checks the lease ({@link #set}), so an entry is never half-switched and never switched by a cutover
+ * whose lease lapsed.
+ */
+public final class RoutingTable {
+    private static final LuaScript SET = LuaScript.load(RoutingTable.class, "route-set.lua");
+
+    private final UnifiedJedis redis;
+    private final String prefix;
+
+    public RoutingTable(UnifiedJedis redis, String prefix) {
+        this.redis = redis;
+        this.prefix = prefix;
+    }
+
+    /** Set: every scope that has an entry, for {@code rebalance status}. */
+    public String scopesKey() {
+        return prefix + "routes";
+    }
+
+    /** @return the entry, or empty when the scope was never prepared for a cutover */
+    public Optional<Route> get(String scope) {
+        Map<String, String> h = redis.hgetAll(new ScopeKeys(prefix, scope).route());
+        return h.isEmpty() ? Optional.empty() : Optional.of(Route.of(scope, h));
+    }
+
+    /** Creates the entry as {@link RouteStatus#SOURCE} unless one exists; returns the entry as it now is. */
+    public Route create(String scope) {
+        String key = new ScopeKeys(prefix, scope).route();
+        if (redis.hsetnx(key, "status", RouteStatus.SOURCE.name()) == 1) {
+            redis.hset(
+                    key,
+                    Map.of(
+                            "read", Target.POSTGRES.wire(),
+                            "write", Target.POSTGRES.wire(),
+                            "epoch", "1",
+                            "token", "0",
+                            "updated_ms", Long.toString(System.currentTimeMillis())));
+        }
+        redis.sadd(scopesKey(), scope);
+        return get(scope).orElseThrow();
+    }
+
+    public Set<String> scopes() {
+        return new TreeSet<>(redis.smembers(scopesKey()));
+    }
+
+    /** The outcome of {@link #set}: the new entry, or why nothing was written. */
+    public sealed interface SetResult {}
+
+    public record Changed(Route route) implements SetResult {}
+
+    /** The caller's exclusive lease is gone; {@code holder} has it now ('' when nobody). */
+    public record LeaseGone(String holder) implements SetResult {}
+
+    /** The entry's status was not the one expected ('' when there is no entry). */
+    public record StatusChanged(String actual) implements SetResult {}
+
+    /**
+     * Sets the scope to {@code to} (its read and write targets with it) if {@code exclusive} is still held and the
+     * entry is in {@code from}.
+     */
+    public SetResult set(Lease exclusive, RouteStatus from, RouteStatus to) {
+        if (exclusive.mode() != Lease.Mode.EXCLUSIVE) {
+            throw new IllegalArgumentException("only the exclusive lease may change a route");
+        }
+        ScopeKeys k = exclusive.keys();
+        List<?> r = (List<?>) SET.eval(
+                redis,
+                List.of(k.route(), k.exclusive()),
+                List.of(
+                        exclusive.member(),
+                        Long.toString(exclusive.token()),
+                        to.read().wire(),
+                        to.write().wire(),
+                        to.name(),
+                        from == null ? "" : from.name()));
+        if ((Long) r.get(0) == 1) return new Changed(get(k.scope()).orElseThrow());
+        return "lease".equals(r.get(1)) ? new LeaseGone((String) r.get(2)) : new StatusChanged((String) r.get(2));
+    }
+}
