@@ -37,6 +37,7 @@ final class ChangeApplier implements AutoCloseable {
     private final TailLease lease;
     private final ExecutorService writers;
     private final Runnable onCommitWait;
+    private final ForwardHold hold;
     private Connection connection;
 
     ChangeApplier(
@@ -45,8 +46,10 @@ final class ChangeApplier implements AutoCloseable {
             TouchedKeys touched,
             TailLease lease,
             int threads,
-            Runnable onCommitWait) {
+            Runnable onCommitWait,
+            ForwardHold hold) {
         this.onCommitWait = onCommitWait;
+        this.hold = hold;
         this.session = session;
         this.refresher = refresher;
         this.touched = touched;
@@ -70,6 +73,10 @@ final class ChangeApplier implements AutoCloseable {
     synchronized int apply(Collection<String> keys, Collection<Long> committed) throws Exception {
         if (keys.isEmpty()) return 0;
         lease.check();
+        if (hold.state().phase() == ForwardHold.Phase.HELD) {
+            throw new IllegalStateException("the tail is held for a cutover: it writes nothing to DynamoDB until the"
+                    + " hold is lifted (ADR 7)");
+        }
         List<String> distinct = new ArrayList<>(new LinkedHashSet<>(keys));
         touched.beforeWrite(distinct); // recorded before the write, so reconciliation cannot miss it
         awaitVisible(committed);
@@ -94,6 +101,23 @@ final class ChangeApplier implements AutoCloseable {
             awaitAll(pending);
         }
         return written;
+    }
+
+    ForwardHold hold() {
+        return hold;
+    }
+
+    /** Whether a cutover holds the tail (reconciliation and repairs wait for the hold to be lifted). */
+    boolean held() {
+        return hold.state().phase() == ForwardHold.Phase.HELD;
+    }
+
+    /**
+     * Acknowledges a hold under this lock, so no write of reconciliation or a repair is in flight when the cutover
+     * learns the tail holds.
+     */
+    synchronized void acknowledge(ForwardHold.Request request, long appliedLsn) {
+        hold.acknowledge(request, appliedLsn);
     }
 
     /**

@@ -42,6 +42,7 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             throws InterruptedException {
         List<String> keys = new ArrayList<>(events.size());
         Set<Long> transactions = new HashSet<>();
+        ForwardHold.State hold = applier.hold().state(); // read once per batch; only this tail acknowledges
         long lsn = 0;
         long commitMs = 0;
         int changes = 0;
@@ -52,6 +53,10 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             // so once this batch lands, every change of the table committed before its last event has landed
             if (r.sourceOffset().get("lsn") instanceof Long l) lsn = Math.max(lsn, l);
             if (!tableTopic.equals(r.topic())) continue;
+            if (r.sourceOffset().get("lsn") instanceof Long at && !hold.applies(at)) {
+                stats.skippedWhileHeld.incrementAndGet();
+                continue;
+            }
             if (!(r.key() instanceof Struct key)) {
                 if (r.value() instanceof Struct v && "t".equals(v.get("op"))) truncated(r);
                 continue;
@@ -70,6 +75,10 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
         for (ChangeEvent<SourceRecord, SourceRecord> e : events) committer.markProcessed(e);
         committer.markBatchFinished();
         stats.appliedLsn.accumulateAndGet(lsn, Math::max);
+        if (hold.phase() == ForwardHold.Phase.REQUESTED
+                && stats.appliedLsn() >= hold.request().lsn()) {
+            applier.acknowledge(hold.request(), stats.appliedLsn());
+        }
         if (changes > 0) {
             stats.events.addAndGet(changes);
             stats.items.addAndGet(keys.size());

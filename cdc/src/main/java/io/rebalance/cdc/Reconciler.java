@@ -23,6 +23,7 @@ final class Reconciler {
     /** @return keys written again in this pass */
     int runOnce() throws Exception {
         int n = 0;
+        if (applier.held()) return 0; // the keys stay recorded; they are written once the hold is lifted
         for (String bucket : touched.ready()) {
             for (List<String> keys = touched.peek(bucket, CHUNK); !keys.isEmpty(); keys = touched.peek(bucket, CHUNK)) {
                 applier.apply(keys);

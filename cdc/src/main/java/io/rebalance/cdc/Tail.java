@@ -128,7 +128,13 @@ public final class Tail implements AutoCloseable {
                 new TailStatusPublisher(redis, keys, session, t.slotName(), t.retentionWarnMb(), stats, lease.owner());
         AtomicReference<Throwable> leaseLost = new AtomicReference<>();
         try (ChangeApplier applier = new ChangeApplier(
-                session, refresher, touched, lease, t.applyThreads(), stats.commitWaits::incrementAndGet)) {
+                session,
+                refresher,
+                touched,
+                lease,
+                t.applyThreads(),
+                stats.commitWaits::incrementAndGet,
+                new ForwardHold(redis, keys))) {
             Reconciler reconciler = new Reconciler(touched, applier, stats);
             long third = lease.ttl().toMillis() / 3;
             timers.scheduleWithFixedDelay(

@@ -23,6 +23,13 @@ public final class TailStats {
     /** Batches delivered before a snapshot saw their commits, so the read waited (CommitVisibility). */
     final AtomicLong commitWaits = new AtomicLong();
 
+    /** Change events passed over because a cutover held the tail (ForwardHold). */
+    final AtomicLong skippedWhileHeld = new AtomicLong();
+
+    public long skippedWhileHeld() {
+        return skippedWhileHeld.get();
+    }
+
     public long commitWaits() {
         return commitWaits.get();
     }

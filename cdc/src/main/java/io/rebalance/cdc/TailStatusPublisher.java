@@ -64,6 +64,7 @@ final class TailStatusPublisher {
         f.put("reconciled", Long.toString(stats.reconciled()));
         f.put("apply_retries", Long.toString(stats.applyRetries()));
         f.put("commit_waits", Long.toString(stats.commitWaits()));
+        f.put("skipped_while_held", Long.toString(stats.skippedWhileHeld()));
         f.put("stream_restarts", Long.toString(stats.restarts()));
         long truncated = stats.truncatedLsn.get();
         if (truncated != 0) f.put("truncated_lsn", Lsn.text(truncated)); // kept in the hash once seen (hset merges)

@@ -115,6 +115,7 @@ final class StatusCommand implements Callable<Integer> {
                 "verification",
                 verification(new VerificationStore(c.redis(), config.redis().prefix())));
         v.put("tail", tail(c, new TailKeys(config.redis().prefix())));
+        v.put("routing", RoutingView.of(c.redis(), config.redis().prefix()));
         return v;
     }
 
@@ -171,6 +172,7 @@ final class StatusCommand implements Callable<Integer> {
         if (plan == null) {
             out.println("no run has been planned under this prefix yet: `rebalance copy` starts one");
             printTail((Map<String, Object>) v.get("tail"), out);
+            RoutingView.print((Map<String, Object>) v.get("routing"), out);
             return;
         }
         Map<String, Object> s = (Map<String, Object>) v.get("slots");
@@ -233,6 +235,7 @@ final class StatusCommand implements Callable<Integer> {
             }
         }
         printTail((Map<String, Object>) v.get("tail"), out);
+        RoutingView.print((Map<String, Object>) v.get("routing"), out);
         List<String> events = (List<String>) v.get("events");
         if (!events.isEmpty()) {
             out.println("recent events");

@@ -3,11 +3,15 @@ package io.rebalance.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.core.ErrorCode;
+import io.rebalance.core.lock.ScopeKeys;
+import io.rebalance.core.lock.SharedExclusiveLock;
 import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.retry.Retrier;
+import io.rebalance.core.route.RoutingTable;
 import io.rebalance.mover.RunKeys;
 import io.rebalance.mover.RunState;
 import io.rebalance.testkit.SharedServices;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -73,5 +77,26 @@ class CommandsIT {
         CliRun r = run("status");
         assertThat(r.exitCode()).isZero();
         assertThat(r.out()).contains("status NOT_STARTED").contains("`rebalance copy` starts one");
+    }
+
+    @Test
+    void statusShowsEachRouteAndWhoHoldsOrAwaitsItsLock() {
+        try (UnifiedJedis redis = services.redis()) {
+            assertThat(run("status").out()).contains("routing    no scope prepared for cutover");
+
+            new RoutingTable(redis, prefix).create("room_events");
+            SharedExclusiveLock lock = new SharedExclusiveLock(redis, new ScopeKeys(prefix, "room_events"));
+            lock.tryShared("app-host:42:ab12/writer-1", Duration.ofSeconds(30));
+            lock.tryExclusive("cutover-host:7:cd34/main", Duration.ofSeconds(30));
+
+            CliRun r = run("status");
+            assertThat(r.exitCode()).isZero();
+            assertThat(r.out())
+                    .contains("routing    room_events: SOURCE, read postgres, write postgres (epoch 1")
+                    .contains("waiting    cutover-host:7:cd34/main")
+                    .contains("1 holding a shared lease")
+                    .contains("app-host:42:ab12/writer-1#");
+            assertThat(run("status", "--json").out()).contains("\"routing\"").contains("\"sharedHolders\" : 1");
+        }
     }
 }

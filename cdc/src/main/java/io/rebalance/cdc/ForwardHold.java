@@ -1,0 +1,90 @@
+package io.rebalance.cdc;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+import redis.clients.jedis.UnifiedJedis;
+
+/**
+ * The cutover's handshake with the forward tail (ADR 7, point 5). The cutover asks the tail to hold at a WAL position
+ * M it noted after closing Postgres to applications. The tail then applies the changes at or before M, skips those
+ * after M (from then on only the reverse stream writes Postgres), and once everything up to M is in DynamoDB it
+ * acknowledges at a batch boundary, under the applier's lock. From the acknowledgement until the hold is lifted, the
+ * tail writes nothing to DynamoDB: no batch, no replay after a restart, no reconciliation, no repair. A write there
+ * could overwrite a newer application write with a row the reverse stream has not caught up yet.
+ */
+public final class ForwardHold {
+    private final UnifiedJedis redis;
+    private final TailKeys keys;
+
+    public ForwardHold(UnifiedJedis redis, TailKeys keys) {
+        this.redis = redis;
+        this.keys = keys;
+    }
+
+    /** @param id names one request, so an acknowledgement of an older one never answers a newer one */
+    public record Request(String id, long lsn) {}
+
+    public enum Phase {
+        /** No hold: the tail applies everything. */
+        NONE,
+        /** Asked, not yet acknowledged: apply what is at or before the position, skip the rest. */
+        REQUESTED,
+        /** Acknowledged: write nothing. */
+        HELD
+    }
+
+    public record State(Phase phase, Request request) {
+        static final State NONE = new State(Phase.NONE, null);
+
+        /** Whether the tail may apply a change event at {@code lsn} now. */
+        boolean applies(long lsn) {
+            return phase == Phase.NONE || (phase == Phase.REQUESTED && lsn <= request.lsn());
+        }
+    }
+
+    /** Asks the tail to hold at {@code lsn}; replaces any earlier request. @return the request */
+    public Request request(long lsn) {
+        Request r = new Request(UUID.randomUUID().toString(), lsn);
+        redis.hset(
+                keys.hold(),
+                Map.of(
+                        "id", r.id(),
+                        "lsn", Long.toString(lsn),
+                        "requested_ms", Long.toString(System.currentTimeMillis())));
+        return r;
+    }
+
+    /** @return true once the tail has acknowledged {@code r}; false when {@code timeout} passed first */
+    public boolean awaitHeld(Request r, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!r.id().equals(redis.hget(keys.held(), "id"))) {
+            if (System.nanoTime() > deadline) return false;
+            Thread.sleep(2); // polls the acknowledgement the tail writes after the batch that reaches the position
+        }
+        return true;
+    }
+
+    /** Lets the tail apply again (after a rollback has given Postgres back to applications, or on abort). */
+    public void lift() {
+        redis.del(keys.hold(), keys.held());
+    }
+
+    public State state() {
+        Map<String, String> h = redis.hgetAll(keys.hold());
+        if (h.isEmpty()) return State.NONE;
+        Request r = new Request(h.get("id"), Long.parseLong(h.get("lsn")));
+        boolean acked = r.id().equals(redis.hget(keys.held(), "id"));
+        return new State(acked ? Phase.HELD : Phase.REQUESTED, r);
+    }
+
+    /** Called by the tail, under the applier's lock, once everything up to the request's position is applied. */
+    void acknowledge(Request r, long appliedLsn) {
+        redis.hset(
+                keys.held(),
+                Map.of(
+                        "id", r.id(),
+                        "applied_lsn", Lsn.text(appliedLsn),
+                        "acked_ms", Long.toString(System.currentTimeMillis())));
+    }
+}

@@ -1,0 +1,72 @@
+package io.rebalance.cdc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The cutover's hold on the forward tail (ADR 7, point 5): once acknowledged, every change committed before the noted
+ * position is in DynamoDB, and nothing the tail sees afterwards (the reverse stream's writes to Postgres) reaches
+ * DynamoDB until the hold is lifted.
+ */
+class ForwardHoldIT {
+    @Test
+    void theTailAppliesUpToTheNotedPositionThenWritesNothingUntilLifted() throws Exception {
+        try (TailFixture f = new TailFixture()) {
+            // a heartbeat slower than the test's bounds: only the noted position's own message can move the tail
+            f.overrides.put("tail.heartbeat", "10m");
+            List<Future<?>> outcomes = new ArrayList<>();
+            Tail tail = f.startTail("hold", outcomes);
+            f.awaitStreaming();
+            ForwardHold hold =
+                    new ForwardHold(f.redis, new TailKeys(f.config().redis().prefix()));
+
+            for (int i = 0; i < 30; i++) f.insert(ChangeKindsIT.id(i), "before", null, i);
+            long noted = emitMarker(f);
+            ForwardHold.Request request = hold.request(noted);
+            assertThat(hold.awaitHeld(request, Duration.ofSeconds(30))).isTrue();
+            // held means applied: read at once, no waiting
+            for (int i = 0; i < 30; i++) assertThat(f.item(ChangeKindsIT.id(i))).isNotEmpty();
+            assertThat(hold.state().phase()).isEqualTo(ForwardHold.Phase.HELD);
+
+            // what the reverse stream would write to Postgres while DynamoDB is the write target
+            f.insert(ChangeKindsIT.id(100), "after", null, 100);
+            f.sql("UPDATE " + f.table + " SET kind = 'changed-while-held' WHERE id = '" + ChangeKindsIT.id(1) + "'");
+            f.sql("DELETE FROM " + f.table + " WHERE id = '" + ChangeKindsIT.id(2) + "'");
+            long after = emitMarker(f);
+            await().atMost(Duration.ofSeconds(30)).until(() -> tail.stats().appliedLsn() >= after);
+            assertThat(f.item(ChangeKindsIT.id(100))).as("insert while held").isEmpty();
+            assertThat(f.item(ChangeKindsIT.id(1)).get("kind").s())
+                    .as("update while held")
+                    .isEqualTo("before");
+            assertThat(f.item(ChangeKindsIT.id(2))).as("delete while held").isNotEmpty();
+            assertThat(tail.stats().skippedWhileHeld()).isEqualTo(3);
+
+            hold.lift();
+            f.sql("UPDATE " + f.table + " SET kind = 'after-lift' WHERE id = '" + ChangeKindsIT.id(1) + "'");
+            f.awaitItem(ChangeKindsIT.id(1), true);
+            await().atMost(Duration.ofSeconds(30)).until(() -> "after-lift"
+                    .equals(f.item(ChangeKindsIT.id(1)).get("kind").s()));
+            assertThat(outcomes).noneMatch(Future::isDone);
+        }
+    }
+
+    /** What the cutover does to note a position: a logical message, decoded at once even on an idle table. */
+    static long emitMarker(TailFixture f) throws Exception {
+        try (Connection c = f.services.postgres();
+                Statement st = c.createStatement();
+                ResultSet rs =
+                        st.executeQuery("SELECT pg_logical_emit_message(false, 'rebalance.cutover', '')::text")) {
+            rs.next();
+            return Lsn.parse(rs.getString(1));
+        }
+    }
+}
