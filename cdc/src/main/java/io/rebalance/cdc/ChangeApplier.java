@@ -117,6 +117,7 @@ final class ChangeApplier implements AutoCloseable {
      * learns the tail holds.
      */
     synchronized void acknowledge(ForwardHold.Request request, long appliedLsn) {
+        lease.check(); // a tail that may have lost its lease answers for nothing
         hold.acknowledge(request, appliedLsn);
     }
 
