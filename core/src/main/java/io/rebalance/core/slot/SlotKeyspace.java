@@ -53,7 +53,7 @@ public sealed interface SlotKeyspace {
         return keyType == KeyType.UUID ? new UlidUuids(key) : new UlidTexts(key);
     }
 
-    static String quote(String identifier) {
+    public static String quote(String identifier) {
         return "\"" + identifier.replace("\"", "\"\"") + "\"";
     }
 

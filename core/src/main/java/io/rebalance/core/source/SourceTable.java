@@ -5,6 +5,7 @@ import io.rebalance.core.RebalanceException;
 import io.rebalance.core.codec.ColumnKind;
 import io.rebalance.core.codec.ColumnSpec;
 import io.rebalance.core.codec.RowCodec;
+import io.rebalance.core.codec.RowDecoder;
 import io.rebalance.core.codec.RowSlot;
 import io.rebalance.core.codec.ValueCodec;
 import io.rebalance.core.codec.ValueRefusedException;
@@ -188,6 +189,16 @@ public record SourceTable(
     public RowCodec codec(MigrationConfig.Target target) {
         return new RowCodec(
                 columns, keyColumn, partitionKey(target), target.jsonAsMap(), SlotIndex.of(target), rowSlot());
+    }
+
+    /** The inverse of {@link #codec}: items back to this table's rows (the reverse stream, ADR 7). */
+    public RowDecoder decoder(MigrationConfig.Target target) {
+        return new RowDecoder(
+                columns,
+                keyColumn,
+                partitionKey(target),
+                target.jsonAsMap(),
+                SlotIndex.of(target).attribute());
     }
 
     /** The slot of a row as read by {@link PageReader}: from its id, or from its time column. */

@@ -1,0 +1,138 @@
+package io.rebalance.core.codec;
+
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
+import java.util.List;
+import java.util.Map;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+
+/**
+ * The inverse of {@link RowCodec}: a DynamoDB item back to the Postgres text of each source column, for the reverse
+ * stream (ADR 7). Column for column it undoes what the codec did: the partition key attribute becomes the key column,
+ * DynamoDB's NULL (or an absent attribute, which applications writing DynamoDB often leave out) becomes SQL NULL,
+ * lists become array literals, and scalars go through {@link ValueDecoder}. The slot attribute is the codec's own
+ * and is dropped.
+ *
+ * <p>An attribute that is no source column is refused rather than dropped: writing the row without it would lose
+ * data on rollback without a word. The message names the item, the attribute and what to change.
+ */
+public final class RowDecoder {
+    private final List<ColumnSpec> columns;
+    private final String[] attributeNames;
+    private final int keyIndex;
+    private final String slotAttribute;
+    private final ValueDecoder values;
+
+    /** The same arguments as the {@link RowCodec} that made the items (the slot index by its attribute). */
+    public RowDecoder(
+            List<ColumnSpec> columns, String keyColumn, String partitionKey, boolean jsonAsMap, String slotAttribute) {
+        this.columns = List.copyOf(columns);
+        this.slotAttribute = slotAttribute;
+        this.attributeNames = new String[columns.size()];
+        int key = -1;
+        for (int i = 0; i < columns.size(); i++) {
+            String name = columns.get(i).name();
+            attributeNames[i] = name.equals(keyColumn) ? partitionKey : name;
+            if (name.equals(keyColumn)) key = i;
+        }
+        if (key < 0) throw new IllegalArgumentException("key column " + keyColumn + " is not among " + columns);
+        this.keyIndex = key;
+        this.values = new ValueDecoder(jsonAsMap);
+    }
+
+    public List<ColumnSpec> columns() {
+        return columns;
+    }
+
+    public int keyIndex() {
+        return keyIndex;
+    }
+
+    /** The key column's text of a DynamoDB key (or whole item). */
+    public String key(Map<String, AttributeValue> keyOrItem) {
+        AttributeValue v = keyOrItem.get(attributeNames[keyIndex]);
+        if (v == null || v.nul() != null) {
+            throw new RebalanceException(
+                    ErrorCode.ROW_REFUSED,
+                    "a DynamoDB key " + keyOrItem + " has no " + attributeNames[keyIndex]
+                            + " attribute; is target.partitionKey the table's key?");
+        }
+        try {
+            return values.decode(columns.get(keyIndex).kind(), v);
+        } catch (ValueRefusedException e) {
+            throw refused(keyOrItem.toString(), "key " + attributeNames[keyIndex] + ": " + e.getMessage());
+        }
+    }
+
+    /**
+     * @return the row as texts in {@link #columns()} order, null for SQL NULL; bound as untyped parameters
+     * @throws RebalanceException ROW_REFUSED naming the item's key when an attribute cannot go back to its column
+     */
+    public String[] decode(Map<String, AttributeValue> item) {
+        String key = key(item);
+        int known = 0;
+        String[] out = new String[columns.size()];
+        for (int i = 0; i < out.length; i++) {
+            AttributeValue v = item.get(attributeNames[i]);
+            if (v == null) continue;
+            known++;
+            ColumnSpec col = columns.get(i);
+            try {
+                out[i] = text(col, v);
+            } catch (ValueRefusedException e) {
+                throw refused(key, "attribute " + attributeNames[i] + " (" + col.sqlType() + "): " + e.getMessage());
+            }
+        }
+        if (item.containsKey(slotAttribute)) known++;
+        if (known != item.size()) {
+            for (String name : item.keySet()) {
+                if (!name.equals(slotAttribute) && !List.of(attributeNames).contains(name)) {
+                    throw refused(
+                            key,
+                            "attribute '" + name + "' is no column among source.columns, so Postgres has nowhere to"
+                                    + " keep it; add the column to the table (and to source.columns), or stop writing"
+                                    + " that attribute");
+                }
+            }
+        }
+        return out;
+    }
+
+    private String text(ColumnSpec col, AttributeValue v) {
+        if (v.nul() != null) return null;
+        if (!col.array()) return values.decode(col.kind(), v);
+        if (!v.hasL()) throw new ValueRefusedException("an array is stored as L, not " + v.type());
+        StringBuilder sb = new StringBuilder();
+        arrayLiteral(col.kind(), v.l(), sb);
+        return sb.toString();
+    }
+
+    /** {@code {"1",NULL,{"a \"b\""}}}: every element quoted, so no element text needs a rule of its own. */
+    private void arrayLiteral(ColumnKind kind, List<AttributeValue> items, StringBuilder sb) {
+        sb.append('{');
+        for (int i = 0; i < items.size(); i++) {
+            if (i > 0) sb.append(',');
+            AttributeValue item = items.get(i);
+            if (item.nul() != null) {
+                sb.append("NULL");
+            } else if (item.hasL() && kind != ColumnKind.JSON) {
+                arrayLiteral(kind, item.l(), sb);
+            } else {
+                String text = values.decode(kind, item);
+                sb.append('"');
+                for (int c = 0; c < text.length(); c++) {
+                    char ch = text.charAt(c);
+                    if (ch == '"' || ch == '\\') sb.append('\\');
+                    sb.append(ch);
+                }
+                sb.append('"');
+            }
+        }
+        sb.append('}');
+    }
+
+    private static RebalanceException refused(String key, String why) {
+        return new RebalanceException(
+                ErrorCode.ROW_REFUSED, "item id=" + key + " cannot be written back to Postgres: " + why);
+    }
+}
