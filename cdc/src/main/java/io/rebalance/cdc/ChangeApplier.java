@@ -1,6 +1,7 @@
 package io.rebalance.cdc;
 
 import io.rebalance.core.copy.KeyRefresher;
+import io.rebalance.core.handoff.ForwardHold;
 import io.rebalance.core.source.SourceSession;
 import java.sql.Connection;
 import java.sql.SQLException;

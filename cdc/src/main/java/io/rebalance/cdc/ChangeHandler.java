@@ -2,6 +2,8 @@ package io.rebalance.cdc;
 
 import io.debezium.engine.ChangeEvent;
 import io.debezium.engine.DebeziumEngine;
+import io.rebalance.core.handoff.ForwardHold;
+import io.rebalance.core.handoff.Lsn;
 import io.rebalance.core.slot.KeyType;
 import java.util.ArrayList;
 import java.util.HashSet;

@@ -8,7 +8,12 @@ import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.KeyRefresher;
 import io.rebalance.core.dynamo.BatchWriter;
+import io.rebalance.core.dynamo.DynamoClients;
+import io.rebalance.core.fence.PostgresFence;
+import io.rebalance.core.handoff.ForwardHold;
+import io.rebalance.core.handoff.HandoffKeys;
 import io.rebalance.core.retry.Retrier;
+import io.rebalance.core.route.RoutingTable;
 import io.rebalance.core.source.PageReader;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
@@ -28,6 +33,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.UnifiedJedis;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.streams.DynamoDbStreamsClient;
 
 /**
  * {@code rebalance tail}: one process streams the source table's changes into DynamoDB; others stand by. Holding
@@ -119,7 +125,7 @@ public final class Tail implements AutoCloseable {
                 new PageReader(table),
                 table.codec(target),
                 new BatchWriter(dynamo, target.table(), 25, Retrier.standard(), BatchWriter.RateLimiter.NONE));
-        ScheduledExecutorService timers = Executors.newScheduledThreadPool(4, r -> {
+        ScheduledExecutorService timers = Executors.newScheduledThreadPool(5, r -> {
             Thread th = new Thread(r, "tail-timer");
             th.setDaemon(true);
             return th;
@@ -134,7 +140,7 @@ public final class Tail implements AutoCloseable {
                 lease,
                 t.applyThreads(),
                 stats.commitWaits::incrementAndGet,
-                new ForwardHold(redis, keys))) {
+                new ForwardHold(redis, new HandoffKeys(config.redis().prefix())))) {
             Reconciler reconciler = new Reconciler(touched, applier, stats);
             long third = lease.ttl().toMillis() / 3;
             timers.scheduleWithFixedDelay(
@@ -157,6 +163,7 @@ public final class Tail implements AutoCloseable {
                     () -> quietly("reconcile", () -> reconciler.runOnce()), 1, 1, TimeUnit.SECONDS);
             RepairQueue repairs = new RepairQueue(redis, keys);
             timers.execute(() -> serveRepairs(repairs, applier, leaseLost));
+            timers.execute(() -> runReverse(leaseLost));
             while (!stopping && leaseLost.get() == null) {
                 Throwable failure = runEngine(id, applier);
                 if (stopping || leaseLost.get() != null) break;
@@ -206,6 +213,54 @@ public final class Tail implements AutoCloseable {
                     return;
                 }
             }
+        }
+    }
+
+    /**
+     * Runs the reverse stream (ADR 7) beside the forward one, under the same lease: it writes Postgres only while a
+     * cutover has made DynamoDB the store of record, and otherwise reads along, so its positions stay current.
+     */
+    private void runReverse(AtomicReference<Throwable> leaseLost) {
+        HandoffKeys handoff = new HandoffKeys(config.redis().prefix());
+        String scope = config.cutover().scopeOr(config.target().table());
+        try (DynamoDbStreamsClient streams = DynamoClients.streamsOf(dynamo);
+                ReverseApplier applier = new ReverseApplier(
+                        new SourceSession(config.source()),
+                        dynamo,
+                        config.target().table(),
+                        table.decoder(config.target()),
+                        new RowWriteBack(table),
+                        new PostgresFence(config.cutover().pgFence()),
+                        scope,
+                        new ForwardHold(redis, handoff),
+                        lease)) {
+            ReverseStream reverse = new ReverseStream(
+                    dynamo,
+                    streams,
+                    config.target().table(),
+                    redis,
+                    handoff,
+                    new RoutingTable(redis, config.redis().prefix()),
+                    scope,
+                    applier);
+            while (!stopping
+                    && leaseLost.get() == null
+                    && !Thread.currentThread().isInterrupted()) {
+                long wait = 20; // idle rounds poll: rollback's drain waits for a round, so keep them short
+                try {
+                    if (reverse.round() > 0) wait = 0;
+                } catch (TailLeaseLostException e) {
+                    return;
+                } catch (Exception e) {
+                    reverse.reset();
+                    redis.hset(handoff.reverseStatus(), "last_error", e.toString());
+                    log.warn("the reverse stream's round failed, retrying in 1 s: {}", e.toString());
+                    wait = 1_000;
+                }
+                if (wait > 0 && stopped.await(wait, TimeUnit.MILLISECONDS)) return;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

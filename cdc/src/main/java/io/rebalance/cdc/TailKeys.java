@@ -52,14 +52,4 @@ public record TailKeys(String prefix) {
     public String touchedSlots() {
         return prefix + "cdc:touched";
     }
-
-    /** Hash: the cutover's request that the tail hold at a WAL position (id, lsn, requested_ms), see ForwardHold. */
-    public String hold() {
-        return prefix + "cdc:hold";
-    }
-
-    /** Hash: the tail's acknowledgement of a hold request (id, applied_lsn, acked_ms). */
-    public String held() {
-        return prefix + "cdc:held";
-    }
 }

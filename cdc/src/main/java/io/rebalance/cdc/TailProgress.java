@@ -1,5 +1,6 @@
 package io.rebalance.cdc;
 
+import io.rebalance.core.handoff.Lsn;
 import java.time.Duration;
 import java.util.Map;
 import java.util.OptionalLong;

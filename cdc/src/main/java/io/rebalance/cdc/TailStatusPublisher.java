@@ -1,5 +1,6 @@
 package io.rebalance.cdc;
 
+import io.rebalance.core.handoff.Lsn;
 import io.rebalance.core.source.SourceSession;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -3,6 +3,9 @@ package io.rebalance.cdc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.rebalance.core.handoff.ForwardHold;
+import io.rebalance.core.handoff.HandoffKeys;
+import io.rebalance.core.handoff.Lsn;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -27,7 +30,7 @@ class ForwardHoldIT {
             Tail tail = f.startTail("hold", outcomes);
             f.awaitStreaming();
             ForwardHold hold =
-                    new ForwardHold(f.redis, new TailKeys(f.config().redis().prefix()));
+                    new ForwardHold(f.redis, new HandoffKeys(f.config().redis().prefix()));
 
             for (int i = 0; i < 30; i++) f.insert(ChangeKindsIT.id(i), "before", null, i);
             long noted = emitMarker(f);

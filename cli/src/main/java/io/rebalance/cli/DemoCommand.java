@@ -1,11 +1,11 @@
 package io.rebalance.cli;
 
-import io.rebalance.cdc.Lsn;
 import io.rebalance.cdc.Tail;
 import io.rebalance.cdc.TailPreflight;
 import io.rebalance.cdc.TailProgress;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.SlotIndex;
+import io.rebalance.core.handoff.Lsn;
 import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.source.SourceSession;

@@ -1,7 +1,7 @@
 package io.rebalance.cli;
 
-import io.rebalance.cdc.ForwardHold;
-import io.rebalance.cdc.TailKeys;
+import io.rebalance.core.handoff.ForwardHold;
+import io.rebalance.core.handoff.HandoffKeys;
 import io.rebalance.core.lock.LockHolders;
 import io.rebalance.core.lock.ScopeKeys;
 import io.rebalance.core.lock.SharedExclusiveLock;
@@ -42,10 +42,12 @@ final class RoutingView {
         }
         Map<String, Object> v = new LinkedHashMap<>();
         v.put("scopes", scopes);
-        ForwardHold.State hold = new ForwardHold(redis, new TailKeys(prefix)).state();
+        ForwardHold.State hold = new ForwardHold(redis, new HandoffKeys(prefix)).state();
         v.put("forwardHold", hold.phase().name());
         if (hold.request() != null)
-            v.put("forwardHoldLsn", io.rebalance.cdc.Lsn.text(hold.request().lsn()));
+            v.put(
+                    "forwardHoldLsn",
+                    io.rebalance.core.handoff.Lsn.text(hold.request().lsn()));
         return v;
     }
 

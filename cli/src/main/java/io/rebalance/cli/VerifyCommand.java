@@ -2,7 +2,6 @@ package io.rebalance.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import io.rebalance.cdc.Lsn;
 import io.rebalance.cdc.RepairQueue;
 import io.rebalance.cdc.TailKeys;
 import io.rebalance.cdc.TailProgress;
@@ -10,6 +9,7 @@ import io.rebalance.core.ErrorCode;
 import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.TargetTable;
+import io.rebalance.core.handoff.Lsn;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotRange;
 import io.rebalance.core.source.SourceSession;

@@ -2,10 +2,10 @@ package io.rebalance.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rebalance.cdc.Lsn;
 import io.rebalance.cdc.TailKeys;
 import io.rebalance.cdc.TailPreflight;
 import io.rebalance.cdc.TailProgress;
+import io.rebalance.core.handoff.Lsn;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.local.RoomEventsGenerator;
 import io.rebalance.local.RoomEventsWriter;

@@ -170,6 +170,21 @@ public final class ConfigValidator {
         if (tailLease != null && tailLease.compareTo(Duration.ofSeconds(3)) < 0) {
             problems.add("tail.leaseTtl=" + tail.leaseTtl() + " is too short to renew reliably; use at least 3s");
         }
+        var cut = c.cutover();
+        duration("cutover.maxWriteBlock", cut::maxWriteBlockDuration);
+        duration("cutover.maxTailLag", cut::maxTailLagDuration);
+        duration("cutover.verifyMaxAge", cut::verifyMaxAgeDuration);
+        duration("cutover.streamSettle", cut::streamSettleDuration);
+        require(
+                cut.pgFence().matches("[A-Za-z_][A-Za-z0-9_$]*(\\.[A-Za-z_][A-Za-z0-9_$]*)?"),
+                "cutover.pgFence",
+                cut.pgFence(),
+                "a table name, schema-qualified or not, such as public.rebalance_fence");
+        require(
+                cut.dynamoFence().matches("[A-Za-z0-9_.-]{3,255}"),
+                "cutover.dynamoFence",
+                cut.dynamoFence(),
+                "a DynamoDB table name (3-255 of letters, digits, _ . -)");
         if (lease != null && lease.compareTo(Duration.ofSeconds(2)) < 0) {
             problems.add("mover.leaseTtl=" + m.leaseTtl()
                     + " is too short to renew reliably; use at least 2s (15s-30s is typical)");

@@ -10,7 +10,14 @@ import java.util.List;
  * exactly what the documentation lists. Optional values are empty strings, never null.
  */
 public record MigrationConfig(
-        Source source, Slots slots, Target target, Redis redis, Mover mover, Verify verify, Tail tail) {
+        Source source,
+        Slots slots,
+        Target target,
+        Redis redis,
+        Mover mover,
+        Verify verify,
+        Tail tail,
+        Cutover cutover) {
 
     /** Where rows come from. {@code columns} empty means every column of the table. */
     public record Source(
@@ -149,6 +156,46 @@ public record MigrationConfig(
 
         public Duration pollIntervalDuration() {
             return Durations.parse(pollInterval);
+        }
+    }
+
+    /**
+     * {@code rebalance cutover} and the reverse stream (ADR 7, docs/cutover.md).
+     *
+     * @param scope the name applications guard their writes under; empty means {@code target.table}
+     * @param pgFence the fence table in the source database, schema-qualified
+     * @param dynamoFence the DynamoDB fence table
+     * @param maxWriteBlock the longest the cutover may block writes; past it, it aborts (before the flip)
+     * @param maxTailLag pre-check: the forward tail may be at most this far behind
+     * @param verifyMaxAge pre-check: every slot needs a MATCH no older than this
+     * @param streamSettle rollback waits this long before its drain round (0 on DynamoDB Local; see docs/cutover.md)
+     */
+    public record Cutover(
+            String scope,
+            String pgFence,
+            String dynamoFence,
+            String maxWriteBlock,
+            String maxTailLag,
+            String verifyMaxAge,
+            String streamSettle) {
+        public String scopeOr(String table) {
+            return scope.isEmpty() ? table : scope;
+        }
+
+        public Duration maxWriteBlockDuration() {
+            return Durations.parse(maxWriteBlock);
+        }
+
+        public Duration maxTailLagDuration() {
+            return Durations.parse(maxTailLag);
+        }
+
+        public Duration verifyMaxAgeDuration() {
+            return Durations.parse(verifyMaxAge);
+        }
+
+        public Duration streamSettleDuration() {
+            return Durations.parse(streamSettle);
         }
     }
 }

@@ -13,6 +13,7 @@ import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.http.apache.ApacheHttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.streams.DynamoDbStreamsClient;
 
 /** Builds the DynamoDB client every part uses. */
 public final class DynamoClients {
@@ -37,6 +38,21 @@ public final class DynamoClients {
                 .overrideConfiguration(override.build())
                 .credentialsProvider(credentials(endpoint));
         if (!endpoint.isEmpty()) builder.endpointOverride(URI.create(endpoint));
+        return builder.build();
+    }
+
+    /** A DynamoDB Streams client for the same endpoint, region and credentials as {@code dynamo}. */
+    public static DynamoDbStreamsClient streamsOf(DynamoDbClient dynamo) {
+        var config = dynamo.serviceClientConfiguration();
+        var builder = DynamoDbStreamsClient.builder()
+                .region(config.region())
+                .credentialsProvider(config.credentialsProvider())
+                .httpClientBuilder(ApacheHttpClient.builder().connectionTimeout(Duration.ofSeconds(2)))
+                .overrideConfiguration(ClientOverrideConfiguration.builder()
+                        .apiCallAttemptTimeout(Duration.ofSeconds(10))
+                        .apiCallTimeout(Duration.ofSeconds(30))
+                        .build());
+        config.endpointOverride().ifPresent(builder::endpointOverride);
         return builder.build();
     }
 

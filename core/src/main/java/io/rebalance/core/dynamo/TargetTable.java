@@ -14,6 +14,7 @@ import software.amazon.awssdk.services.dynamodb.model.KeyType;
 import software.amazon.awssdk.services.dynamodb.model.ProjectionType;
 import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
 import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
+import software.amazon.awssdk.services.dynamodb.model.StreamViewType;
 import software.amazon.awssdk.services.dynamodb.model.TableDescription;
 
 /**
@@ -133,6 +134,19 @@ public final class TargetTable {
                 .billingMode(BillingMode.PAY_PER_REQUEST)
                 .build());
         dynamo.waiter().waitUntilTableExists(b -> b.tableName(table));
+    }
+
+    /**
+     * Turns the table's stream on (keys only: the reverse stream re-reads current items, ADR 7) unless it is on with
+     * any view already, and waits until the table is active again. @return whether it was off
+     */
+    public static boolean enableStream(DynamoDbClient dynamo, String table) {
+        var spec = dynamo.describeTable(b -> b.tableName(table)).table().streamSpecification();
+        if (spec != null && Boolean.TRUE.equals(spec.streamEnabled())) return false;
+        dynamo.updateTable(b -> b.tableName(table)
+                .streamSpecification(s -> s.streamEnabled(true).streamViewType(StreamViewType.KEYS_ONLY)));
+        dynamo.waiter().waitUntilTableExists(b -> b.tableName(table));
+        return true;
     }
 
     /**

@@ -53,6 +53,14 @@ public final class PostgresFence {
         if (!state.admitsApp(token)) throw new FencedException("Postgres", scope, token, state.toString());
     }
 
+    /**
+     * Inside the reverse stream's transaction, before its writes: share-locks the scope's row until that transaction
+     * ends, so the fence cannot change under the writes. @return whether only the reverse stream may write now
+     */
+    public boolean admitsReverse(Connection c, String scope) throws SQLException {
+        return read(c, scope, " FOR SHARE").writer() == FenceWriter.REVERSE;
+    }
+
     public FenceState state(Connection c, String scope) throws SQLException {
         return read(c, scope, "");
     }

@@ -1,4 +1,4 @@
-package io.rebalance.cdc;
+package io.rebalance.core.handoff;
 
 import java.time.Duration;
 import java.util.Map;
@@ -15,9 +15,9 @@ import redis.clients.jedis.UnifiedJedis;
  */
 public final class ForwardHold {
     private final UnifiedJedis redis;
-    private final TailKeys keys;
+    private final HandoffKeys keys;
 
-    public ForwardHold(UnifiedJedis redis, TailKeys keys) {
+    public ForwardHold(UnifiedJedis redis, HandoffKeys keys) {
         this.redis = redis;
         this.keys = keys;
     }
@@ -35,10 +35,10 @@ public final class ForwardHold {
     }
 
     public record State(Phase phase, Request request) {
-        static final State NONE = new State(Phase.NONE, null);
+        public static final State NONE = new State(Phase.NONE, null);
 
         /** Whether the tail may apply a change event at {@code lsn} now. */
-        boolean applies(long lsn) {
+        public boolean applies(long lsn) {
             return phase == Phase.NONE || (phase == Phase.REQUESTED && lsn <= request.lsn());
         }
     }
@@ -79,7 +79,7 @@ public final class ForwardHold {
     }
 
     /** Called by the tail, under the applier's lock, once everything up to the request's position is applied. */
-    void acknowledge(Request r, long appliedLsn) {
+    public void acknowledge(Request r, long appliedLsn) {
         redis.hset(
                 keys.held(),
                 Map.of(

@@ -1,4 +1,4 @@
-package io.rebalance.cdc;
+package io.rebalance.core.handoff;
 
 /** Postgres WAL positions: the number Debezium reports and the {@code X/Y} text Postgres prints. */
 public final class Lsn {

@@ -1,0 +1,162 @@
+package io.rebalance.cdc;
+
+import io.rebalance.core.codec.RowDecoder;
+import io.rebalance.core.fence.PostgresFence;
+import io.rebalance.core.handoff.ForwardHold;
+import io.rebalance.core.source.SourceSession;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.BatchGetItemResponse;
+import software.amazon.awssdk.services.dynamodb.model.KeysAndAttributes;
+
+/**
+ * Writes the keys a batch of stream records names into Postgres, as DynamoDB holds them now (ADR 7, point 6): the
+ * stream gives keys, the store gives values, so a record applied twice or late writes the current state.
+ *
+ * <p>The gate, in one Postgres transaction: the fence row is share-locked first and must say {@code reverse}, and
+ * then the forward tail must be held. Both together mean applications write DynamoDB only, and DynamoDB already has
+ * every Postgres change: writing DynamoDB's value cannot overwrite a Postgres change the forward tail has not carried
+ * over yet. The fence cannot change before this transaction ends (the cutover's UPDATE waits for the share lock), and
+ * the hold is lifted only after the fence changed. A closed gate skips the batch: its records are the forward tail's
+ * own writes, since no application writes DynamoDB while the gate is closed.
+ */
+final class ReverseApplier implements AutoCloseable {
+    private static final int GET_BATCH = 100; // BatchGetItem's limit
+
+    private final SourceSession session;
+    private final DynamoDbClient dynamo;
+    private final String targetTable;
+    private final RowDecoder decoder;
+    private final RowWriteBack writeBack;
+    private final PostgresFence fence;
+    private final String scope;
+    private final ForwardHold hold;
+    private final TailLease lease;
+    private Connection connection;
+
+    ReverseApplier(
+            SourceSession session,
+            DynamoDbClient dynamo,
+            String targetTable,
+            RowDecoder decoder,
+            RowWriteBack writeBack,
+            PostgresFence fence,
+            String scope,
+            ForwardHold hold,
+            TailLease lease) {
+        this.session = session;
+        this.dynamo = dynamo;
+        this.targetTable = targetTable;
+        this.decoder = decoder;
+        this.writeBack = writeBack;
+        this.fence = fence;
+        this.scope = scope;
+        this.hold = hold;
+        this.lease = lease;
+    }
+
+    /**
+     * @param keys DynamoDB keys, as stream records carry them; duplicates are fine
+     * @return true when written, false when the gate was closed and the batch skipped
+     */
+    boolean apply(Collection<Map<String, AttributeValue>> keys) throws SQLException {
+        Map<String, Map<String, AttributeValue>> byKey = new LinkedHashMap<>();
+        for (Map<String, AttributeValue> k : keys) byKey.put(decoder.key(k), k);
+        Connection c = connection();
+        try {
+            if (!gateOpen(c)) {
+                c.rollback();
+                return false;
+            }
+            Map<String, Map<String, AttributeValue>> items = read(byKey);
+            List<String[]> rows = new ArrayList<>(items.size());
+            List<String> gone = new ArrayList<>();
+            for (String key : byKey.keySet()) {
+                Map<String, AttributeValue> item = items.get(key);
+                if (item == null) gone.add(key);
+                else rows.add(decoder.decode(item));
+            }
+            writeBack.upsert(c, rows);
+            writeBack.delete(c, gone);
+            lease.check(); // a tail that lost its lease commits nothing: a newer one may be writing these keys
+            c.commit();
+            return true;
+        } catch (SQLException | RuntimeException e) {
+            discard();
+            throw e;
+        }
+    }
+
+    private boolean gateOpen(Connection c) throws SQLException {
+        try {
+            if (!fence.admitsReverse(c, scope)) return false;
+        } catch (IllegalStateException notInstalled) {
+            return false; // no fence row: no cutover was prepared, so no application writes DynamoDB
+        }
+        return hold.state().phase() == ForwardHold.Phase.HELD; // read under the share lock, see the class note
+    }
+
+    /** Consistent reads of the current items, by the key's text. */
+    private Map<String, Map<String, AttributeValue>> read(Map<String, Map<String, AttributeValue>> byKey) {
+        Map<String, Map<String, AttributeValue>> out = new LinkedHashMap<>();
+        List<Map<String, AttributeValue>> all = new ArrayList<>(byKey.values());
+        for (int i = 0; i < all.size(); i += GET_BATCH) {
+            List<Map<String, AttributeValue>> pending = all.subList(i, Math.min(all.size(), i + GET_BATCH));
+            while (!pending.isEmpty()) {
+                List<Map<String, AttributeValue>> ask = pending;
+                BatchGetItemResponse r = dynamo.batchGetItem(b -> b.requestItems(Map.of(
+                        targetTable,
+                        KeysAndAttributes.builder()
+                                .keys(ask)
+                                .consistentRead(true)
+                                .build())));
+                for (Map<String, AttributeValue> item : r.responses().getOrDefault(targetTable, List.of())) {
+                    out.put(decoder.key(item), item);
+                }
+                KeysAndAttributes left = r.unprocessedKeys().get(targetTable);
+                pending = left == null ? List.of() : left.keys();
+                if (!pending.isEmpty()) pause();
+            }
+        }
+        return out;
+    }
+
+    private static void pause() {
+        try {
+            Thread.sleep(50); // DynamoDB returned unprocessed keys (throttling): back off before asking again
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while reading items back", e);
+        }
+    }
+
+    private Connection connection() throws SQLException {
+        if (connection == null) {
+            connection = session.open();
+            connection.setAutoCommit(false);
+        }
+        return connection;
+    }
+
+    private void discard() {
+        if (connection == null) return;
+        try {
+            connection.close(); // a failed transaction is rolled back with it; the next batch opens a new one
+        } catch (SQLException ignored) {
+            // the connection is gone already
+        }
+        connection = null;
+    }
+
+    @Override
+    public void close() {
+        discard();
+    }
+}

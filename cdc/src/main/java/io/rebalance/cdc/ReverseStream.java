@@ -1,0 +1,247 @@
+package io.rebalance.cdc;
+
+import io.rebalance.core.handoff.HandoffKeys;
+import io.rebalance.core.handoff.ReverseDrain;
+import io.rebalance.core.route.RouteStatus;
+import io.rebalance.core.route.RoutingTable;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.clients.jedis.UnifiedJedis;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.ExpiredIteratorException;
+import software.amazon.awssdk.services.dynamodb.model.GetRecordsResponse;
+import software.amazon.awssdk.services.dynamodb.model.Record;
+import software.amazon.awssdk.services.dynamodb.model.Shard;
+import software.amazon.awssdk.services.dynamodb.model.ShardIteratorType;
+import software.amazon.awssdk.services.dynamodb.model.TrimmedDataAccessException;
+import software.amazon.awssdk.services.dynamodb.streams.DynamoDbStreamsClient;
+
+/**
+ * The reverse stream (ADR 7, point 6): reads the target table's DynamoDB Stream shard by shard, parents before
+ * children, and hands each batch of records to {@link ReverseApplier}, which writes Postgres while a cutover has
+ * made DynamoDB the store of record and skips otherwise. Positions (the last sequence number per shard, or END) are
+ * saved in Redis after each batch is written, so a restarted tail resumes where the last one stopped; a batch
+ * written twice writes the same current values.
+ *
+ * <p>Runs in the tail process under the tail's lease, in rounds: a round reads every shard up to its current end.
+ * A round that began after rollback's drain request answers it ({@link ReverseDrain}). Once the route is
+ * {@code FINAL} (the rollback window closed), it stops reading.
+ */
+final class ReverseStream {
+    private static final Logger log = LoggerFactory.getLogger(ReverseStream.class);
+    private static final String END = "END";
+    private static final long DESCRIBE_EVERY_MS = 10_000;
+
+    private final DynamoDbClient dynamo;
+    private final DynamoDbStreamsClient streams;
+    private final String targetTable;
+    private final UnifiedJedis redis;
+    private final HandoffKeys keys;
+    private final ReverseDrain drain;
+    private final RoutingTable routes;
+    private final String scope;
+    private final ReverseApplier applier;
+    private final Map<String, String> iterators = new HashMap<>();
+    private final AtomicLong applied = new AtomicLong();
+    private final AtomicLong skipped = new AtomicLong();
+    private String streamArn;
+    private List<Shard> shards;
+    private long describedMs;
+    private boolean describeDue = true;
+
+    ReverseStream(
+            DynamoDbClient dynamo,
+            DynamoDbStreamsClient streams,
+            String targetTable,
+            UnifiedJedis redis,
+            HandoffKeys keys,
+            RoutingTable routes,
+            String scope,
+            ReverseApplier applier) {
+        this.dynamo = dynamo;
+        this.streams = streams;
+        this.targetTable = targetTable;
+        this.redis = redis;
+        this.keys = keys;
+        this.drain = new ReverseDrain(redis, keys);
+        this.routes = routes;
+        this.scope = scope;
+        this.applier = applier;
+    }
+
+    /**
+     * Reads every shard to its current end once.
+     *
+     * @return records read (0: caught up, or nothing to read)
+     */
+    int round() throws Exception {
+        String drainId = drain.pending(); // read first: only a round begun after the request may answer it
+        if (routes.get(scope).map(r -> r.status() == RouteStatus.FINAL).orElse(false)) {
+            publish("closed", 0);
+            return 0;
+        }
+        if (!streamFound()) {
+            publish("off", 0);
+            return 0;
+        }
+        long now = System.currentTimeMillis();
+        if (describeDue || drainId != null || now - describedMs > DESCRIBE_EVERY_MS) describe();
+        Map<String, String> positions = new HashMap<>(redis.hgetAll(keys.reverseShards()));
+        int read = 0;
+        long oldestMs = 0;
+        Set<String> known = new HashSet<>();
+        for (Shard s : shards) known.add(s.shardId());
+        boolean progress = true;
+        Set<String> done = new HashSet<>();
+        while (progress) { // parents first: a key's records continue in the child only after the parent closed
+            progress = false;
+            for (Shard s : shards) {
+                String id = s.shardId();
+                if (done.contains(id) || END.equals(positions.get(id))) continue;
+                String parent = s.parentShardId();
+                if (parent != null && known.contains(parent) && !END.equals(positions.get(parent))) continue;
+                ShardRead r = readShard(id, positions);
+                read += r.records;
+                if (r.creationMs > 0) oldestMs = oldestMs == 0 ? r.creationMs : Math.min(oldestMs, r.creationMs);
+                done.add(id);
+                progress = true;
+            }
+        }
+        publish("streaming", read == 0 ? 0 : Math.max(0, System.currentTimeMillis() - oldestMs));
+        if (drainId != null) drain.answer(drainId);
+        return read;
+    }
+
+    /** Forgets in-memory iterators after a failure, so the next round resumes from the saved positions. */
+    void reset() {
+        iterators.clear();
+        describeDue = true;
+    }
+
+    private record ShardRead(int records, long creationMs) {}
+
+    private ShardRead readShard(String shardId, Map<String, String> positions) throws Exception {
+        String it = iterators.get(shardId);
+        int records = 0;
+        long creationMs = 0;
+        while (true) {
+            if (it == null) it = iterator(shardId, positions.get(shardId));
+            GetRecordsResponse r;
+            try {
+                String at = it;
+                r = streams.getRecords(b -> b.shardIterator(at).limit(1000));
+            } catch (ExpiredIteratorException e) {
+                it = null; // iterators live 15 minutes; take a new one at the saved position
+                continue;
+            } catch (TrimmedDataAccessException e) {
+                gap(shardId, positions.get(shardId));
+                positions.remove(shardId);
+                it = null;
+                continue;
+            }
+            List<Record> batch = r.records();
+            if (!batch.isEmpty()) {
+                List<Map<String, AttributeValue>> changed = new ArrayList<>(batch.size());
+                for (Record rec : batch) changed.add(rec.dynamodb().keys());
+                if (applier.apply(changed)) applied.addAndGet(batch.size());
+                else skipped.addAndGet(batch.size());
+                Record last = batch.get(batch.size() - 1);
+                positions.put(shardId, last.dynamodb().sequenceNumber());
+                redis.hset(keys.reverseShards(), shardId, last.dynamodb().sequenceNumber());
+                Instant created = batch.get(0).dynamodb().approximateCreationDateTime();
+                if (created != null && creationMs == 0) creationMs = created.toEpochMilli();
+                records += batch.size();
+            }
+            it = r.nextShardIterator();
+            if (it == null) { // closed and read to its end: its children take over
+                positions.put(shardId, END);
+                redis.hset(keys.reverseShards(), shardId, END);
+                iterators.remove(shardId);
+                describeDue = true;
+                return new ShardRead(records, creationMs);
+            }
+            iterators.put(shardId, it);
+            if (batch.isEmpty()) return new ShardRead(records, creationMs);
+        }
+    }
+
+    private String iterator(String shardId, String afterSequence) {
+        return streams.getShardIterator(b -> {
+                    b.streamArn(streamArn).shardId(shardId);
+                    if (afterSequence == null) b.shardIteratorType(ShardIteratorType.TRIM_HORIZON);
+                    else
+                        b.shardIteratorType(ShardIteratorType.AFTER_SEQUENCE_NUMBER)
+                                .sequenceNumber(afterSequence);
+                })
+                .shardIterator();
+    }
+
+    /**
+     * Records past the stream's 24-hour retention are gone: if any was an application write, Postgres lacks it, so
+     * status says so and rollback refuses (docs/cutover.md).
+     */
+    private void gap(String shardId, String position) {
+        log.error(
+                "the reverse stream lost records of shard {} after position {}: they passed DynamoDB Streams'"
+                        + " retention before this tail read them; rollback is refused until the migration is verified"
+                        + " again",
+                shardId,
+                position);
+        redis.hset(keys.reverseStatus(), "gap", shardId + " after " + position);
+    }
+
+    private boolean streamFound() {
+        long now = System.currentTimeMillis();
+        if (streamArn != null && now - describedMs <= DESCRIBE_EVERY_MS) return true;
+        var table = dynamo.describeTable(b -> b.tableName(targetTable)).table();
+        boolean enabled = table.streamSpecification() != null
+                && Boolean.TRUE.equals(table.streamSpecification().streamEnabled());
+        String arn = enabled ? table.latestStreamArn() : null;
+        if (arn != null && !arn.equals(redis.hget(keys.reverseStatus(), "stream_arn"))) {
+            redis.del(keys.reverseShards()); // a new stream: the old one's shard positions mean nothing in it
+            redis.hset(keys.reverseStatus(), "stream_arn", arn);
+            iterators.clear();
+            describeDue = true;
+        }
+        streamArn = arn;
+        if (arn == null) describedMs = now;
+        return arn != null;
+    }
+
+    private void describe() {
+        List<Shard> all = new ArrayList<>();
+        String start = null;
+        do {
+            String from = start;
+            var d = streams.describeStream(b -> b.streamArn(streamArn).exclusiveStartShardId(from))
+                    .streamDescription();
+            all.addAll(d.shards());
+            start = d.lastEvaluatedShardId();
+        } while (start != null);
+        shards = all;
+        describedMs = System.currentTimeMillis();
+        describeDue = false;
+    }
+
+    private void publish(String state, long lagMs) {
+        Map<String, String> f = new LinkedHashMap<>();
+        f.put("state", state);
+        f.put("lag_ms", Long.toString(lagMs));
+        f.put("applied", Long.toString(applied.get()));
+        f.put("skipped", Long.toString(skipped.get()));
+        f.put("shards", shards == null ? "0" : Integer.toString(shards.size()));
+        f.put("updated_ms", Long.toString(System.currentTimeMillis()));
+        f.put("last_error", ""); // a round that ends cleanly clears the last failure
+        redis.hset(keys.reverseStatus(), f);
+    }
+}

@@ -1,0 +1,52 @@
+package io.rebalance.core.handoff;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+import redis.clients.jedis.UnifiedJedis;
+
+/**
+ * Rollback's handshake with the reverse stream (ADR 7, point 6). Rollback closes the DynamoDB fence, then asks for a
+ * drain; the reverse stream answers only after a round that began after the request and read every shard to its end
+ * without an error. Every application write to DynamoDB was acknowledged before the fence closed, so its stream
+ * record was there when that round began (DynamoDB Local writes stream records at once; on AWS,
+ * {@code cutover.streamSettle} waits first), and the answer means Postgres holds it.
+ */
+public final class ReverseDrain {
+    private final UnifiedJedis redis;
+    private final HandoffKeys keys;
+
+    public ReverseDrain(UnifiedJedis redis, HandoffKeys keys) {
+        this.redis = redis;
+        this.keys = keys;
+    }
+
+    /** @return the request's id, which the answer names */
+    public String request() {
+        String id = UUID.randomUUID().toString();
+        redis.hset(keys.reverseDrain(), Map.of("id", id, "requested_ms", Long.toString(System.currentTimeMillis())));
+        return id;
+    }
+
+    /** @return true once a round answered {@code id}; false when {@code timeout} passed first */
+    public boolean awaitDrained(String id, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!id.equals(redis.hget(keys.reverseStatus(), "drained_id"))) {
+            if (System.nanoTime() > deadline) return false;
+            Thread.sleep(2); // polls the answer the reverse stream writes at the end of a round
+        }
+        return true;
+    }
+
+    /** The reverse stream, at the start of a round: the request this round can answer, or null. */
+    public String pending() {
+        return redis.hget(keys.reverseDrain(), "id");
+    }
+
+    /** The reverse stream, after a complete round that began with {@code id} pending. */
+    public void answer(String id) {
+        redis.hset(
+                keys.reverseStatus(),
+                Map.of("drained_id", id, "drained_ms", Long.toString(System.currentTimeMillis())));
+    }
+}
