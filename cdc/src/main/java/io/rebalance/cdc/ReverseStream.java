@@ -134,8 +134,12 @@ final class ReverseStream {
         String it = iterators.get(shardId);
         int records = 0;
         long creationMs = 0;
+        boolean fresh = false;
         while (true) {
-            if (it == null) it = iterator(shardId, positions.get(shardId));
+            if (it == null) {
+                it = iterator(shardId, positions.get(shardId));
+                fresh = true;
+            }
             GetRecordsResponse r;
             try {
                 String at = it;
@@ -144,11 +148,19 @@ final class ReverseStream {
                 it = null; // iterators live 15 minutes; take a new one at the saved position
                 continue;
             } catch (TrimmedDataAccessException e) {
-                gap(shardId, positions.get(shardId));
+                iterators.remove(shardId);
+                if (!fresh) { // DynamoDB Local also says this of an iterator taken while its shard was empty
+                    it = null;
+                    continue;
+                }
+                if (positions.get(shardId) == null) return new ShardRead(records, creationMs); // nothing read: retry
+                gap(shardId, positions.get(shardId)); // a fresh iterator after our position: records really are gone
                 positions.remove(shardId);
+                redis.hdel(keys.reverseShards(), shardId);
                 it = null;
                 continue;
             }
+            fresh = false;
             List<Record> batch = r.records();
             if (!batch.isEmpty()) {
                 List<Map<String, AttributeValue>> changed = new ArrayList<>(batch.size());

@@ -28,6 +28,10 @@ public enum ErrorCode {
     TAIL_LEASE_LOST(28, "this tail lost its lease to another"),
     TAIL_OFFSETS_GONE(29, "the tail's saved position is no longer in the replication slot"),
     NO_FREE_REPLICATION_SLOT(30, "Postgres has no free replication slot for the tail"),
+    CUTOVER_REFUSED(31, "the cutover's pre-checks failed, or the route is not in a state this command starts from"),
+    CUTOVER_ABORTED(32, "the cutover stopped before its point of no return and put everything back"),
+    CUTOVER_INTERRUPTED(
+            33, "an earlier cutover stopped mid-way; `rebalance cutover --recover` brings the stores in line"),
     INTERNAL(70, "internal error");
 
     private final int exitCode;

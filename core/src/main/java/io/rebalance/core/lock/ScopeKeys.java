@@ -40,4 +40,14 @@ public record ScopeKeys(String prefix, String scope) {
     public String route() {
         return tagged("route");
     }
+
+    /** Hash: the last cutover command's state (op, step, status, owner, token, times), see rebalance-cutover. */
+    public String cutover() {
+        return tagged("cutover");
+    }
+
+    /** List: the cutover commands' steps as logged before each ran, newest last (the last 500 kept). */
+    public String cutoverLog() {
+        return tagged("cutover:log");
+    }
 }

@@ -1,0 +1,105 @@
+package io.rebalance.cutover;
+
+import io.rebalance.core.fence.DynamoFence;
+import io.rebalance.core.fence.FenceState;
+import io.rebalance.core.fence.FenceWriter;
+import io.rebalance.core.fence.PostgresFence;
+import io.rebalance.core.handoff.ForwardHold;
+import io.rebalance.core.handoff.Lsn;
+import io.rebalance.core.route.RouteStatus;
+import io.rebalance.core.source.SourceSession;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+
+/**
+ * The store-side moves of every command, and the one rule that undoes them: the route is the truth, and the fences
+ * and the forward tail follow it ({@link #to}). An abort before the flip aligns to the route as it still is, and so
+ * does recovery after a command died, whatever step it reached. Every move is idempotent.
+ *
+ * <ul>
+ *   <li>{@code SOURCE}: the DynamoDB fence admits nobody, the Postgres fence admits applications, the tail applies.
+ *   <li>{@code TARGET}, {@code FINAL}: the Postgres fence admits only the reverse stream, the forward tail holds
+ *       (acknowledged, so DynamoDB has every Postgres change), then the DynamoDB fence admits applications.
+ * </ul>
+ */
+final class Alignment {
+    private final SourceSession session;
+    private final PostgresFence pgFence;
+    private final DynamoFence dynamoFence;
+    private final ForwardHold hold;
+    private final String scope;
+
+    Alignment(SourceSession session, PostgresFence pgFence, DynamoFence dynamoFence, ForwardHold hold, String scope) {
+        this.session = session;
+        this.pgFence = pgFence;
+        this.dynamoFence = dynamoFence;
+        this.hold = hold;
+        this.scope = scope;
+    }
+
+    /** @param tailWait how long to wait for the forward tail to acknowledge a hold, when one is needed */
+    void to(RouteStatus route, long token, Duration tailWait) throws Exception {
+        if (route == RouteStatus.SOURCE) {
+            dynamoFence.set(scope, FenceWriter.NONE, token);
+            setPostgres(FenceWriter.APP, token, Duration.ofSeconds(30));
+            hold.lift();
+            return;
+        }
+        if (postgres().writer() != FenceWriter.REVERSE) setPostgres(FenceWriter.REVERSE, token, Duration.ofSeconds(30));
+        if (hold.state().phase() != ForwardHold.Phase.HELD) holdTail(tailWait);
+        FenceState d = dynamoFence.state(scope);
+        if (d.writer() != FenceWriter.APP || d.minToken() < token) dynamoFence.set(scope, FenceWriter.APP, token);
+    }
+
+    FenceState postgres() throws SQLException {
+        try (Connection c = session.open()) {
+            return pgFence.state(c, scope);
+        }
+    }
+
+    FenceState dynamo() {
+        return dynamoFence.state(scope);
+    }
+
+    /** Waits at most {@code lockWait} for transactions that checked the fence. */
+    void setPostgres(FenceWriter writer, long token, Duration lockWait) throws SQLException {
+        try (Connection c = session.open()) {
+            pgFence.set(c, scope, writer, token, lockWait);
+        }
+    }
+
+    void setDynamo(FenceWriter writer, long token) {
+        dynamoFence.set(scope, writer, token);
+    }
+
+    /** A logical message: decoded at once, so the tail has an event at M to pass even on an idle table. */
+    long notePosition() throws SQLException {
+        try (Connection c = session.open();
+                Statement st = c.createStatement();
+                ResultSet rs =
+                        st.executeQuery("SELECT pg_logical_emit_message(false, 'rebalance.cutover', '')::text")) {
+            rs.next();
+            return Lsn.parse(rs.getString(1));
+        }
+    }
+
+    /** @throws StepFailed when the tail did not acknowledge in time */
+    void holdTail(long lsn, Duration wait) throws StepFailed, InterruptedException {
+        ForwardHold.Request request = hold.request(lsn);
+        if (!hold.awaitHeld(request, wait)) {
+            throw new StepFailed("the forward tail did not apply up to " + Lsn.text(lsn) + " and acknowledge within "
+                    + wait.toMillis() + " ms; is `rebalance tail` running and caught up? (`rebalance status`)");
+        }
+    }
+
+    private void holdTail(Duration wait) throws Exception {
+        holdTail(notePosition(), wait);
+    }
+
+    void liftHold() {
+        hold.lift();
+    }
+}

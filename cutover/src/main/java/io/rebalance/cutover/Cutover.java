@@ -1,0 +1,352 @@
+package io.rebalance.cutover;
+
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
+import io.rebalance.core.fence.FenceWriter;
+import io.rebalance.core.handoff.Lsn;
+import io.rebalance.core.lock.LockHolders;
+import io.rebalance.core.lock.SharedExclusiveLock;
+import io.rebalance.core.route.Route;
+import io.rebalance.core.route.RouteStatus;
+import io.rebalance.core.route.RoutingTable;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code rebalance cutover}: the state machine that moves one scope's reads and writes from Postgres to DynamoDB
+ * ({@link #cutover}), back ({@link #rollback}), ends the rollback window ({@link #closeWindow}) and repairs what a
+ * command that died left behind ({@link #recover}). ADR 7 gives the argument; this class keeps its order.
+ *
+ * <p>Every step is logged and persisted ({@link CutoverJournal}) before it runs. Until the route is set, any failure
+ * aligns the stores to the route as it still is ({@link Alignment}) and releases: routing stays entirely old. The
+ * route changes in one script, only under this command's exclusive lease, so it is never half-switched. A command
+ * that dies leaves its lease to lapse (writers resume within its TTL, refused by the fences until recovery if it died
+ * between closing and reopening them) and {@code status=running} in the journal; the next command recovers first.
+ */
+public final class Cutover {
+    private final CutoverSettings settings;
+    private final SharedExclusiveLock lock;
+    private final RoutingTable routes;
+    private final CutoverJournal journal;
+    private final Alignment stores;
+    private final ReverseStreamView reverse;
+    private final String owner;
+    private CutoverHooks hooks = CutoverHooks.NONE;
+
+    public Cutover(
+            CutoverSettings settings,
+            SharedExclusiveLock lock,
+            RoutingTable routes,
+            CutoverJournal journal,
+            Alignment stores,
+            ReverseStreamView reverse,
+            String owner) {
+        this.settings = settings;
+        this.lock = lock;
+        this.routes = routes;
+        this.journal = journal;
+        this.stores = stores;
+        this.reverse = reverse;
+        this.owner = owner;
+    }
+
+    /** Test hook: called before every step. */
+    public Cutover hooks(CutoverHooks hooks) {
+        this.hooks = hooks;
+        return this;
+    }
+
+    /** One command run: which steps ran, for undo and for the figures. */
+    private final class Run implements AutoCloseable {
+        final String op;
+        final long startNanos = System.nanoTime();
+        final long deadlineNanos;
+        final Map<CutoverStep, Long> stepMs = new LinkedHashMap<>();
+        final Set<CutoverStep> begun = EnumSet.noneOf(CutoverStep.class);
+        HeldLease lease;
+        long blockStartNanos;
+        long stepStart;
+        CutoverStep current;
+
+        Run(String op) {
+            this.op = op;
+            this.deadlineNanos = Long.MAX_VALUE;
+        }
+
+        void step(CutoverStep step, String detail) throws Exception {
+            finishStep();
+            journal.step(op, step, detail);
+            begun.add(step);
+            current = step;
+            stepStart = System.nanoTime();
+            hooks.before(step);
+        }
+
+        void finishStep() {
+            if (current != null) stepMs.put(current, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - stepStart));
+            current = null;
+        }
+
+        void acquire(boolean waitForOthers) throws Exception {
+            step(CutoverStep.ACQUIRE, "");
+            blockStartNanos = System.nanoTime();
+            long deadline = waitForOthers
+                    ? blockStartNanos + settings.leaseTtl().multipliedBy(3).toNanos()
+                    : blockStartNanos + settings.maxWriteBlock().toNanos();
+            lease = HeldLease.acquire(lock, owner, settings.leaseTtl(), deadline, waitForOthers);
+            journal.set("token", Long.toString(lease.token()));
+        }
+
+        /** What is left of the write-block budget; fails once it is spent. */
+        Duration remaining() throws StepFailed {
+            long left = blockStartNanos + settings.maxWriteBlock().toNanos() - System.nanoTime();
+            if (left <= 0) {
+                throw new StepFailed("writes have been blocked for " + blockedMs() + " ms, the most --max-write-block ("
+                        + settings.maxWriteBlock().toMillis() + " ms) allows");
+            }
+            return Duration.ofNanos(left);
+        }
+
+        long blockedMs() {
+            return blockStartNanos == 0 ? 0 : TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - blockStartNanos);
+        }
+
+        CutoverOutcome done(String detail) throws Exception {
+            step(CutoverStep.RELEASE, "");
+            lease.release();
+            long blocked = blockedMs();
+            finishStep();
+            journal.end(op, "done", detail, blocked);
+            return new CutoverOutcome(op, lease.token(), blocked, stepMs, detail);
+        }
+
+        @Override
+        public void close() {
+            if (lease != null) lease.close(); // stops renewing; a lease not released lapses on its own
+        }
+    }
+
+    /**
+     * Moves reads and writes to DynamoDB.
+     *
+     * @throws RebalanceException CUTOVER_REFUSED (pre-checks, route not SOURCE, another command running) or
+     *     CUTOVER_ABORTED (a step failed before the flip; everything was put back)
+     */
+    public CutoverOutcome cutover(PreChecks checks, WindowVerification verification) throws Exception {
+        Route route = startFrom(RouteStatus.SOURCE, "cutover");
+        List<PreCheck> failed = failedChecks(checks);
+        try (Run run = new Run("cutover")) {
+            journal.begin(run.op, owner);
+            run.step(CutoverStep.PRECHECK, "");
+            if (!failed.isEmpty()) {
+                String why = "pre-checks failed: "
+                        + String.join(
+                                "; ", failed.stream().map(PreCheck::toString).toList());
+                journal.end(run.op, "refused", why, 0);
+                throw new RebalanceException(ErrorCode.CUTOVER_REFUSED, why + ". Nothing was changed.");
+            }
+            boolean flipped = false;
+            try {
+                run.acquire(false);
+                long token = run.lease.token();
+                run.step(CutoverStep.CLOSE_SOURCE, "token " + token);
+                stores.setPostgres(FenceWriter.REVERSE, token, run.remaining());
+                run.step(CutoverStep.NOTE_POSITION, "");
+                long m = stores.notePosition();
+                journal.set("marker_lsn", Lsn.text(m));
+                run.step(CutoverStep.AWAIT_TAIL, "M=" + Lsn.text(m));
+                stores.holdTail(m, run.remaining());
+                run.step(CutoverStep.VERIFY, "");
+                WindowVerification.Result v = verification.verify(run.remaining());
+                if (!v.match()) throw new StepFailed("the in-window verification found differences: " + v.detail());
+                run.remaining();
+                run.step(CutoverStep.OPEN_TARGET, "token " + token);
+                stores.setDynamo(FenceWriter.APP, token);
+                run.remaining();
+                run.step(CutoverStep.FLIP, "epoch " + (route.epoch() + 1));
+                flip(run, RouteStatus.SOURCE, RouteStatus.TARGET);
+                flipped = true; // the point of no return: from here on, nothing is undone
+                return run.done("reads and writes go to DynamoDB; the rollback window is open");
+            } catch (Exception e) {
+                if (flipped) throw e;
+                throw abort(run, RouteStatus.SOURCE, e);
+            }
+        }
+    }
+
+    /**
+     * Moves reads and writes back to Postgres, after the reverse stream has carried every DynamoDB write there.
+     *
+     * @throws RebalanceException CUTOVER_REFUSED (window closed, route not TARGET, reverse stream not running) or
+     *     CUTOVER_ABORTED
+     */
+    public CutoverOutcome rollback() throws Exception {
+        startFrom(RouteStatus.TARGET, "rollback");
+        Optional<String> notReady = reverse.notReady();
+        if (notReady.isPresent()) {
+            throw new RebalanceException(
+                    ErrorCode.CUTOVER_REFUSED,
+                    "rollback needs the reverse stream, and " + notReady.get() + ". Nothing was changed.");
+        }
+        try (Run run = new Run("rollback")) {
+            journal.begin(run.op, owner);
+            boolean flipped = false;
+            try {
+                run.acquire(false);
+                long token = run.lease.token();
+                run.step(CutoverStep.CLOSE_TARGET, "token " + token);
+                stores.setDynamo(FenceWriter.NONE, token);
+                run.step(CutoverStep.DRAIN_REVERSE, "");
+                Thread.sleep(settings.streamSettle().toMillis()); // cutover.streamSettle: stream records' delay on AWS
+                String id = reverse.drain().request();
+                if (!reverse.drain().awaitDrained(id, run.remaining())) {
+                    throw new StepFailed("the reverse stream did not finish a round within the write-block budget;"
+                            + " is `rebalance tail` running? (`rebalance status` shows the reverse stream's lag)");
+                }
+                run.step(CutoverStep.OPEN_SOURCE, "token " + token);
+                stores.setPostgres(FenceWriter.APP, token, run.remaining());
+                run.step(CutoverStep.LIFT_HOLD, "");
+                stores.liftHold(); // before the flip: once writers resume on Postgres, the tail must carry them
+                run.remaining();
+                run.step(CutoverStep.FLIP_BACK, "");
+                flip(run, RouteStatus.TARGET, RouteStatus.SOURCE);
+                flipped = true; // the point of no return
+                return run.done("reads and writes go to Postgres again");
+            } catch (Exception e) {
+                if (flipped) throw e;
+                throw abort(run, RouteStatus.TARGET, e);
+            }
+        }
+    }
+
+    /** Ends the rollback window: the route becomes FINAL, the reverse stream stops, rollback is refused from then. */
+    public CutoverOutcome closeWindow() throws Exception {
+        startFrom(RouteStatus.TARGET, "close-window");
+        try (Run run = new Run("close-window")) {
+            journal.begin(run.op, owner);
+            try {
+                run.acquire(false);
+                run.step(CutoverStep.CLOSE_WINDOW, "");
+                flip(run, RouteStatus.TARGET, RouteStatus.FINAL);
+                return run.done("DynamoDB is the store of record; rollback is no longer possible");
+            } catch (StepFailed e) {
+                throw abort(run, RouteStatus.TARGET, e);
+            }
+        }
+    }
+
+    /**
+     * Brings the fences and the forward tail in line with the route after a command died mid-way, waiting out its
+     * lease first. Harmless when nothing is wrong.
+     */
+    public CutoverOutcome recover() throws Exception {
+        try (Run run = new Run("recover")) {
+            journal.begin(run.op, owner);
+            run.acquire(true);
+            Route route = routes.get(settings.scope()).orElseThrow(this::notPrepared);
+            run.step(CutoverStep.RECOVER, "route " + route.status());
+            stores.to(route.status(), run.lease.token(), settings.alignWait());
+            return run.done("the stores follow the route (" + route.status() + ")");
+        }
+    }
+
+    /**
+     * Whether the last command stopped mid-way: its journal says running and its lease is gone, or it failed to put
+     * the stores back after an abort.
+     */
+    public Optional<CutoverJournal.Entry> interrupted() {
+        Optional<CutoverJournal.Entry> last = journal.read();
+        if (last.isEmpty()) return Optional.empty();
+        if ("failed".equals(last.get().status())) return last;
+        if (!last.get().running()) return Optional.empty();
+        LockHolders h = lock.holders();
+        boolean alive = (h.exclusive() != null
+                        && h.exclusive().owner().equals(last.get().owner()))
+                || (h.pending() != null && h.pending().owner().equals(last.get().owner()));
+        return alive ? Optional.empty() : last;
+    }
+
+    private Route startFrom(RouteStatus expected, String op) throws Exception {
+        if (interrupted().isPresent()) recover();
+        Optional<CutoverJournal.Entry> last = journal.read();
+        if (last.isPresent() && last.get().running()) {
+            throw new RebalanceException(
+                    ErrorCode.CUTOVER_REFUSED,
+                    "a " + last.get().op() + " by " + last.get().owner() + " is running (step "
+                            + last.get().step() + "); wait for it, or see `rebalance status`");
+        }
+        Route route = routes.get(settings.scope()).orElseThrow(this::notPrepared);
+        if (route.status() != expected) {
+            throw new RebalanceException(ErrorCode.CUTOVER_REFUSED, refusal(op, route.status()));
+        }
+        return route;
+    }
+
+    private String refusal(String op, RouteStatus actual) {
+        String scope = "scope '" + settings.scope() + "'";
+        return switch (op) {
+            case "cutover" ->
+                scope + " is " + actual + " already: reads and writes go to DynamoDB"
+                        + (actual == RouteStatus.TARGET ? "; to go back, run `rebalance cutover --rollback`" : "");
+            default ->
+                actual == RouteStatus.FINAL
+                        ? "the rollback window of " + scope
+                                + " is closed (the route is FINAL): DynamoDB is the store of"
+                                + " record and Postgres is no longer kept current, so " + op + " is refused"
+                        : scope + " is SOURCE: reads and writes go to Postgres, so there is nothing to " + op
+                                + "; run `rebalance cutover` first";
+        };
+    }
+
+    private List<PreCheck> failedChecks(PreChecks checks) throws Exception {
+        return checks.run().stream().filter(c -> !c.passed()).toList();
+    }
+
+    private void flip(Run run, RouteStatus from, RouteStatus to) throws StepFailed {
+        RoutingTable.SetResult r = routes.set(run.lease.lease(), from, to);
+        if (r instanceof RoutingTable.LeaseGone g) {
+            throw new StepFailed("the exclusive lease lapsed before the flip (now held by '" + g.holder() + "')");
+        }
+        if (r instanceof RoutingTable.StatusChanged c) {
+            throw new StepFailed("the route is '" + c.actual() + "', not " + from + " as expected");
+        }
+    }
+
+    /** Before the point of no return: align the stores to the unchanged route, release, and say so. */
+    private RebalanceException abort(Run run, RouteStatus route, Exception cause) {
+        String reason = cause instanceof StepFailed ? cause.getMessage() : cause.toString();
+        String at = run.current == null ? "start" : run.current.name();
+        try {
+            if (run.lease != null) {
+                stores.to(route, run.lease.token(), settings.alignWait());
+                run.lease.release();
+            }
+            journal.end(run.op, "aborted", "at " + at + ": " + reason, run.blockedMs());
+            return new RebalanceException(
+                    ErrorCode.CUTOVER_ABORTED,
+                    run.op + " aborted at step " + at + ": " + reason + ". Routing is unchanged (" + route
+                            + ") and the fences follow it; writes have resumed. Fix the cause and run it again.",
+                    cause);
+        } catch (Exception undo) {
+            journal.end(run.op, "failed", "at " + at + ": " + reason + "; putting back failed: " + undo, 0);
+            return new RebalanceException(
+                    ErrorCode.CUTOVER_INTERRUPTED,
+                    run.op + " aborted at step " + at + ": " + reason + ", and putting the fences back failed ("
+                            + undo + "). Routing is unchanged (" + route + "); run `rebalance cutover --recover`"
+                            + " once the cause is fixed",
+                    cause);
+        }
+    }
+
+    private RebalanceException notPrepared() {
+        return new RebalanceException(
+                ErrorCode.CUTOVER_REFUSED,
+                "scope '" + settings.scope() + "' has no route: run `rebalance cutover --prepare` first");
+    }
+}

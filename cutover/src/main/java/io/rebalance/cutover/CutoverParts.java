@@ -1,0 +1,109 @@
+package io.rebalance.cutover;
+
+import io.rebalance.core.dynamo.TargetTable;
+import io.rebalance.core.fence.DynamoFence;
+import io.rebalance.core.fence.PostgresFence;
+import io.rebalance.core.handoff.ForwardHold;
+import io.rebalance.core.handoff.HandoffKeys;
+import io.rebalance.core.lock.ScopeKeys;
+import io.rebalance.core.lock.SharedExclusiveLock;
+import io.rebalance.core.route.RoutingTable;
+import io.rebalance.core.source.SourceSession;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import redis.clients.jedis.UnifiedJedis;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/** The pieces one scope's cutover works on, wired once: what {@code --prepare} installs and every command uses. */
+public final class CutoverParts {
+    private final CutoverSettings settings;
+    private final UnifiedJedis redis;
+    private final SourceSession session;
+    private final DynamoDbClient dynamo;
+    private final PostgresFence pgFence;
+    private final DynamoFence dynamoFence;
+    private final ScopeKeys scopeKeys;
+    private final HandoffKeys handoff;
+    private final RoutingTable routes;
+
+    public CutoverParts(
+            CutoverSettings settings,
+            UnifiedJedis redis,
+            String prefix,
+            SourceSession session,
+            DynamoDbClient dynamo,
+            String pgFenceTable,
+            String dynamoFenceTable) {
+        this.settings = settings;
+        this.redis = redis;
+        this.session = session;
+        this.dynamo = dynamo;
+        this.pgFence = new PostgresFence(pgFenceTable);
+        this.dynamoFence = new DynamoFence(dynamo, dynamoFenceTable);
+        this.scopeKeys = new ScopeKeys(prefix, settings.scope());
+        this.handoff = new HandoffKeys(prefix);
+        this.routes = new RoutingTable(redis, prefix);
+    }
+
+    /**
+     * Installs what applications and the cutover need, idempotently: both fences (Postgres open to applications,
+     * DynamoDB closed), the route (SOURCE), and the target table's stream for the reverse stream.
+     *
+     * @return what was done, one line each
+     */
+    public List<String> prepare() throws Exception {
+        List<String> done = new ArrayList<>();
+        try (Connection c = session.open()) {
+            pgFence.install(c, settings.scope());
+        }
+        done.add("Postgres fence " + pgFence.table() + " has scope '" + settings.scope() + "'");
+        dynamoFence.install(settings.scope());
+        done.add("DynamoDB fence table " + dynamoFence.table() + " has scope '" + settings.scope() + "'");
+        done.add("route: " + routes.create(settings.scope()).status());
+        boolean enabled = TargetTable.enableStream(dynamo, settings.targetTable());
+        done.add("stream of " + settings.targetTable() + (enabled ? " enabled" : " already enabled")
+                + " (the reverse stream of `rebalance tail` reads it)");
+        return done;
+    }
+
+    public Cutover cutover(String owner) {
+        return new Cutover(
+                settings,
+                lock(),
+                routes,
+                journal(),
+                alignment(),
+                new ReverseStreamView(redis, handoff, Duration.ofSeconds(5)),
+                owner);
+    }
+
+    public SharedExclusiveLock lock() {
+        return new SharedExclusiveLock(redis, scopeKeys);
+    }
+
+    public CutoverJournal journal() {
+        return new CutoverJournal(redis, scopeKeys);
+    }
+
+    public RoutingTable routes() {
+        return routes;
+    }
+
+    public ReverseStreamView reverse() {
+        return new ReverseStreamView(redis, handoff, Duration.ofSeconds(5));
+    }
+
+    public ForwardHold hold() {
+        return new ForwardHold(redis, handoff);
+    }
+
+    Alignment alignment() {
+        return new Alignment(session, pgFence, dynamoFence, hold(), settings.scope());
+    }
+
+    public CutoverSettings settings() {
+        return settings;
+    }
+}

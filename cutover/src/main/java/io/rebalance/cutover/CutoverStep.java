@@ -1,0 +1,34 @@
+package io.rebalance.cutover;
+
+/**
+ * The named steps of the cutover commands, in the order they run (ADR 7). Each is logged and persisted before it
+ * runs, so status and recovery know where a command stopped; tests stop a command at any of them.
+ */
+public enum CutoverStep {
+    PRECHECK("check the copy is finished, the tail keeps up and every slot verified recently"),
+    ACQUIRE("take the exclusive lease: new writes wait, running ones drain"),
+    CLOSE_SOURCE("close the Postgres fence to applications"),
+    NOTE_POSITION("note a WAL position M in Postgres"),
+    AWAIT_TAIL("hold the forward tail at M and wait until it has applied everything up to M"),
+    VERIFY("verify the slots changed since their last verification"),
+    OPEN_TARGET("open the DynamoDB fence to this cutover's token and later ones"),
+    FLIP("flip reads and writes to DynamoDB: the point of no return"),
+    CLOSE_TARGET("close the DynamoDB fence to applications"),
+    DRAIN_REVERSE("wait for a reverse-stream round that reads every shard to its end"),
+    OPEN_SOURCE("open the Postgres fence to this rollback's token and later ones"),
+    LIFT_HOLD("let the forward tail apply again"),
+    FLIP_BACK("flip reads and writes back to Postgres: the point of no return"),
+    CLOSE_WINDOW("end the rollback window: the route becomes FINAL"),
+    RECOVER("bring the fences and the forward tail in line with the route"),
+    RELEASE("release the exclusive lease: writes resume");
+
+    private final String what;
+
+    CutoverStep(String what) {
+        this.what = what;
+    }
+
+    public String what() {
+        return what;
+    }
+}

@@ -1,0 +1,145 @@
+package io.rebalance.cutover;
+
+import io.rebalance.cdc.Tail;
+import io.rebalance.cdc.TailPreflight;
+import io.rebalance.client.GuardSettings;
+import io.rebalance.client.WriteGuard;
+import io.rebalance.core.config.ConfigLoader;
+import io.rebalance.core.config.ConfigValidator;
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.dynamo.SlotIndex;
+import io.rebalance.core.dynamo.TargetTable;
+import io.rebalance.core.source.SourceSession;
+import io.rebalance.core.source.SourceTable;
+import io.rebalance.local.RoomEventsGenerator;
+import io.rebalance.testkit.SharedServices;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
+import redis.clients.jedis.UnifiedJedis;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/**
+ * A prepared scope on real services: a room_events table in Postgres and DynamoDB, its fences, its route, the target
+ * table's stream, and a tail (forward and reverse stream) running on a thread of this JVM. Closing stops the tail and
+ * drops the replication slot, publication and tables.
+ */
+final class CutoverFixture implements AutoCloseable {
+    static final Duration LEASE = Duration.ofSeconds(2);
+
+    final SharedServices services = SharedServices.get();
+    final String table = SharedServices.unique("cut");
+    final String prefix = SharedServices.unique("c") + ":";
+    final String pgFence = "public." + table + "_fence";
+    final String dynamoFence = table + "_fence";
+    final Map<String, String> overrides = new HashMap<>();
+    final DynamoDbClient dynamo = services.dynamoClient();
+    final UnifiedJedis redis = services.redis();
+    final ExecutorService threads = Executors.newCachedThreadPool();
+    final CutoverParts parts;
+    Tail tail;
+    Future<?> tailOutcome;
+
+    CutoverFixture() throws Exception {
+        overrides.put("source.jdbcUrl", services.jdbcUrl);
+        overrides.put("source.table", table);
+        overrides.put("target.table", table);
+        overrides.put("target.endpoint", services.dynamo.endpoint());
+        overrides.put("redis.url", services.redisUrl);
+        overrides.put("redis.prefix", prefix);
+        overrides.put("tail.slotName", table + "_slot");
+        overrides.put("tail.publication", table + "_pub");
+        overrides.put("tail.leaseTtl", "3s");
+        overrides.put("cutover.pgFence", pgFence);
+        overrides.put("cutover.dynamoFence", dynamoFence);
+        try (Connection c = services.postgres();
+                Statement st = c.createStatement()) {
+            st.execute(String.format(RoomEventsGenerator.DDL, table));
+        }
+        MigrationConfig config = config();
+        SourceTable source = sourceTable();
+        TargetTable.create(
+                dynamo, table, source.partitionKey(config.target()), source.keyType(), SlotIndex.of(config.target()));
+        parts = new CutoverParts(
+                new CutoverSettings(table, table, Duration.ofSeconds(10), LEASE, Duration.ZERO, Duration.ofSeconds(30)),
+                redis,
+                prefix,
+                new SourceSession(config.source()),
+                dynamo,
+                pgFence,
+                dynamoFence);
+        parts.prepare();
+    }
+
+    MigrationConfig config() {
+        return ConfigValidator.validate(new ConfigLoader(Map.of()).load(null, overrides));
+    }
+
+    SourceTable sourceTable() throws Exception {
+        try (Connection c = new SourceSession(config().source()).open()) {
+            return SourceTable.inspect(c, config());
+        }
+    }
+
+    /** Starts the tail and waits until it streams and its reverse stream reports. */
+    void startTail() throws Exception {
+        tail = new Tail(config(), sourceTable(), dynamo, redis, "cutover-test-tail");
+        tailOutcome = threads.submit(() -> {
+            tail.run();
+            return null;
+        });
+        Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> {
+            try (Connection c = services.postgres()) {
+                return TailPreflight.slot(c, table + "_slot").active();
+            }
+        });
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(30))
+                .until(() -> parts.reverse().notReady().isEmpty());
+    }
+
+    WriteGuard guard() {
+        return new WriteGuard(
+                redis,
+                dynamo,
+                new GuardSettings(prefix, Duration.ofSeconds(5), Duration.ofSeconds(20), pgFence, dynamoFence));
+    }
+
+    Cutover cutover(String owner) {
+        return parts.cutover(owner);
+    }
+
+    @Override
+    public void close() throws Exception {
+        if (tail != null) tail.close();
+        threads.shutdown();
+        threads.awaitTermination(30, TimeUnit.SECONDS);
+        try (Connection c = services.postgres();
+                Statement st = c.createStatement()) {
+            Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> !TailPreflight.slot(c, table + "_slot")
+                    .active());
+            if (TailPreflight.slot(c, table + "_slot").exists()) {
+                st.execute("SELECT pg_drop_replication_slot('" + table + "_slot')");
+            }
+            st.execute("DROP PUBLICATION IF EXISTS " + table + "_pub");
+            st.execute("DROP TABLE IF EXISTS " + table);
+            st.execute("DROP TABLE IF EXISTS " + pgFence);
+        }
+        for (String t : new String[] {table, dynamoFence}) {
+            try {
+                dynamo.deleteTable(b -> b.tableName(t));
+            } catch (RuntimeException ignored) {
+                // never created
+            }
+        }
+        dynamo.close();
+        redis.close();
+    }
+}

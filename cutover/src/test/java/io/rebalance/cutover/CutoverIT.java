@@ -1,0 +1,318 @@
+package io.rebalance.cutover;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.rebalance.client.WriteGuard;
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
+import io.rebalance.core.fence.FenceState;
+import io.rebalance.core.fence.FenceWriter;
+import io.rebalance.core.handoff.ForwardHold;
+import io.rebalance.core.lock.LockHolders;
+import io.rebalance.core.route.Route;
+import io.rebalance.core.route.RouteStatus;
+import io.rebalance.core.route.Target;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.Put;
+import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
+
+/**
+ * The cutover state machine against real Postgres, Redis, DynamoDB Local and a running tail: a cutover and a
+ * rollback move every store together and carry writes both ways; pre-checks refuse with reasons; an abort before the
+ * flip puts everything back; and a command killed at any named step leaves routing entirely old or entirely new,
+ * its lease lapses, and the next command brings the stores in line (issue 5, acceptance point 2).
+ */
+class CutoverIT {
+    private static final PreChecks PASS = () -> List.of(PreCheck.pass("test", "all good"));
+    private static final WindowVerification MATCH = budget -> new WindowVerification.Result(true, "no slot changed");
+    private static final Duration BOUND = Duration.ofSeconds(30);
+    private final AtomicInteger ids = new AtomicInteger();
+
+    /** What a kill hook throws: an Error, so no abort handler runs, as when the process dies. */
+    static final class Killed extends Error {
+        Killed(CutoverStep step) {
+            super("killed at " + step);
+        }
+    }
+
+    @Test
+    void aCutoverAndItsRollbackMoveEveryStoreTogetherAndCarryWritesBothWays() throws Exception {
+        try (CutoverFixture f = new CutoverFixture();
+                WriteGuard guard = f.guard()) {
+            f.startTail();
+            String before = write(f, guard);
+            CutoverOutcome out = f.cutover("first").cutover(PASS, MATCH);
+            assertThat(route(f).status()).isEqualTo(RouteStatus.TARGET);
+            assertAligned(f, RouteStatus.TARGET, out.token());
+            assertThat(item(f, before))
+                    .as("written to Postgres before, in DynamoDB after")
+                    .isNotEmpty();
+            assertThat(out.stepMs().keySet())
+                    .containsExactly(
+                            CutoverStep.PRECHECK,
+                            CutoverStep.ACQUIRE,
+                            CutoverStep.CLOSE_SOURCE,
+                            CutoverStep.NOTE_POSITION,
+                            CutoverStep.AWAIT_TAIL,
+                            CutoverStep.VERIFY,
+                            CutoverStep.OPEN_TARGET,
+                            CutoverStep.FLIP,
+                            CutoverStep.RELEASE);
+            assertThat(f.parts.journal().read().orElseThrow().status()).isEqualTo("done");
+
+            String during = write(f, guard);
+            assertThat(item(f, during)).as("written to DynamoDB").isNotEmpty();
+            CutoverOutcome back = f.cutover("second").rollback();
+            assertThat(route(f).status()).isEqualTo(RouteStatus.SOURCE);
+            assertAligned(f, RouteStatus.SOURCE, back.token());
+            assertThat(kind(f, during))
+                    .as("written to DynamoDB, in Postgres after the rollback")
+                    .isEqualTo("guarded");
+
+            String after = write(f, guard);
+            await().atMost(BOUND).until(() -> !item(f, after).isEmpty()); // the forward tail applies again
+        }
+    }
+
+    @Test
+    void failedPreChecksRefuseWithTheirReasonsAndChangeNothing() throws Exception {
+        try (CutoverFixture f = new CutoverFixture()) {
+            PreChecks failing = () -> List.of(
+                    PreCheck.pass("copy", "FINISHED"),
+                    PreCheck.fail("tail lag", "45 s is over cutover.maxTailLag 5 s; wait for the tail to catch up"));
+            assertThatThrownBy(() -> f.cutover("c").cutover(failing, MATCH))
+                    .isInstanceOf(RebalanceException.class)
+                    .hasMessageContaining("tail lag: 45 s is over cutover.maxTailLag")
+                    .hasMessageContaining("Nothing was changed")
+                    .extracting(e -> ((RebalanceException) e).code())
+                    .isEqualTo(ErrorCode.CUTOVER_REFUSED);
+            assertThat(route(f).status()).isEqualTo(RouteStatus.SOURCE);
+            assertThat(f.parts.alignment().postgres().writer()).isEqualTo(FenceWriter.APP);
+            assertThat(f.parts.alignment().dynamo().writer()).isEqualTo(FenceWriter.NONE);
+            assertThat(f.parts.lock().holders().exclusive()).isNull();
+            assertThatThrownBy(() -> f.cutover("c").rollback())
+                    .hasMessageContaining("nothing to rollback; run `rebalance cutover` first");
+        }
+    }
+
+    @Test
+    void anAbortBeforeTheFlipPutsEverythingBackAndWritesResume() throws Exception {
+        try (CutoverFixture f = new CutoverFixture();
+                WriteGuard guard = f.guard()) {
+            f.startTail();
+            WindowVerification mismatch = budget -> new WindowVerification.Result(false, "slot 20241020.02: 1 missing");
+            assertThatThrownBy(() -> f.cutover("a").cutover(PASS, mismatch))
+                    .isInstanceOf(RebalanceException.class)
+                    .hasMessageContaining("aborted at step VERIFY")
+                    .hasMessageContaining("slot 20241020.02: 1 missing")
+                    .extracting(e -> ((RebalanceException) e).code())
+                    .isEqualTo(ErrorCode.CUTOVER_ABORTED);
+            assertAligned(f, RouteStatus.SOURCE, 0);
+            assertThat(f.parts.lock().holders().exclusive()).isNull();
+            assertThat(f.parts.journal().read().orElseThrow().status()).isEqualTo("aborted");
+            String id = write(f, guard);
+            await().atMost(BOUND).until(() -> !item(f, id).isEmpty());
+
+            // a verification that outlasts --max-write-block aborts too
+            Cutover tight = new CutoverParts(
+                            f.parts.settings().withMaxWriteBlock(Duration.ofMillis(800)),
+                            f.redis,
+                            f.prefix,
+                            new io.rebalance.core.source.SourceSession(
+                                    f.config().source()),
+                            f.dynamo,
+                            f.pgFence,
+                            f.dynamoFence)
+                    .cutover("tight");
+            WindowVerification slow = budget -> {
+                Thread.sleep(budget.toMillis() + 50); // a verification slower than what is left of the budget
+                return new WindowVerification.Result(true, "");
+            };
+            assertThatThrownBy(() -> tight.cutover(PASS, slow))
+                    .hasMessageContaining("the most --max-write-block (800 ms) allows");
+            assertAligned(f, RouteStatus.SOURCE, 0);
+        }
+    }
+
+    @Test
+    void killedAtEveryNamedStepRoutingIsWholeLocksLapseAndTheNextCommandCleansUp() throws Exception {
+        List<CutoverStep> forward = List.of(
+                CutoverStep.PRECHECK,
+                CutoverStep.ACQUIRE,
+                CutoverStep.CLOSE_SOURCE,
+                CutoverStep.NOTE_POSITION,
+                CutoverStep.AWAIT_TAIL,
+                CutoverStep.VERIFY,
+                CutoverStep.OPEN_TARGET,
+                CutoverStep.FLIP,
+                CutoverStep.RELEASE);
+        List<CutoverStep> rollback = List.of(
+                CutoverStep.ACQUIRE,
+                CutoverStep.CLOSE_TARGET,
+                CutoverStep.DRAIN_REVERSE,
+                CutoverStep.OPEN_SOURCE,
+                CutoverStep.LIFT_HOLD,
+                CutoverStep.FLIP_BACK,
+                CutoverStep.RELEASE);
+        try (CutoverFixture f = new CutoverFixture();
+                WriteGuard guard = f.guard()) {
+            f.startTail();
+            for (CutoverStep step : forward) {
+                Cutover killed = f.cutover("killed-" + step).hooks(killAt(step));
+                assertThatThrownBy(() -> killed.cutover(PASS, MATCH)).isInstanceOf(Killed.class);
+                RouteStatus expected = step == CutoverStep.RELEASE ? RouteStatus.TARGET : RouteStatus.SOURCE;
+                assertWhole(f, expected);
+                awaitLockFree(f);
+                assertThat(f.cutover("status").interrupted())
+                        .as("interrupted at " + step)
+                        .isPresent();
+                if (expected == RouteStatus.SOURCE) {
+                    // the next cutover recovers first, then runs to the end
+                    f.cutover("next").cutover(PASS, MATCH);
+                } else {
+                    f.cutover("next").recover();
+                }
+                assertAligned(f, RouteStatus.TARGET, 0);
+                assertThat(item(f, write(f, guard))).as("a write after " + step).isNotEmpty();
+                f.cutover("back").rollback();
+                assertAligned(f, RouteStatus.SOURCE, 0);
+            }
+            for (CutoverStep step : rollback) {
+                f.cutover("forward").cutover(PASS, MATCH);
+                String during = write(f, guard);
+                Cutover killed = f.cutover("killed-rollback-" + step).hooks(killAt(step));
+                assertThatThrownBy(killed::rollback).isInstanceOf(Killed.class);
+                RouteStatus expected = step == CutoverStep.RELEASE ? RouteStatus.SOURCE : RouteStatus.TARGET;
+                assertWhole(f, expected);
+                awaitLockFree(f);
+                assertThat(f.cutover("status").interrupted())
+                        .as("interrupted at " + step)
+                        .isPresent();
+                f.cutover("next").recover();
+                assertAligned(f, expected, 0);
+                if (expected == RouteStatus.TARGET) f.cutover("back").rollback();
+                assertAligned(f, RouteStatus.SOURCE, 0);
+                assertThat(kind(f, during))
+                        .as("a DynamoDB write around a rollback killed at " + step)
+                        .isEqualTo("guarded");
+                String after = write(f, guard);
+                await().atMost(BOUND).until(() -> !item(f, after).isEmpty());
+            }
+        }
+    }
+
+    private static CutoverHooks killAt(CutoverStep at) {
+        return step -> {
+            if (step == at) throw new Killed(step);
+        };
+    }
+
+    private static Route route(CutoverFixture f) {
+        return f.parts.routes().get(f.table).orElseThrow();
+    }
+
+    /** Routing is never half-switched: the status is the expected one and reads follow writes. */
+    private static void assertWhole(CutoverFixture f, RouteStatus expected) {
+        Route r = route(f);
+        assertThat(r.status()).isEqualTo(expected);
+        assertThat(r.read()).isEqualTo(r.write());
+        assertThat(r.write()).isEqualTo(expected == RouteStatus.SOURCE ? Target.POSTGRES : Target.DYNAMODB);
+    }
+
+    private static void awaitLockFree(CutoverFixture f) {
+        await().atMost(CutoverFixture.LEASE.multipliedBy(5)).until(() -> {
+            LockHolders h = f.parts.lock().holders();
+            return h.exclusive() == null && h.pending() == null;
+        });
+    }
+
+    /** The fences and the forward hold as the route needs them; {@code token} 0: any token. */
+    private static void assertAligned(CutoverFixture f, RouteStatus route, long token) throws Exception {
+        FenceState pg = f.parts.alignment().postgres();
+        FenceState dynamo = f.parts.alignment().dynamo();
+        ForwardHold.Phase hold = f.parts.hold().state().phase();
+        if (route == RouteStatus.SOURCE) {
+            assertThat(pg.writer()).isEqualTo(FenceWriter.APP);
+            assertThat(dynamo.writer()).isEqualTo(FenceWriter.NONE);
+            assertThat(hold).isEqualTo(ForwardHold.Phase.NONE);
+            if (token != 0) assertThat(pg.minToken()).isEqualTo(token);
+        } else {
+            assertThat(pg.writer()).isEqualTo(FenceWriter.REVERSE);
+            assertThat(dynamo.writer()).isEqualTo(FenceWriter.APP);
+            assertThat(hold).isEqualTo(ForwardHold.Phase.HELD);
+            if (token != 0) assertThat(dynamo.minToken()).isEqualTo(token);
+        }
+    }
+
+    /** One guarded application write to wherever the route says; @return its id. */
+    private String write(CutoverFixture f, WriteGuard guard) throws Exception {
+        String id = String.format("01JAXT%020d", ids.incrementAndGet());
+        guard.run(f.table, permit -> {
+            switch (permit.target()) {
+                case POSTGRES -> {
+                    try (Connection c = f.services.postgres()) {
+                        c.setAutoCommit(false);
+                        permit.fencePostgres(c);
+                        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + f.table
+                                + " VALUES (?, ?::uuid, 'guarded', '{\"n\": 1}'::jsonb, now(), 1)")) {
+                            ps.setString(1, id);
+                            ps.setString(2, UUID.randomUUID().toString());
+                            ps.executeUpdate();
+                        }
+                        c.commit();
+                    }
+                }
+                case DYNAMODB ->
+                    permit.writeDynamo(
+                            f.dynamo,
+                            TransactWriteItem.builder()
+                                    .put(Put.builder()
+                                            .tableName(f.table)
+                                            .item(Map.of(
+                                                    "id", AttributeValue.fromS(id),
+                                                    "room_id",
+                                                            AttributeValue.fromS(UUID.randomUUID()
+                                                                    .toString()),
+                                                    "kind", AttributeValue.fromS("guarded"),
+                                                    "data",
+                                                            AttributeValue.fromM(
+                                                                    Map.of("n", AttributeValue.fromN("1"))),
+                                                    "created_at", AttributeValue.fromS("2024-10-20T02:00:00.000000Z"),
+                                                    "seq", AttributeValue.fromN("1"),
+                                                    "_slot", AttributeValue.fromS("20241020.02")))
+                                            .build())
+                                    .build());
+            }
+        });
+        return id;
+    }
+
+    private static Map<String, AttributeValue> item(CutoverFixture f, String id) {
+        return f.dynamo
+                .getItem(b -> b.tableName(f.table)
+                        .key(Map.of("id", AttributeValue.fromS(id)))
+                        .consistentRead(true))
+                .item();
+    }
+
+    private static String kind(CutoverFixture f, String id) throws Exception {
+        try (Connection c = f.services.postgres();
+                PreparedStatement ps = c.prepareStatement("SELECT kind FROM " + f.table + " WHERE id = ?")) {
+            ps.setString(1, id);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        }
+    }
+}
