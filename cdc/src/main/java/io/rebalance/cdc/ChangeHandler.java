@@ -28,8 +28,16 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
     private final String keyColumn;
     private final TailStats stats;
     private final TailLease lease;
+    private final ChangedSlots changed;
 
-    ChangeHandler(ChangeApplier applier, String tableTopic, String keyColumn, TailStats stats, TailLease lease) {
+    ChangeHandler(
+            ChangeApplier applier,
+            String tableTopic,
+            String keyColumn,
+            TailStats stats,
+            TailLease lease,
+            ChangedSlots changed) {
+        this.changed = changed;
         this.applier = applier;
         this.tableTopic = tableTopic;
         this.keyColumn = keyColumn;
@@ -74,6 +82,7 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             if (r.sourceOffset().get("ts_usec") instanceof Long ts) commitMs = ts / 1000;
         }
         applyUntilDone(keys, transactions);
+        changed.record(keys, lsn);
         for (ChangeEvent<SourceRecord, SourceRecord> e : events) committer.markProcessed(e);
         committer.markBatchFinished();
         stats.appliedLsn.accumulateAndGet(lsn, Math::max);

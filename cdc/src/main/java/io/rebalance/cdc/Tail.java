@@ -266,7 +266,8 @@ public final class Tail implements AutoCloseable {
 
     /** @return why Debezium stopped, or null when it was asked to */
     private Throwable runEngine(TailPreflight.TableId id, ChangeApplier applier) throws InterruptedException {
-        ChangeHandler handler = new ChangeHandler(applier, topic(id), table.keyColumn(), stats, lease);
+        ChangeHandler handler = new ChangeHandler(
+                applier, topic(id), table.keyColumn(), stats, lease, new ChangedSlots(redis, keys, table.keyspace()));
         AtomicReference<Throwable> error = new AtomicReference<>();
         CountDownLatch done = new CountDownLatch(1);
         DebeziumEngine<ChangeEvent<SourceRecord, SourceRecord>> e = DebeziumEngine.create(Connect.class)

@@ -52,4 +52,9 @@ public record TailKeys(String prefix) {
     public String touchedSlots() {
         return prefix + "cdc:touched";
     }
+
+    /** Hash: slot -> WAL position of the last change the tail applied in it (ChangedSlots). */
+    public String changedSlots() {
+        return prefix + "cdc:changed";
+    }
 }

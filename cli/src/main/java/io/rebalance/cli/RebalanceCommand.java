@@ -31,7 +31,8 @@ import picocli.CommandLine.Command;
             ResetCommand.class,
             ConfigCommand.class,
             DynamoDbLocalCommand.class,
-            DemoCommand.class
+            DemoCommand.class,
+            CutoverCommand.class
         })
 public final class RebalanceCommand implements Runnable {
     @CommandLine.Spec

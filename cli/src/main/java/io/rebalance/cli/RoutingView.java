@@ -7,6 +7,7 @@ import io.rebalance.core.lock.ScopeKeys;
 import io.rebalance.core.lock.SharedExclusiveLock;
 import io.rebalance.core.route.Route;
 import io.rebalance.core.route.RoutingTable;
+import io.rebalance.cutover.CutoverJournal;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -38,6 +39,7 @@ final class RoutingView {
                             .limit(LISTED)
                             .map(x -> x.member() + " (" + x.remainingMs() + " ms left)")
                             .toList());
+            s.putAll(journal(new CutoverJournal(redis, new ScopeKeys(prefix, scope)), h));
             scopes.add(s);
         }
         Map<String, Object> v = new LinkedHashMap<>();
@@ -48,7 +50,43 @@ final class RoutingView {
             v.put(
                     "forwardHoldLsn",
                     io.rebalance.core.handoff.Lsn.text(hold.request().lsn()));
+        Map<String, String> reverse = redis.hgetAll(new HandoffKeys(prefix).reverseStatus());
+        Map<String, Object> r = new LinkedHashMap<>();
+        if (!reverse.isEmpty()) {
+            r.put("state", reverse.getOrDefault("state", ""));
+            r.put("lagMs", Long.parseLong(reverse.getOrDefault("lag_ms", "0")));
+            r.put(
+                    "reportedMsAgo",
+                    System.currentTimeMillis() - Long.parseLong(reverse.getOrDefault("updated_ms", "0")));
+            r.put("applied", Long.parseLong(reverse.getOrDefault("applied", "0")));
+            r.put("skipped", Long.parseLong(reverse.getOrDefault("skipped", "0")));
+            r.put("gap", reverse.getOrDefault("gap", ""));
+            r.put("lastError", reverse.getOrDefault("last_error", ""));
+        }
+        v.put("reverseStream", r);
         return v;
+    }
+
+    /** The last cutover command, and what to run next when it stopped mid-way. */
+    private static Map<String, Object> journal(CutoverJournal journal, LockHolders h) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        journal.read().ifPresent(e -> {
+            boolean alive = (h.exclusive() != null && h.exclusive().owner().equals(e.owner()))
+                    || (h.pending() != null && h.pending().owner().equals(e.owner()));
+            String state = e.running() && !alive ? "interrupted" : e.status();
+            m.put("lastCommand", e.op());
+            m.put("lastCommandState", state);
+            m.put("lastCommandStep", e.step());
+            m.put("lastCommandBlockedMs", e.blockedMs());
+            m.put("lastCommandReason", e.reason());
+            if (state.equals("interrupted") || state.equals("failed")) {
+                m.put(
+                        "next",
+                        "run `rebalance cutover --recover`: the " + e.op() + " stopped at step " + e.step()
+                                + "; recovery brings the fences and the tail in line with the route, which was never half-set");
+            }
+        });
+        return m;
     }
 
     private static Map<String, Object> route(Route r) {
@@ -88,6 +126,27 @@ final class RoutingView {
             if (!"".equals(s.get("pending"))) out.println("  waiting    " + s.get("pending") + " (new writes wait)");
             out.printf("  writers    %s holding a shared lease%n", s.get("sharedHolders"));
             for (Object h : (List<Object>) s.get("shared")) out.println("    " + h);
+            if (s.containsKey("lastCommand")) {
+                out.printf(
+                        "  last       %s %s at step %s%s%n",
+                        s.get("lastCommand"),
+                        s.get("lastCommandState"),
+                        s.get("lastCommandStep"),
+                        "".equals(s.get("lastCommandReason")) ? "" : " (" + s.get("lastCommandReason") + ")");
+            }
+            if (s.containsKey("next")) out.println("  next       " + s.get("next"));
+        }
+        Map<String, Object> r = (Map<String, Object>) v.get("reverseStream");
+        if (r != null && !r.isEmpty()) {
+            out.printf(
+                    "  reverse    %s, lag %s ms, %s applied, %s skipped, reported %s ms ago%s%s%n",
+                    r.get("state"),
+                    r.get("lagMs"),
+                    r.get("applied"),
+                    r.get("skipped"),
+                    r.get("reportedMsAgo"),
+                    "".equals(r.get("gap")) ? "" : "; LOST RECORDS " + r.get("gap"),
+                    "".equals(r.get("lastError")) ? "" : "; last error: " + r.get("lastError"));
         }
         if (!"NONE".equals(v.get("forwardHold"))) {
             out.printf("  forward tail %s at %s%n", v.get("forwardHold"), v.get("forwardHoldLsn"));

@@ -1,0 +1,57 @@
+package io.rebalance.cdc;
+
+import io.rebalance.core.handoff.Lsn;
+import io.rebalance.core.slot.Slot;
+import io.rebalance.core.slot.SlotKeyspace;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import redis.clients.jedis.UnifiedJedis;
+
+/**
+ * The WAL position of the last change the tail applied in each slot, so the cutover verifies, in its blocked window,
+ * only the slots changed since their last verification: a slot verified at WAL position W (the verifier waits until
+ * the tail applied W before comparing) and changed last at L ≤ W needs nothing more. When slots come from a time
+ * column a key does not name its slot, and every change counts for all slots ({@link #ALL}).
+ */
+public final class ChangedSlots {
+    /** The field that stands for every slot. */
+    public static final String ALL = "*";
+
+    private final UnifiedJedis redis;
+    private final String key;
+    private final SlotKeyspace keyspace;
+
+    public ChangedSlots(UnifiedJedis redis, TailKeys keys, SlotKeyspace keyspace) {
+        this.redis = redis;
+        this.key = keys.changedSlots();
+        this.keyspace = keyspace;
+    }
+
+    /** After the keys of a batch ending at {@code lsn} are in DynamoDB. */
+    void record(Collection<String> keys, long lsn) {
+        if (keys.isEmpty() || lsn == 0) return;
+        Map<String, String> fields = new HashMap<>();
+        String at = Lsn.text(lsn);
+        if (keyspace instanceof SlotKeyspace.TimeColumn) {
+            fields.put(ALL, at);
+        } else {
+            for (String k : keys)
+                fields.put(Slot.containing(keyspace.instantOf(k)).name(), at);
+        }
+        redis.hset(key, fields);
+    }
+
+    /** The last change's WAL position in {@code slot} (or in any slot, when keys do not name theirs). */
+    public Optional<Long> lastChange(String slot) {
+        String own = redis.hget(key, slot);
+        String all = redis.hget(key, ALL);
+        long best = Math.max(own == null ? 0 : Lsn.parse(own), all == null ? 0 : Lsn.parse(all));
+        return best == 0 ? Optional.empty() : Optional.of(best);
+    }
+
+    public Map<String, String> all() {
+        return redis.hgetAll(key);
+    }
+}

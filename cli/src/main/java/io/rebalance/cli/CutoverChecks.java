@@ -1,0 +1,98 @@
+package io.rebalance.cli;
+
+import io.rebalance.cdc.TailKeys;
+import io.rebalance.cdc.TailProgress;
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.slot.Slot;
+import io.rebalance.cutover.PreCheck;
+import io.rebalance.cutover.PreChecks;
+import io.rebalance.cutover.ReverseStreamView;
+import io.rebalance.mover.RunPlan;
+import io.rebalance.mover.RunStatus;
+import io.rebalance.verifier.SlotResult;
+import io.rebalance.verifier.VerificationStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The cutover's pre-checks, each with a reason a person can act on: the copy is FINISHED, the tail runs and keeps up,
+ * every slot of the run has a recent MATCH, and the reverse stream runs (so the cutover can be rolled back).
+ */
+final class CutoverChecks implements PreChecks {
+    private final MigrationConfig config;
+    private final Connections c;
+    private final ReverseStreamView reverse;
+
+    CutoverChecks(MigrationConfig config, Connections c, ReverseStreamView reverse) {
+        this.config = config;
+        this.c = c;
+        this.reverse = reverse;
+    }
+
+    @Override
+    public List<PreCheck> run() {
+        List<PreCheck> out = new ArrayList<>();
+        RunStatus status = c.runState().status();
+        RunPlan plan = c.runState().plan();
+        out.add(
+                status == RunStatus.FINISHED
+                        ? PreCheck.pass("copy", "FINISHED")
+                        : PreCheck.fail(
+                                "copy",
+                                "the copy is " + status + ", not FINISHED; run `rebalance copy` until `rebalance"
+                                        + " status` says FINISHED"));
+        out.add(tail());
+        out.add(verified(plan));
+        out.add(reverse.notReady()
+                .map(why -> PreCheck.fail("reverse stream", why + " (without it the cutover could not be undone)"))
+                .orElseGet(() -> PreCheck.pass("reverse stream", "running")));
+        return out;
+    }
+
+    private PreCheck tail() {
+        TailKeys keys = new TailKeys(config.redis().prefix());
+        Map<String, String> s = c.redis().hgetAll(keys.status());
+        if (!TailProgress.running(s, c.redis().get(keys.lease()), System.currentTimeMillis())) {
+            return PreCheck.fail("tail", "no tail is running; start `rebalance tail` (the cutover waits for it)");
+        }
+        long lag = Long.parseLong(s.getOrDefault("lag_ms", "0"));
+        Duration max = config.cutover().maxTailLagDuration();
+        return lag <= max.toMillis()
+                ? PreCheck.pass("tail", "lag " + lag + " ms")
+                : PreCheck.fail(
+                        "tail",
+                        "lag " + lag + " ms is over cutover.maxTailLag "
+                                + config.cutover().maxTailLag()
+                                + "; wait until `rebalance status` shows the tail caught up");
+    }
+
+    private PreCheck verified(RunPlan plan) {
+        if (plan == null) return PreCheck.fail("verification", "no run: nothing was copied under this prefix");
+        Map<String, VerificationStore.Stored> all =
+                new VerificationStore(c.redis(), config.redis().prefix()).all();
+        long oldest = System.currentTimeMillis()
+                - config.cutover().verifyMaxAgeDuration().toMillis();
+        List<String> missing = new ArrayList<>();
+        long slots = 0;
+        for (Slot slot : plan.range()) {
+            slots++;
+            VerificationStore.Stored s = all.get(slot.name());
+            if (s == null) missing.add(slot.name() + " never verified");
+            else if (s.verdict() != SlotResult.Verdict.MATCH) missing.add(slot.name() + " " + s.verdict());
+            else if (s.atMillis() < oldest) missing.add(slot.name() + " verified too long ago");
+        }
+        if (missing.isEmpty()) {
+            return PreCheck.pass(
+                    "verification",
+                    slots + " slots MATCH within " + config.cutover().verifyMaxAge());
+        }
+        return PreCheck.fail(
+                "verification",
+                missing.size() + " of " + slots + " slots lack a recent MATCH ("
+                        + String.join(", ", missing.subList(0, Math.min(5, missing.size())))
+                        + (missing.size() > 5 ? ", ..." : "")
+                        + "); run `rebalance verify --all`");
+    }
+}

@@ -1,0 +1,161 @@
+package io.rebalance.cli;
+
+import io.rebalance.core.ProcessId;
+import io.rebalance.core.config.Durations;
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.source.SourceSession;
+import io.rebalance.core.source.SourceTable;
+import io.rebalance.cutover.Cutover;
+import io.rebalance.cutover.CutoverHooks;
+import io.rebalance.cutover.CutoverOutcome;
+import io.rebalance.cutover.CutoverParts;
+import io.rebalance.cutover.CutoverSettings;
+import io.rebalance.cutover.CutoverStep;
+import io.rebalance.cutover.PreCheck;
+import java.io.PrintWriter;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code rebalance cutover}: moves the scope's reads and writes to DynamoDB, back with {@code --rollback}, for good
+ * with {@code --close-window}; {@code --prepare} installs the fences, route and stream first, {@code --dry-run}
+ * prints the plan and the pre-checks, {@code --recover} repairs what a command that died left (docs/cutover.md).
+ */
+@Command(
+        name = "cutover",
+        description = "Move reads and writes of the table to DynamoDB under the exclusive lock (ADR 7). Run --prepare"
+                + " once first; --dry-run shows the plan and pre-checks; --rollback moves back while the window is"
+                + " open; --close-window ends it.")
+final class CutoverCommand implements Callable<Integer> {
+    @Mixin
+    ConfigOptions options;
+
+    @Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    @ArgGroup(exclusive = true)
+    Mode mode = new Mode();
+
+    static final class Mode {
+        @Option(names = "--prepare", description = "Install the fences, the route (SOURCE) and the target's stream.")
+        boolean prepare;
+
+        @Option(
+                names = "--dry-run",
+                description = "Print the steps, the pre-checks and the slots to verify; change" + " nothing.")
+        boolean dryRun;
+
+        @Option(names = "--rollback", description = "Move reads and writes back to Postgres (route TARGET only).")
+        boolean rollback;
+
+        @Option(names = "--close-window", description = "End the rollback window: the route becomes FINAL.")
+        boolean closeWindow;
+
+        @Option(
+                names = "--recover",
+                description =
+                        "Bring fences and the tail in line with the route after a" + " cutover command died mid-way.")
+        boolean recover;
+    }
+
+    @Option(
+            names = "--max-write-block",
+            description = "Abort (before the flip) when writes would be blocked longer; default cutover.maxWriteBlock.")
+    String maxWriteBlock;
+
+    @Option(names = "--kill-at", hidden = true, description = "Test hook: halt the process before this step.")
+    CutoverStep killAt;
+
+    @Override
+    public Integer call() throws Exception {
+        MigrationConfig config = options.load();
+        PrintWriter out = spec.commandLine().getOut();
+        Duration block =
+                maxWriteBlock == null ? config.cutover().maxWriteBlockDuration() : Durations.parse(maxWriteBlock);
+        String scope = config.cutover().scopeOr(config.target().table());
+        CutoverSettings settings = new CutoverSettings(
+                scope,
+                config.target().table(),
+                block,
+                Duration.ofSeconds(10),
+                config.cutover().streamSettleDuration(),
+                Duration.ofSeconds(60));
+        try (Connections c = new Connections(config, 8)) {
+            SourceSession session = new SourceSession(config.source());
+            CutoverParts parts = new CutoverParts(
+                    settings,
+                    c.redis(),
+                    config.redis().prefix(),
+                    session,
+                    c.dynamo(),
+                    config.cutover().pgFence(),
+                    config.cutover().dynamoFence());
+            if (mode.prepare) {
+                parts.prepare().forEach(line -> out.println("prepared: " + line));
+                return 0;
+            }
+            Cutover cutover = parts.cutover(ProcessId.create());
+            if (killAt != null) {
+                CutoverStep at = killAt;
+                cutover.hooks(step -> {
+                    if (step == at) Runtime.getRuntime().halt(137); // as kill -9: no cleanup, no lease release
+                });
+            } else {
+                cutover.hooks(CutoverHooks.NONE);
+            }
+            CutoverOutcome outcome;
+            if (mode.rollback) outcome = cutover.rollback();
+            else if (mode.closeWindow) outcome = cutover.closeWindow();
+            else if (mode.recover) outcome = cutover.recover();
+            else {
+                SourceTable table;
+                try (Connection pg = session.openForPreflight()) {
+                    table = SourceTable.inspect(pg, config);
+                }
+                CutoverChecks checks = new CutoverChecks(config, c, parts.reverse());
+                ChangedSlotVerification verification = new ChangedSlotVerification(config, c, table);
+                if (mode.dryRun) return dryRun(out, scope, block, checks, verification);
+                outcome = cutover.cutover(checks, verification);
+            }
+            out.printf(
+                    "%s of scope '%s' done: writes were blocked for %d ms (token %d)%n  %s%n",
+                    outcome.op(), scope, outcome.blockedMs(), outcome.token(), outcome.detail());
+            outcome.stepMs().forEach((step, ms) -> out.printf("  %-14s %6d ms%n", step, ms));
+            return 0;
+        }
+    }
+
+    private static int dryRun(
+            PrintWriter out, String scope, Duration block, CutoverChecks checks, ChangedSlotVerification verification) {
+        out.println(
+                "cutover of scope '" + scope + "' would run, blocking writes for at most " + block.toMillis() + " ms:");
+        for (CutoverStep s : new CutoverStep[] {
+            CutoverStep.PRECHECK,
+            CutoverStep.ACQUIRE,
+            CutoverStep.CLOSE_SOURCE,
+            CutoverStep.NOTE_POSITION,
+            CutoverStep.AWAIT_TAIL,
+            CutoverStep.VERIFY,
+            CutoverStep.OPEN_TARGET,
+            CutoverStep.FLIP,
+            CutoverStep.RELEASE
+        }) {
+            out.printf("  %-14s %s%n", s, s.what());
+        }
+        out.println("pre-checks:");
+        boolean ok = true;
+        for (PreCheck p : checks.run()) {
+            out.println("  " + p);
+            ok &= p.passed();
+        }
+        out.println("slots to verify in the window: " + verification.changed().size());
+        out.println(ok ? "all pre-checks pass" : "the cutover would be refused");
+        return ok ? 0 : io.rebalance.core.ErrorCode.CUTOVER_REFUSED.exitCode();
+    }
+}

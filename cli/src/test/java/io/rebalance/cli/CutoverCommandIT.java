@@ -1,0 +1,141 @@
+package io.rebalance.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rebalance.cdc.TailPreflight;
+import io.rebalance.local.RoomEventsGenerator;
+import io.rebalance.testkit.SharedServices;
+import java.io.File;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code rebalance cutover} end to end: pre-checks refuse with reasons until the copy is finished and verified,
+ * {@code --prepare} installs what the cutover needs, a cutover process killed with {@code kill -9} semantics before
+ * OPEN_TARGET leaves routing SOURCE, status says it was interrupted and what to run, {@code --recover} cleans up,
+ * then a cutover, a rollback, a second cutover and {@code --close-window} run, and a rollback after that is refused.
+ */
+class CutoverCommandIT {
+    private final SharedServices services = SharedServices.get();
+    private final String table = SharedServices.unique("cutcli");
+    private final String prefix = SharedServices.unique("cc") + ":";
+
+    private List<String> args(String... words) {
+        List<String> args = new ArrayList<>(List.of(words));
+        args.addAll(CliRun.base(services, table, prefix));
+        args.addAll(List.of(
+                "--set", "tail.slotName=" + table,
+                "--set", "tail.publication=" + table,
+                "--set", "cutover.pgFence=public." + table + "_fence",
+                "--set", "cutover.dynamoFence=" + table + "_fence"));
+        return args;
+    }
+
+    private CliRun run(String... words) {
+        return CliRun.of(args(words).toArray(String[]::new));
+    }
+
+    @Test
+    void preparedCheckedKilledRecoveredThenCutRolledBackAndClosed() throws Exception {
+        try (Connection pg = services.postgres()) {
+            RoomEventsGenerator.create(pg, table, 2_000, Instant.parse("2024-10-20T04:00:00Z"), 4, 3);
+        }
+        ExecutorService thread = Executors.newSingleThreadExecutor();
+        try {
+            CliRun early = run("cutover", "--dry-run");
+            assertThat(early.exitCode()).as(early.out() + early.err()).isEqualTo(31);
+            assertThat(early.out()).contains("FAILED copy").contains("the cutover would be refused");
+
+            Future<CliRun> tail = thread.submit(() -> run("tail", "--create-table"));
+            Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> {
+                try (Connection pg = services.postgres()) {
+                    return TailPreflight.slot(pg, table).active();
+                }
+            });
+            CliRun prepared = run("cutover", "--prepare");
+            assertThat(prepared.exitCode()).as(prepared.err()).isZero();
+            assertThat(prepared.out()).contains("route: SOURCE").contains("stream of " + table + " enabled");
+            assertThat(run("copy", "--no-progress").exitCode()).isZero();
+            CliRun verified = run("verify", "--all");
+            assertThat(verified.exitCode()).as(verified.out()).isZero();
+            Awaitility.await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                CliRun dry = run("cutover", "--dry-run");
+                assertThat(dry.exitCode()).as(dry.out()).isZero();
+                assertThat(dry.out()).contains("all pre-checks pass").contains("ok     reverse stream: running");
+            });
+
+            // a cutover process killed (Runtime.halt, as kill -9) before it opens DynamoDB
+            List<String> cmd = new ArrayList<>(List.of(
+                    Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "-jar",
+                    "target/rebalance.jar"));
+            cmd.addAll(args("cutover", "--kill-at", "OPEN_TARGET"));
+            Process killed = new ProcessBuilder(cmd)
+                    .redirectErrorStream(true)
+                    .redirectOutput(new File("target/" + table + "-killed.log"))
+                    .start();
+            assertThat(killed.waitFor(120, TimeUnit.SECONDS)).isTrue();
+            assertThat(killed.exitValue()).isEqualTo(137);
+            Awaitility.await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(
+                            run("status").out())
+                    .contains(table + ": SOURCE, read postgres, write postgres")
+                    .contains("last       cutover interrupted at step OPEN_TARGET")
+                    .contains("run `rebalance cutover --recover`"));
+            CliRun recovered = run("cutover", "--recover");
+            assertThat(recovered.exitCode()).as(recovered.err()).isZero();
+            assertThat(recovered.out()).contains("the stores follow the route (SOURCE)");
+
+            CliRun cut = run("cutover");
+            assertThat(cut.exitCode()).as(cut.out() + cut.err()).isZero();
+            assertThat(cut.out())
+                    .containsPattern("cutover of scope '" + table + "' done: writes were blocked for \\d+ ms");
+            assertThat(run("status").out())
+                    .contains(table + ": TARGET, read dynamodb, write dynamodb")
+                    .contains("forward tail HELD")
+                    .containsPattern("reverse    streaming, lag \\d+ ms");
+            CliRun back = run("cutover", "--rollback");
+            assertThat(back.exitCode()).as(back.out() + back.err()).isZero();
+            assertThat(run("status").out()).contains(table + ": SOURCE, read postgres, write postgres");
+
+            assertThat(run("cutover").exitCode()).isZero();
+            assertThat(run("cutover", "--close-window").exitCode()).isZero();
+            CliRun refused = run("cutover", "--rollback");
+            assertThat(refused.exitCode()).isEqualTo(31);
+            assertThat(refused.err())
+                    .contains("rollback window")
+                    .contains("is closed")
+                    .contains("refused");
+
+            tail.cancel(true);
+            Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
+                try (Connection pg = services.postgres()) {
+                    return !TailPreflight.slot(pg, table).active();
+                }
+            });
+        } finally {
+            thread.shutdownNow();
+            try (Connection pg = services.postgres();
+                    Statement st = pg.createStatement()) {
+                Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> !TailPreflight.slot(pg, table)
+                        .active());
+                if (TailPreflight.slot(pg, table).exists()) {
+                    st.execute("SELECT pg_drop_replication_slot('" + table + "')");
+                }
+                st.execute("DROP PUBLICATION IF EXISTS " + table);
+                st.execute("DROP TABLE IF EXISTS " + table);
+                st.execute("DROP TABLE IF EXISTS public." + table + "_fence");
+            }
+        }
+    }
+}
