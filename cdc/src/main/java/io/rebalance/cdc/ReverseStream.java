@@ -58,6 +58,7 @@ final class ReverseStream {
     private List<Shard> shards;
     private long describedMs;
     private boolean describeDue = true;
+    private boolean streaming;
 
     ReverseStream(
             DynamoDbClient dynamo,
@@ -86,6 +87,7 @@ final class ReverseStream {
      */
     int round() throws Exception {
         String drainId = drain.pending(); // read first: only a round begun after the request may answer it
+        streaming = false;
         if (routes.get(scope).map(r -> r.status() == RouteStatus.FINAL).orElse(false)) {
             publish("closed", 0);
             return 0;
@@ -94,6 +96,7 @@ final class ReverseStream {
             publish("off", 0);
             return 0;
         }
+        streaming = true;
         long now = System.currentTimeMillis();
         if (describeDue || drainId != null || now - describedMs > DESCRIBE_EVERY_MS) describe();
         Map<String, String> positions = new HashMap<>(redis.hgetAll(keys.reverseShards()));
@@ -120,6 +123,11 @@ final class ReverseStream {
         publish("streaming", read == 0 ? 0 : Math.max(0, System.currentTimeMillis() - oldestMs));
         if (drainId != null) drain.answer(drainId);
         return read;
+    }
+
+    /** How long to wait after a round that read nothing: short while a stream is read (rollback waits for rounds). */
+    long idleWaitMs() {
+        return streaming ? 20 : 1_000;
     }
 
     /** Forgets in-memory iterators after a failure, so the next round resumes from the saved positions. */

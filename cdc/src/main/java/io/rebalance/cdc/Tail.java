@@ -246,9 +246,9 @@ public final class Tail implements AutoCloseable {
             while (!stopping
                     && leaseLost.get() == null
                     && !Thread.currentThread().isInterrupted()) {
-                long wait = 20; // idle rounds poll: rollback's drain waits for a round, so keep them short
+                long wait;
                 try {
-                    if (reverse.round() > 0) wait = 0;
+                    wait = reverse.round() > 0 ? 0 : reverse.idleWaitMs();
                 } catch (TailLeaseLostException e) {
                     return;
                 } catch (Exception e) {

@@ -14,9 +14,9 @@ import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.source.PageReader;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
+import io.rebalance.testkit.ItemComparison;
 import io.rebalance.testkit.SharedServices;
 import io.rebalance.testkit.TypeZoo;
-import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -104,7 +104,7 @@ class WriteBackRoundTripIT {
                 if (json.equals("map")
                         && (row.key().equals(ids.get(1)) || row.key().equals(ids.get(3)))) continue;
                 List<String> diffs = new ArrayList<>();
-                compare("", codec.encode(row), stored(dynamo, original, row.key()), diffs);
+                ItemComparison.compare("", codec.encode(row), stored(dynamo, original, row.key()), diffs);
                 assertThat(diffs).as("row " + ids.indexOf(row.key())).isEmpty();
             }
             c.commit();
@@ -130,33 +130,5 @@ class WriteBackRoundTripIT {
                         .key(Map.of("id", AttributeValue.fromS(id)))
                         .consistentRead(true))
                 .item();
-    }
-
-    /** Numbers by value (DynamoDB normalizes 2.50 to 2.5); everything else, type and value exactly. */
-    static void compare(
-            String path, Map<String, AttributeValue> want, Map<String, AttributeValue> got, List<String> diffs) {
-        if (!want.keySet().equals(got.keySet()))
-            diffs.add(path + " attributes " + got.keySet() + " != " + want.keySet());
-        for (String k : want.keySet()) {
-            if (got.containsKey(k)) compare(path + "." + k, want.get(k), got.get(k), diffs);
-        }
-    }
-
-    static void compare(String path, AttributeValue want, AttributeValue got, List<String> diffs) {
-        if (want.type() != got.type()) {
-            diffs.add(path + ": type " + got.type() + " != " + want.type());
-        } else if (want.n() != null) {
-            if (new BigDecimal(want.n()).compareTo(new BigDecimal(got.n())) != 0)
-                diffs.add(path + ": " + got.n() + " != " + want.n());
-        } else if (want.hasL()) {
-            if (want.l().size() != got.l().size()) diffs.add(path + ": " + got.l() + " != " + want.l());
-            else
-                for (int i = 0; i < want.l().size(); i++)
-                    compare(path + "[" + i + "]", want.l().get(i), got.l().get(i), diffs);
-        } else if (want.hasM()) {
-            compare(path, want.m(), got.m(), diffs);
-        } else if (!want.equals(got)) {
-            diffs.add(path + ": " + got + " != " + want);
-        }
     }
 }

@@ -140,10 +140,10 @@ public final class Cutover {
      */
     public CutoverOutcome cutover(PreChecks checks, WindowVerification verification) throws Exception {
         Route route = startFrom(RouteStatus.SOURCE, "cutover");
-        List<PreCheck> failed = failedChecks(checks);
         try (Run run = new Run("cutover")) {
             journal.begin(run.op, owner);
             run.step(CutoverStep.PRECHECK, "");
+            List<PreCheck> failed = failedChecks(checks);
             if (!failed.isEmpty()) {
                 String why = "pre-checks failed: "
                         + String.join(
@@ -246,6 +246,7 @@ public final class Cutover {
      * lease first. Harmless when nothing is wrong.
      */
     public CutoverOutcome recover() throws Exception {
+        routes.get(settings.scope()).orElseThrow(this::notPrepared);
         try (Run run = new Run("recover")) {
             journal.begin(run.op, owner);
             run.acquire(true);
@@ -304,8 +305,12 @@ public final class Cutover {
         };
     }
 
-    private List<PreCheck> failedChecks(PreChecks checks) throws Exception {
-        return checks.run().stream().filter(c -> !c.passed()).toList();
+    private List<PreCheck> failedChecks(PreChecks checks) {
+        try {
+            return checks.run().stream().filter(c -> !c.passed()).toList();
+        } catch (Exception e) { // a check that cannot be made is a failed check, and the journal still ends
+            return List.of(PreCheck.fail("pre-checks", "could not be run: " + e));
+        }
     }
 
     private void flip(Run run, RouteStatus from, RouteStatus to) throws StepFailed {

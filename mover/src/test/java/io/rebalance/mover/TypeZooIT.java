@@ -2,8 +2,8 @@ package io.rebalance.mover;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rebalance.testkit.ItemComparison;
 import io.rebalance.testkit.SharedServices;
-import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Instant;
@@ -123,38 +123,10 @@ class TypeZooIT {
                     want.put("id", n(Long.toString(e.getKey())));
                     want.put("_slot", s("20241020.01")); // every zoo id lies in 01:00-02:00
                     List<String> diffs = new ArrayList<>();
-                    compare("", want, item, diffs);
+                    ItemComparison.compare("", want, item, diffs);
                     assertThat(diffs).as("row " + e.getKey()).isEmpty();
                 }
             }
-        }
-    }
-
-    /** Numbers compare by value (DynamoDB normalizes 2.50 to 2.5); everything else, type and value exactly. */
-    static void compare(
-            String path, Map<String, AttributeValue> want, Map<String, AttributeValue> got, List<String> diffs) {
-        if (!want.keySet().equals(got.keySet()))
-            diffs.add(path + " attributes " + got.keySet() + " != " + want.keySet());
-        for (String k : want.keySet()) {
-            if (got.containsKey(k)) compare(path + "." + k, want.get(k), got.get(k), diffs);
-        }
-    }
-
-    static void compare(String path, AttributeValue want, AttributeValue got, List<String> diffs) {
-        if (want.type() != got.type()) {
-            diffs.add(path + ": type " + got.type() + " != " + want.type() + " (" + got + ")");
-        } else if (want.n() != null) {
-            if (new BigDecimal(want.n()).compareTo(new BigDecimal(got.n())) != 0)
-                diffs.add(path + ": " + got.n() + " != " + want.n());
-        } else if (want.hasL()) {
-            if (want.l().size() != got.l().size()) diffs.add(path + ": " + got.l() + " != " + want.l());
-            else
-                for (int i = 0; i < want.l().size(); i++)
-                    compare(path + "[" + i + "]", want.l().get(i), got.l().get(i), diffs);
-        } else if (want.hasM()) {
-            compare(path, want.m(), got.m(), diffs);
-        } else if (!want.equals(got)) {
-            diffs.add(path + ": " + got + " != " + want);
         }
     }
 
