@@ -65,8 +65,6 @@ public final class Cutover {
     /** One command run: which steps ran, for undo and for the figures. */
     private final class Run implements AutoCloseable {
         final String op;
-        final long startNanos = System.nanoTime();
-        final long deadlineNanos;
         final Map<CutoverStep, Long> stepMs = new LinkedHashMap<>();
         final Set<CutoverStep> begun = EnumSet.noneOf(CutoverStep.class);
         HeldLease lease;
@@ -76,7 +74,6 @@ public final class Cutover {
 
         Run(String op) {
             this.op = op;
-            this.deadlineNanos = Long.MAX_VALUE;
         }
 
         void step(CutoverStep step, String detail) throws Exception {
