@@ -3,6 +3,7 @@ package io.rebalance.cdc;
 import io.rebalance.core.codec.RowDecoder;
 import io.rebalance.core.fence.PostgresFence;
 import io.rebalance.core.handoff.ForwardHold;
+import io.rebalance.core.retry.Backoff;
 import io.rebalance.core.source.SourceSession;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -109,7 +110,7 @@ final class ReverseApplier implements AutoCloseable {
         List<Map<String, AttributeValue>> all = new ArrayList<>(byKey.values());
         for (int i = 0; i < all.size(); i += GET_BATCH) {
             List<Map<String, AttributeValue>> pending = all.subList(i, Math.min(all.size(), i + GET_BATCH));
-            while (!pending.isEmpty()) {
+            for (int attempt = 0; !pending.isEmpty(); attempt++) {
                 List<Map<String, AttributeValue>> ask = pending;
                 BatchGetItemResponse r = dynamo.batchGetItem(b -> b.requestItems(Map.of(
                         targetTable,
@@ -122,15 +123,16 @@ final class ReverseApplier implements AutoCloseable {
                 }
                 KeysAndAttributes left = r.unprocessedKeys().get(targetTable);
                 pending = left == null ? List.of() : left.keys();
-                if (!pending.isEmpty()) pause();
+                if (!pending.isEmpty()) backOff(attempt);
             }
         }
         return out;
     }
 
-    private static void pause() {
+    /** DynamoDB returned unprocessed keys (throttling): back off as BatchWriter does before asking again. */
+    private static void backOff(int attempt) {
         try {
-            Thread.sleep(50); // DynamoDB returned unprocessed keys (throttling): back off before asking again
+            Thread.sleep(Backoff.DEFAULT.delay(Math.min(attempt, 6)).toMillis());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while reading items back", e);

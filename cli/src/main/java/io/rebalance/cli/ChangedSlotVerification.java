@@ -44,8 +44,9 @@ final class ChangedSlotVerification implements WindowVerification {
         VerificationStore store =
                 new VerificationStore(c.redis(), config.redis().prefix());
         Map<String, VerificationStore.Stored> all = store.all();
-        ChangedSlots changed =
-                new ChangedSlots(c.redis(), new TailKeys(config.redis().prefix()), table.keyspace());
+        ChangedSlots.Positions changed = new ChangedSlots(
+                        c.redis(), new TailKeys(config.redis().prefix()), table.keyspace())
+                .positions(); // one round trip for every slot: this runs inside the blocked window
         List<Slot> out = new ArrayList<>();
         for (Slot slot : plan.range()) {
             VerificationStore.Stored s = all.get(slot.name());

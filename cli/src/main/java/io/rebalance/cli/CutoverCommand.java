@@ -135,19 +135,7 @@ final class CutoverCommand implements Callable<Integer> {
             PrintWriter out, String scope, Duration block, CutoverChecks checks, ChangedSlotVerification verification) {
         out.println(
                 "cutover of scope '" + scope + "' would run, blocking writes for at most " + block.toMillis() + " ms:");
-        for (CutoverStep s : new CutoverStep[] {
-            CutoverStep.PRECHECK,
-            CutoverStep.ACQUIRE,
-            CutoverStep.CLOSE_SOURCE,
-            CutoverStep.NOTE_POSITION,
-            CutoverStep.AWAIT_TAIL,
-            CutoverStep.VERIFY,
-            CutoverStep.OPEN_TARGET,
-            CutoverStep.FLIP,
-            CutoverStep.RELEASE
-        }) {
-            out.printf("  %-14s %s%n", s, s.what());
-        }
+        for (CutoverStep s : CutoverStep.CUTOVER) out.printf("  %-14s %s%n", s, s.what());
         out.println("pre-checks:");
         boolean ok = true;
         for (PreCheck p : checks.run()) {

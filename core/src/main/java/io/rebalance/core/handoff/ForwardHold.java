@@ -57,12 +57,7 @@ public final class ForwardHold {
 
     /** @return true once the tail has acknowledged {@code r}; false when {@code timeout} passed first */
     public boolean awaitHeld(Request r, Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!r.id().equals(redis.hget(keys.held(), "id"))) {
-            if (System.nanoTime() > deadline) return false;
-            Thread.sleep(2); // polls the acknowledgement the tail writes after the batch that reaches the position
-        }
-        return true;
+        return Answer.await(() -> r.id().equals(redis.hget(keys.held(), "id")), timeout);
     }
 
     /** Lets the tail apply again (after a rollback has given Postgres back to applications, or on abort). */

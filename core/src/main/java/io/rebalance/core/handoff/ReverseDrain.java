@@ -30,12 +30,7 @@ public final class ReverseDrain {
 
     /** @return true once a round answered {@code id}; false when {@code timeout} passed first */
     public boolean awaitDrained(String id, Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!id.equals(redis.hget(keys.reverseStatus(), "drained_id"))) {
-            if (System.nanoTime() > deadline) return false;
-            Thread.sleep(2); // polls the answer the reverse stream writes at the end of a round
-        }
-        return true;
+        return Answer.await(() -> id.equals(redis.hget(keys.reverseStatus(), "drained_id")), timeout);
     }
 
     /** The reverse stream, at the start of a round: the request this round can answer, or null. */
