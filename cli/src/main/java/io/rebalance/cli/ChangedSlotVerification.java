@@ -15,6 +15,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -25,19 +27,24 @@ import java.util.concurrent.TimeoutException;
  * The verification inside the cutover's blocked window: the slots the tail changed after their last verification's
  * WAL position ({@link ChangedSlots}), compared while Postgres takes no writes and the tail has applied everything.
  * Nothing is in flight then, so suspects are re-checked at once. A verification that outlasts the budget fails.
+ * Slots newer than the run's plan (rows the application inserted after the copy planned) count as soon as the tail
+ * changed them.
  */
 final class ChangedSlotVerification implements WindowVerification {
     private final MigrationConfig config;
     private final Connections c;
     private final SourceTable table;
+    private final boolean everySlot;
 
-    ChangedSlotVerification(MigrationConfig config, Connections c, SourceTable table) {
+    /** @param everySlot verify every slot, changed or not ({@code --verify-all}) */
+    ChangedSlotVerification(MigrationConfig config, Connections c, SourceTable table, boolean everySlot) {
         this.config = config;
         this.c = c;
         this.table = table;
+        this.everySlot = everySlot;
     }
 
-    /** The slots to verify: changed after their last verification, or never verified. */
+    /** The slots to verify: changed after their last verification, or never verified (every slot with everySlot). */
     List<Slot> changed() {
         RunPlan plan = c.runState().plan();
         if (plan == null) return List.of();
@@ -47,11 +54,16 @@ final class ChangedSlotVerification implements WindowVerification {
         ChangedSlots.Positions changed = new ChangedSlots(
                         c.redis(), new TailKeys(config.redis().prefix()), table.keyspace())
                 .positions(); // one round trip for every slot: this runs inside the blocked window
+        Set<Slot> candidates = new TreeSet<>();
+        plan.range().forEach(candidates::add);
+        for (String name : changed.bySlot().keySet()) {
+            if (!name.equals(ChangedSlots.ALL)) candidates.add(Slot.parse(name)); // also slots newer than the plan
+        }
         List<Slot> out = new ArrayList<>();
-        for (Slot slot : plan.range()) {
+        for (Slot slot : candidates) {
             VerificationStore.Stored s = all.get(slot.name());
             long verifiedAt = s == null || s.walLsn() == null || s.walLsn().isEmpty() ? 0 : Lsn.parse(s.walLsn());
-            if (verifiedAt == 0 || changed.lastChange(slot.name()).orElse(0L) > verifiedAt) out.add(slot);
+            if (everySlot || verifiedAt == 0 || changed.lastChange(slot.name()).orElse(0L) > verifiedAt) out.add(slot);
         }
         return out;
     }
@@ -66,7 +78,11 @@ final class ChangedSlotVerification implements WindowVerification {
         ExecutorService runner = Executors.newSingleThreadExecutor();
         try {
             Future<List<SlotResult>> f =
-                    runner.submit(() -> verifier.verify(slots, config.verify().parallel(), false, store::save));
+                    runner.submit(() -> verifier.verify(slots, config.verify().parallel(), false, r -> {
+                        // An ERROR (the budget's interruption among them) keeps the slot's last result: it says
+                        // nothing about the data, and saving it would fail the next cutover's pre-check.
+                        if (r.verdict() != SlotResult.Verdict.ERROR) store.save(r);
+                    }));
             List<SlotResult> results;
             try {
                 results = f.get(budget.toMillis(), TimeUnit.MILLISECONDS);

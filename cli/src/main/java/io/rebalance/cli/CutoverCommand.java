@@ -69,6 +69,12 @@ final class CutoverCommand implements Callable<Integer> {
             description = "Abort (before the flip) when writes would be blocked longer; default cutover.maxWriteBlock.")
     String maxWriteBlock;
 
+    @Option(
+            names = "--verify-all",
+            description = "Verify every slot inside the blocked window, not only those changed since their last"
+                    + " verification: slower, for small tables or to be sure.")
+    boolean verifyAll;
+
     @Option(names = "--kill-at", hidden = true, description = "Test hook: halt the process before this step.")
     CutoverStep killAt;
 
@@ -119,7 +125,7 @@ final class CutoverCommand implements Callable<Integer> {
                     table = SourceTable.inspect(pg, config);
                 }
                 CutoverChecks checks = new CutoverChecks(config, c, parts.reverse());
-                ChangedSlotVerification verification = new ChangedSlotVerification(config, c, table);
+                ChangedSlotVerification verification = new ChangedSlotVerification(config, c, table, verifyAll);
                 if (mode.dryRun) return dryRun(out, scope, block, checks, verification);
                 outcome = cutover.cutover(checks, verification);
             }

@@ -329,11 +329,13 @@ public final class Cutover {
                 stores.to(route, run.lease.token(), settings.alignWait());
                 run.lease.release();
             }
-            journal.end(run.op, "aborted", "at " + at + ": " + reason, run.blockedMs());
+            long blocked = run.blockedMs();
+            journal.end(run.op, "aborted", "at " + at + ": " + reason, blocked);
             return new RebalanceException(
                     ErrorCode.CUTOVER_ABORTED,
                     run.op + " aborted at step " + at + ": " + reason + ". Routing is unchanged (" + route
-                            + ") and the fences follow it; writes have resumed. Fix the cause and run it again.",
+                            + ") and the fences follow it; writes were blocked for " + blocked + " ms and have"
+                            + " resumed. Fix the cause and run it again.",
                     cause);
         } catch (Exception undo) {
             journal.end(run.op, "failed", "at " + at + ": " + reason + "; putting back failed: " + undo, 0);

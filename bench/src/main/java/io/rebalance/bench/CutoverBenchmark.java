@@ -1,0 +1,273 @@
+package io.rebalance.bench;
+
+import io.rebalance.cdc.Tail;
+import io.rebalance.cdc.TailPreflight;
+import io.rebalance.cli.sim.AppSimulator;
+import io.rebalance.cli.sim.CutoverCycles;
+import io.rebalance.cli.sim.Percentiles;
+import io.rebalance.client.GuardSettings;
+import io.rebalance.core.config.ConfigLoader;
+import io.rebalance.core.config.ConfigValidator;
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.dynamo.DynamoClients;
+import io.rebalance.core.dynamo.SlotIndex;
+import io.rebalance.core.dynamo.TargetTable;
+import io.rebalance.core.redis.RedisConnector;
+import io.rebalance.core.redis.RedisScan;
+import io.rebalance.core.route.Target;
+import io.rebalance.core.source.SourceSession;
+import io.rebalance.core.source.SourceTable;
+import io.rebalance.local.RoomEventsGenerator;
+import java.io.PrintStream;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import redis.clients.jedis.UnifiedJedis;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/**
+ * The write-blocked window of {@code rebalance cutover} and {@code --rollback} over cutover-and-rollback cycles with
+ * the application simulator writing 500/s through the guard (issue 5), against the same cycles with every slot
+ * verified inside the window ({@code --verify-all}: what the cutover blocks without the tail's changed-slot record);
+ * then the guarded application's write rate and latency on either store against the same application writing without
+ * the guard. The tail and the commands run in this JVM; DynamoDB Local in its own process.
+ */
+public final class CutoverBenchmark {
+    private static final String TABLE = "bench_cutover";
+    private static final String PREFIX = "bench:cutover:";
+
+    public static void main(String[] args) throws Exception {
+        String endpoint = args[0];
+        int rows = Integer.parseInt(args[1]);
+        int cycles = Integer.parseInt(args[2]);
+        int baselineCycles = Integer.parseInt(args[3]);
+        int seconds = Integer.parseInt(args[4]);
+        Map<String, String> settings = new LinkedHashMap<>();
+        settings.put("source.table", TABLE);
+        settings.put("target.table", TABLE);
+        settings.put("target.endpoint", endpoint);
+        settings.put("redis.prefix", PREFIX);
+        settings.put("tail.slotName", TABLE);
+        settings.put("tail.publication", TABLE);
+        settings.put("cutover.pgFence", "public." + TABLE + "_fence");
+        settings.put("cutover.dynamoFence", TABLE + "_fence");
+        MigrationConfig config = ConfigValidator.validate(new ConfigLoader(System.getenv()).load(null, settings));
+        List<String> cli = new ArrayList<>();
+        settings.forEach((k, v) -> {
+            cli.add("--set");
+            cli.add(k + "=" + v);
+        });
+        SourceSession session = new SourceSession(config.source());
+        PrintStream out = System.out;
+
+        try (UnifiedJedis redis = RedisConnector.connect(config.redis().url(), 64);
+                DynamoDbClient dynamo = DynamoClients.create(config.target(), endpoint, 128, List.of())) {
+            for (String k : RedisScan.keys(redis, PREFIX)) redis.del(k);
+            try (Connection c = session.open();
+                    Statement st = c.createStatement()) {
+                dropPostgres(c, st);
+                RoomEventsGenerator.create(c, TABLE, rows, Instant.parse("2024-10-20T00:00:00Z"), 48, 5);
+            }
+            SourceTable source;
+            try (Connection c = session.open()) {
+                source = SourceTable.inspect(c, config);
+            }
+            TargetTable.create(
+                    dynamo,
+                    TABLE,
+                    source.partitionKey(config.target()),
+                    source.keyType(),
+                    SlotIndex.of(config.target()));
+            ExecutorService thread = Executors.newSingleThreadExecutor();
+            Tail tail = new Tail(config, source, dynamo, redis, "bench-tail");
+            Future<?> tailRun = thread.submit(() -> {
+                tail.run();
+                return null;
+            });
+            GuardSettings guard = new GuardSettings(
+                    PREFIX,
+                    Duration.ofSeconds(5),
+                    Duration.ofSeconds(30),
+                    config.cutover().pgFence(),
+                    config.cutover().dynamoFence());
+            try (AppSimulator app = new AppSimulator(config, source, redis, dynamo, guard)) {
+                CutoverCycles setup = new CutoverCycles(cli, app, out);
+                until(() -> {
+                    try (Connection c = session.open()) {
+                        return TailPreflight.slot(c, TABLE).active();
+                    }
+                });
+                check(setup.command(List.of("cutover", "--prepare")));
+                long t0 = System.nanoTime();
+                check(setup.command(List.of("copy", "--no-progress")));
+                check(setup.command(List.of("verify", "--all")));
+                until(() -> setup.command(List.of("cutover", "--dry-run")).exitCode() == 0);
+                out.printf(
+                        "%,d rows over 48 hourly slots copied and verified in %.0f s%n",
+                        rows, (System.nanoTime() - t0) / 1e9);
+
+                AppSimulator.Load load = AppSimulator.Load.acceptance();
+                app.start(load, 11);
+                out.printf(
+                        "application: %d writes/s on %d threads through the guard, %d reads/s through the router%n",
+                        load.writesPerSecond(), load.writers(), load.readsPerSecond());
+                // warm-up: JIT and DynamoDB Local's first minute, for every phase after it alike
+                new CutoverCycles(cli, app, new PrintStream(PrintStream.nullOutputStream())).run(3, 250);
+
+                out.printf("%n%d cutover-and-rollback cycles, changed slots verified in the window:%n", cycles);
+                List<CutoverCycles.Cycle> ours = new CutoverCycles(cli, app, out).run(cycles, 250);
+                out.printf("%n%d cycles with --verify-all (every slot verified in the window):%n", baselineCycles);
+                List<CutoverCycles.Cycle> all = new CutoverCycles(cli, app, out)
+                        .cutoverFlags("--verify-all")
+                        .run(baselineCycles, 250);
+
+                Map<Target, long[]> guarded = new LinkedHashMap<>();
+                Map<Target, long[]> plain = new LinkedHashMap<>();
+                out.printf("%nwrite rate, %d s per phase:%n", seconds);
+                for (Target t : List.of(Target.POSTGRES, Target.DYNAMODB)) {
+                    if (t == Target.DYNAMODB) check(setup.command(List.of("cutover")));
+                    guarded.put(t, rate(app, out, t, "guarded", seconds));
+                    app.unguarded(t);
+                    plain.put(t, rate(app, out, t, "plain  ", seconds));
+                    app.unguarded(null);
+                    if (t == Target.DYNAMODB) check(setup.command(List.of("cutover", "--rollback")));
+                }
+
+                out.println();
+                out.println("== write-blocked window (medians are p50) ==");
+                long[] windows = windows(ours, true, true);
+                long[] cuts = windows(ours, true, false);
+                long[] backs = windows(ours, false, true);
+                long[] naive = windows(all, true, false);
+                out.printf(
+                        "all %d windows          p50 %4d ms  p99 %4d ms  max %4d ms   (goal: p99 < 1000 ms)%n",
+                        windows.length,
+                        Percentiles.of(windows, 0.5),
+                        Percentiles.of(windows, 0.99),
+                        Percentiles.of(windows, 1.0));
+                out.printf(
+                        "  cutover (%2d)          p50 %4d ms  p99 %4d ms%n",
+                        cuts.length, Percentiles.of(cuts, 0.5), Percentiles.of(cuts, 0.99));
+                out.printf(
+                        "  rollback (%2d)         p50 %4d ms  p99 %4d ms%n",
+                        backs.length, Percentiles.of(backs, 0.5), Percentiles.of(backs, 0.99));
+                out.printf(
+                        "baseline: cutover with --verify-all (%d)  p50 %4d ms  p99 %4d ms%n",
+                        naive.length, Percentiles.of(naive, 0.5), Percentiles.of(naive, 0.99));
+                out.printf(
+                        "ratio (baseline p50 / cutover p50): %.1fx%n",
+                        (double) Percentiles.of(naive, 0.5) / Math.max(1, Percentiles.of(cuts, 0.5)));
+                out.printf(
+                        "aborted cutovers (window over cutover.maxWriteBlock, everything put back): %d of %d,"
+                                + " with --verify-all %d of %d%n",
+                        ours.stream().filter(CutoverCycles.Cycle::aborted).count(),
+                        ours.size(),
+                        all.stream().filter(CutoverCycles.Cycle::aborted).count(),
+                        all.size());
+                out.println("steps of the cutovers, p50 ms: " + stepMedians(ours, true));
+                out.println("steps of the rollbacks, p50 ms: " + stepMedians(ours, false));
+                out.println("== every cycle ==");
+                boolean clean = ours.stream().allMatch(CutoverCycles.Cycle::clean)
+                        && all.stream().allMatch(CutoverCycles.Cycle::clean);
+                out.printf(
+                        "%s; %d stale reads (%d reads from Postgres, %d from DynamoDB); %d failed writes%n",
+                        clean
+                                ? "both stores held every acknowledged write exactly once after every cycle"
+                                : "A CYCLE WAS NOT CLEAN (see above)",
+                        app.staleReads().size(),
+                        app.reads(Target.POSTGRES),
+                        app.reads(Target.DYNAMODB),
+                        app.ledger().failures());
+                out.println("== write rate (guarded / plain) ==");
+                for (Target t : guarded.keySet()) {
+                    long[] g = guarded.get(t);
+                    long[] p = plain.get(t);
+                    out.printf(
+                            "%-8s guarded %4d/s (p50 %d ms, p99 %d ms)   plain %4d/s (p50 %d ms, p99 %d ms)   %.0f%%%n",
+                            t, g[0], g[1], g[2], p[0], p[1], p[2], 100.0 * g[0] / Math.max(1, p[0]));
+                }
+                app.staleReads().forEach(out::println);
+                app.errors().forEach(out::println);
+            } finally {
+                tail.close();
+                tailRun.get(60, TimeUnit.SECONDS);
+                thread.shutdownNow();
+                try (Connection c = session.open();
+                        Statement st = c.createStatement()) {
+                    until(() -> !TailPreflight.slot(c, TABLE).active());
+                    dropPostgres(c, st);
+                }
+            }
+        }
+    }
+
+    /** @return the acknowledged writes a second to {@code target} over {@code seconds}, and latency p50/p99 in ms */
+    private static long[] rate(AppSimulator app, PrintStream out, Target target, String what, int seconds) {
+        LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(2)); // settle: writes held back by a switch catch up first
+        app.drainWriteLatencies();
+        long before = app.ledger().acknowledged(target);
+        long start = System.nanoTime();
+        LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(seconds)); // the measured phase: the application runs
+        double secs = (System.nanoTime() - start) / 1e9;
+        long n = app.ledger().acknowledged(target) - before;
+        long[] lat = app.drainWriteLatencies();
+        long[] r = {Math.round(n / secs), Percentiles.of(lat, 0.5) / 1000, Percentiles.of(lat, 0.99) / 1000};
+        out.printf("  %-8s %s %4d writes/s, latency p50 %d ms, p99 %d ms%n", target, what, r[0], r[1], r[2]);
+        return r;
+    }
+
+    private static long[] windows(List<CutoverCycles.Cycle> cycles, boolean cutovers, boolean rollbacks) {
+        List<Long> out = new ArrayList<>();
+        for (CutoverCycles.Cycle c : cycles) {
+            if (cutovers) out.add(c.cutover().blockedMs());
+            if (rollbacks && !c.aborted()) out.add(c.rollback().blockedMs());
+        }
+        return out.stream().mapToLong(Long::longValue).toArray();
+    }
+
+    private static Map<String, Long> stepMedians(List<CutoverCycles.Cycle> cycles, boolean cutover) {
+        Map<String, List<Long>> by = new LinkedHashMap<>();
+        for (CutoverCycles.Cycle c : cycles) {
+            (cutover ? c.cutover() : c.rollback()).stepMs().forEach((step, ms) -> by.computeIfAbsent(
+                            step, k -> new ArrayList<>())
+                    .add(ms));
+        }
+        Map<String, Long> out = new LinkedHashMap<>();
+        by.forEach((step, ms) -> out.put(
+                step, Percentiles.of(ms.stream().mapToLong(Long::longValue).toArray(), 0.5)));
+        return out;
+    }
+
+    private static void check(CutoverCycles.Command c) {
+        if (c.exitCode() != 0) throw new IllegalStateException("command failed (" + c.exitCode() + "):\n" + c.output());
+    }
+
+    private interface Condition {
+        boolean holds() throws Exception;
+    }
+
+    private static void until(Condition c) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (!c.holds()) {
+            if (System.nanoTime() > deadline) throw new IllegalStateException("gave up waiting after 120 s");
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200)); // a slot or a pre-check settling
+        }
+    }
+
+    private static void dropPostgres(Connection c, Statement st) throws Exception {
+        if (TailPreflight.slot(c, TABLE).exists()) st.execute("SELECT pg_drop_replication_slot('" + TABLE + "')");
+        st.execute("DROP PUBLICATION IF EXISTS " + TABLE);
+        st.execute("DROP TABLE IF EXISTS " + TABLE);
+        st.execute("DROP TABLE IF EXISTS public." + TABLE + "_fence");
+    }
+}

@@ -1,0 +1,204 @@
+package io.rebalance.cli.sim;
+
+import io.rebalance.cli.RebalanceCommand;
+import io.rebalance.core.route.Target;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Cutover-and-rollback cycles with an {@link AppSimulator} writing across every flip (issue 5's acceptance run): each
+ * cycle runs {@code rebalance cutover}, lets the application write to DynamoDB, runs {@code rebalance cutover
+ * --rollback}, lets it write to Postgres, then pauses it and compares both whole stores with its {@link Ledger}.
+ * Postgres must match at once (the rollback drained every DynamoDB write into it); DynamoDB once the tail has caught
+ * up. The commands run in this JVM exactly as the CLI runs them.
+ */
+public final class CutoverCycles {
+    private static final Pattern BLOCKED = Pattern.compile("writes were blocked for (\\d+) ms");
+    private static final Pattern STEP = Pattern.compile("(?m)^\\s+([A-Z_]+)\\s+(\\d+) ms$");
+
+    /** {@code rebalance cutover}'s exit code for an abort before the flip with everything put back. */
+    private static final int ABORTED = 32;
+
+    private static final Command NOT_RUN = new Command(-1, 0, Map.of(), "not run");
+
+    private final List<String> configArgs;
+    private final AppSimulator app;
+    private final PrintStream progress;
+    private List<String> cutoverFlags = List.of();
+
+    /**
+     * @param configArgs the flags that point a command at the migration ({@code --config}, {@code --set k=v})
+     * @param progress one line per cycle
+     */
+    public CutoverCycles(List<String> configArgs, AppSimulator app, PrintStream progress) {
+        this.configArgs = configArgs;
+        this.app = app;
+        this.progress = progress;
+    }
+
+    /** Extra flags for every {@code rebalance cutover} (not the rollback), such as {@code --verify-all}. */
+    public CutoverCycles cutoverFlags(String... flags) {
+        this.cutoverFlags = List.of(flags);
+        return this;
+    }
+
+    /** One command's result: its write-blocked window and its steps' times. */
+    public record Command(int exitCode, long blockedMs, Map<String, Long> stepMs, String output) {}
+
+    /**
+     * One cycle. A cutover that aborts (exit 32) still makes a cycle: the application writes on to Postgres, and the
+     * stores are compared all the same.
+     *
+     * @param postgresProblems differences between Postgres and the ledger right after the rollback
+     * @param dynamoProblems differences between DynamoDB and the ledger once the tail caught up (or gave up)
+     * @param catchUpMs how long DynamoDB took to hold every acknowledged write after the pause
+     */
+    public record Cycle(
+            int number,
+            Command cutover,
+            Command rollback,
+            long writesToDynamo,
+            long writesToPostgres,
+            long writingMs,
+            long[] writeMicros,
+            List<String> postgresProblems,
+            List<String> dynamoProblems,
+            long catchUpMs) {
+        /** The application's acknowledged writes a second while it ran, blocked windows included. */
+        public double writesPerSecond() {
+            return writingMs == 0 ? 0 : (writesToDynamo + writesToPostgres) * 1000.0 / writingMs;
+        }
+
+        /** The cutover aborted before its flip (writes went on to Postgres); no rollback ran. */
+        public boolean aborted() {
+            return cutover.exitCode == ABORTED;
+        }
+
+        /** Every command did what it must (an abort is safe) and both stores hold exactly what was acknowledged. */
+        public boolean clean() {
+            return (aborted() || cutover.exitCode == 0 && rollback.exitCode == 0)
+                    && postgresProblems.isEmpty()
+                    && dynamoProblems.isEmpty();
+        }
+    }
+
+    /**
+     * Runs {@code cycles} cycles, each letting the application acknowledge {@code writesPerPhase} writes on either
+     * side; stops at the first cycle that is not clean.
+     */
+    public List<Cycle> run(int cycles, int writesPerPhase) throws SQLException {
+        List<Cycle> out = new ArrayList<>();
+        Ledger ledger = app.ledger();
+        for (int i = 1; i <= cycles; i++) {
+            long began = System.nanoTime();
+            app.drainWriteLatencies();
+            long dynamoBefore = ledger.acknowledged(Target.DYNAMODB);
+            long pgBefore = ledger.acknowledged(Target.POSTGRES);
+            List<String> flags = new ArrayList<>(List.of("cutover"));
+            flags.addAll(cutoverFlags);
+            Command cut = command(flags);
+            Command back = NOT_RUN;
+            if (cut.exitCode == 0) {
+                awaitWrites(Target.DYNAMODB, dynamoBefore + writesPerPhase);
+                back = command(List.of("cutover", "--rollback"));
+            } else if (cut.exitCode != ABORTED) {
+                out.add(new Cycle(i, cut, back, 0, 0, 0, new long[0], List.of(), List.of(), 0));
+                break; // refused or failed: nothing more to measure
+            }
+            if (back.exitCode == 0 || back == NOT_RUN) awaitWrites(Target.POSTGRES, pgBefore + writesPerPhase);
+            app.pause();
+            long writingMs = (System.nanoTime() - began) / 1_000_000;
+            List<String> pg = ledger.check("postgres", app.postgresSeqs(), 10);
+            long start = System.nanoTime();
+            List<String> dynamo = ledger.check("dynamodb", app.dynamoSeqs(), 10);
+            long deadline = start + Duration.ofSeconds(60).toNanos();
+            while (!dynamo.isEmpty() && System.nanoTime() < deadline) {
+                LockSupport.parkNanos(Duration.ofMillis(100).toNanos()); // the tail is still applying
+                dynamo = ledger.check("dynamodb", app.dynamoSeqs(), 10);
+            }
+            long catchUp = (System.nanoTime() - start) / 1_000_000;
+            app.resume();
+            Cycle c = new Cycle(
+                    i,
+                    cut,
+                    back,
+                    ledger.acknowledged(Target.DYNAMODB) - dynamoBefore,
+                    ledger.acknowledged(Target.POSTGRES) - pgBefore,
+                    writingMs,
+                    app.drainWriteLatencies(),
+                    pg,
+                    dynamo,
+                    catchUp);
+            out.add(c);
+            progress.printf(
+                    "cycle %2d: cutover blocked %4d ms, rollback blocked %4d ms; %d writes to DynamoDB, %d to Postgres"
+                            + " (%.0f/s, latency p50 %d ms, p99 %d ms, max %d ms); %s%s%n",
+                    i,
+                    cut.blockedMs,
+                    back.blockedMs,
+                    c.writesToDynamo(),
+                    c.writesToPostgres(),
+                    c.writesPerSecond(),
+                    Percentiles.of(c.writeMicros(), 0.5) / 1000,
+                    Percentiles.of(c.writeMicros(), 0.99) / 1000,
+                    Percentiles.of(c.writeMicros(), 1.0) / 1000,
+                    c.aborted() ? "CUTOVER ABORTED (" + firstLine(cut.output) + "); " : "",
+                    c.clean()
+                            ? "both stores hold every acknowledged write once (" + ledger.rows() + " rows)"
+                            : pg + " " + dynamo + " " + back.output);
+            if (!c.clean()) break;
+        }
+        return out;
+    }
+
+    private static String firstLine(String text) {
+        return text.lines().filter(l -> !l.isBlank()).findFirst().orElse("");
+    }
+
+    private void awaitWrites(Target target, long atLeast) {
+        Ledger ledger = app.ledger();
+        until(
+                () -> ledger.acknowledged(target) >= atLeast,
+                Duration.ofSeconds(60),
+                () -> "the application had "
+                        + ledger.acknowledged(target) + " writes acknowledged by " + target + ", not " + atLeast
+                        + "; errors: " + app.errors());
+    }
+
+    private static void until(BooleanSupplier done, Duration bound, java.util.function.Supplier<String> why) {
+        long deadline = System.nanoTime() + bound.toNanos();
+        while (!done.getAsBoolean()) {
+            if (System.nanoTime() > deadline) throw new IllegalStateException(why.get());
+            LockSupport.parkNanos(Duration.ofMillis(5).toNanos()); // writes arrive at the application's rate
+        }
+    }
+
+    /** Runs one {@code rebalance} command in this JVM. */
+    public Command command(List<String> words) {
+        List<String> args = new ArrayList<>(words);
+        args.addAll(configArgs);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int code = RebalanceCommand.execute(
+                args.toArray(String[]::new),
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(out, true, StandardCharsets.UTF_8));
+        String text = out.toString(StandardCharsets.UTF_8);
+        Matcher m = BLOCKED.matcher(text);
+        long blocked = m.find() ? Long.parseLong(m.group(1)) : -1;
+        Map<String, Long> steps = new LinkedHashMap<>();
+        Matcher s = STEP.matcher(text);
+        while (s.find()) steps.put(s.group(1), Long.parseLong(s.group(2)));
+        return new Command(code, blocked, steps, text);
+    }
+}

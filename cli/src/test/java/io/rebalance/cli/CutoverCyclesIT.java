@@ -1,0 +1,183 @@
+package io.rebalance.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rebalance.cdc.Tail;
+import io.rebalance.cdc.TailPreflight;
+import io.rebalance.cli.sim.AppSimulator;
+import io.rebalance.cli.sim.CutoverCycles;
+import io.rebalance.client.GuardSettings;
+import io.rebalance.core.config.ConfigLoader;
+import io.rebalance.core.config.ConfigValidator;
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.dynamo.SlotIndex;
+import io.rebalance.core.dynamo.TargetTable;
+import io.rebalance.core.route.Target;
+import io.rebalance.core.source.SourceTable;
+import io.rebalance.local.RoomEventsGenerator;
+import io.rebalance.testkit.SharedServices;
+import java.io.FileOutputStream;
+import java.io.PrintStream;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.UnifiedJedis;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/**
+ * Issue 5, acceptance point 1: an application writing 500 writes/s through the guard and reading through the router
+ * while {@code rebalance cutover} and {@code rebalance cutover --rollback} run 20 times, with writes going on across
+ * every flip. After each cycle both stores hold every acknowledged write exactly once (each write adds one to a row's
+ * seq, so a lost write shows as too low and a doubled one as too high), and no read anywhere returned a seq older
+ * than a write acknowledged before it began.
+ */
+class CutoverCyclesIT {
+    private static final int CYCLES = 20;
+
+    private final SharedServices services = SharedServices.get();
+    private final String table = SharedServices.unique("cycles");
+    private final String prefix = SharedServices.unique("cy") + ":";
+
+    private Map<String, String> settings() {
+        Map<String, String> s = new LinkedHashMap<>();
+        s.put("source.jdbcUrl", services.jdbcUrl);
+        s.put("source.table", table);
+        s.put("target.table", table);
+        s.put("target.endpoint", services.dynamo.endpoint());
+        s.put("redis.url", services.redisUrl);
+        s.put("redis.prefix", prefix);
+        s.put("tail.slotName", table);
+        s.put("tail.publication", table);
+        s.put("cutover.pgFence", "public." + table + "_fence");
+        s.put("cutover.dynamoFence", table + "_fence");
+        return s;
+    }
+
+    private List<String> args() {
+        List<String> args = new ArrayList<>();
+        settings().forEach((k, v) -> {
+            args.add("--set");
+            args.add(k + "=" + v);
+        });
+        return args;
+    }
+
+    @Test
+    void twentyCyclesUnderLoadLoseNothingApplyNothingTwiceAndServeNoStaleRead() throws Exception {
+        try (Connection pg = services.postgres()) {
+            RoomEventsGenerator.create(pg, table, 2_000, Instant.parse("2024-10-20T04:00:00Z"), 4, 5);
+        }
+        MigrationConfig config = ConfigValidator.validate(new ConfigLoader(Map.of()).load(null, settings()));
+        SourceTable source;
+        try (Connection pg = services.postgres()) {
+            source = SourceTable.inspect(pg, config);
+        }
+        ExecutorService thread = Executors.newSingleThreadExecutor();
+        try (UnifiedJedis redis = services.redis();
+                DynamoDbClient dynamo = services.dynamoClient()) {
+            TargetTable.create(
+                    dynamo,
+                    table,
+                    source.partitionKey(config.target()),
+                    source.keyType(),
+                    SlotIndex.of(config.target()));
+            Tail tail = new Tail(config, source, dynamo, redis, "cycles-tail");
+            Future<?> tailRun = thread.submit(() -> {
+                tail.run();
+                return null;
+            });
+            try {
+                runCycles(config, source, redis, dynamo);
+            } finally {
+                tail.close(); // as Ctrl-C stops it
+                tailRun.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            thread.shutdownNow();
+            try (Connection pg = services.postgres();
+                    Statement st = pg.createStatement()) {
+                Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> !TailPreflight.slot(pg, table)
+                        .active());
+                if (TailPreflight.slot(pg, table).exists()) {
+                    st.execute("SELECT pg_drop_replication_slot('" + table + "')");
+                }
+                st.execute("DROP PUBLICATION IF EXISTS " + table);
+                st.execute("DROP TABLE IF EXISTS " + table);
+                st.execute("DROP TABLE IF EXISTS public." + table + "_fence");
+            }
+        }
+    }
+
+    /** The tail runs: prepare, copy, verify, then the cycles under the application's load. */
+    private void runCycles(MigrationConfig config, SourceTable source, UnifiedJedis redis, DynamoDbClient dynamo)
+            throws Exception {
+        Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> {
+            try (Connection pg = services.postgres()) {
+                return TailPreflight.slot(pg, table).active();
+            }
+        });
+        CutoverCycles setup = new CutoverCycles(args(), null, System.out);
+        assertThat(setup.command(List.of("cutover", "--prepare")).exitCode()).isZero();
+        assertThat(setup.command(List.of("copy", "--no-progress")).exitCode()).isZero();
+        assertThat(setup.command(List.of("verify", "--all")).exitCode()).isZero();
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(30))
+                .until(() -> setup.command(List.of("cutover", "--dry-run")).exitCode() == 0);
+
+        GuardSettings guard = new GuardSettings(
+                prefix,
+                Duration.ofSeconds(5),
+                Duration.ofSeconds(30), // above cutover.maxWriteBlock: a cutover that keeps its bound fails no write
+                config.cutover().pgFence(),
+                config.cutover().dynamoFence());
+        try (AppSimulator app = new AppSimulator(config, source, redis, dynamo, guard);
+                PrintStream report = new PrintStream(new FileOutputStream("target/cutover-cycles.txt"), true)) {
+            app.start(AppSimulator.Load.acceptance(), 7);
+            List<CutoverCycles.Cycle> cycles = new CutoverCycles(args(), app, report).run(CYCLES, 250);
+            report.printf(
+                    "reads: %d from Postgres, %d from DynamoDB, %d stale; writes: %d acknowledged, %d failed%n",
+                    app.reads(Target.POSTGRES),
+                    app.reads(Target.DYNAMODB),
+                    app.staleReads().size(),
+                    app.ledger().acknowledged(Target.POSTGRES) + app.ledger().acknowledged(Target.DYNAMODB),
+                    app.ledger().failures());
+            app.errors().forEach(report::println);
+
+            assertThat(cycles).hasSize(CYCLES);
+            for (CutoverCycles.Cycle c : cycles) {
+                assertThat(c.cutover().exitCode())
+                        .as("cutover %d: %s", c.number(), c.cutover().output())
+                        .isZero();
+                assertThat(c.rollback().exitCode())
+                        .as("rollback %d: %s", c.number(), c.rollback().output())
+                        .isZero();
+                assertThat(c.postgresProblems())
+                        .as("Postgres after cycle %d", c.number())
+                        .isEmpty();
+                assertThat(c.dynamoProblems())
+                        .as("DynamoDB after cycle %d", c.number())
+                        .isEmpty();
+                assertThat(c.writesToDynamo()).isGreaterThanOrEqualTo(250);
+                assertThat(c.writesToPostgres()).isGreaterThanOrEqualTo(250);
+            }
+            assertThat(app.staleReads()).isEmpty();
+            assertThat(app.ledger().failures())
+                    .as("failed writes: %s", app.errors())
+                    .isZero();
+            assertThat(app.errors()).isEmpty();
+            assertThat(app.reads(Target.POSTGRES)).isPositive();
+            assertThat(app.reads(Target.DYNAMODB)).isPositive();
+        }
+    }
+}
