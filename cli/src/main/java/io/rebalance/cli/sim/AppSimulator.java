@@ -22,6 +22,7 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -48,6 +49,9 @@ import software.amazon.awssdk.services.dynamodb.model.Update;
 public final class AppSimulator implements AutoCloseable {
     private static final DateTimeFormatter TS =
             DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSSSSS'+00'").withZone(ZoneOffset.UTC);
+    /** The counter column, and its attribute (the simulated table keeps column names in DynamoDB). */
+    private static final String SEQ = "seq";
+
     private static final String[] KINDS = {"message", "join", "leave", "reaction", "edit"};
 
     /**
@@ -73,7 +77,6 @@ public final class AppSimulator implements AutoCloseable {
     private final SourceSession session;
     private final DynamoDbClient dynamo;
     private final RowCodec codec;
-    private final String seqAttribute;
     private final WriteGuard guard;
     private final Router router;
     private final Ledger ledger = new Ledger();
@@ -95,7 +98,6 @@ public final class AppSimulator implements AutoCloseable {
         this.session = new SourceSession(config.source());
         this.dynamo = dynamo;
         this.codec = source.codec(config.target());
-        this.seqAttribute = "seq";
         this.guard = new WriteGuard(redis, dynamo, g);
         this.router = new Router(redis, g.prefix());
         for (Target t : Target.values()) readsBy.put(t, new AtomicLong());
@@ -180,7 +182,7 @@ public final class AppSimulator implements AutoCloseable {
 
     /** Every event's seq in Postgres, read in one query. */
     public Map<String, Long> postgresSeqs() throws SQLException {
-        Map<String, Long> out = new java.util.HashMap<>();
+        Map<String, Long> out = new HashMap<>();
         try (Connection c = session.open();
                 Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery("SELECT id, seq FROM " + table)) {
@@ -192,14 +194,14 @@ public final class AppSimulator implements AutoCloseable {
     /** Every item's seq in DynamoDB: a consistent scan. */
     public Map<String, Long> dynamoSeqs() {
         String key = codec.key("0").keySet().iterator().next();
-        Map<String, Long> out = new java.util.HashMap<>();
+        Map<String, Long> out = new HashMap<>();
         dynamo.scanPaginator(b -> b.tableName(targetTable)
                         .consistentRead(true)
                         .projectionExpression("#k, #s")
-                        .expressionAttributeNames(Map.of("#k", key, "#s", seqAttribute)))
+                        .expressionAttributeNames(Map.of("#k", key, "#s", SEQ)))
                 .items()
-                .forEach(item -> out.put(
-                        item.get(key).s(), Long.parseLong(item.get(seqAttribute).n())));
+                .forEach(item ->
+                        out.put(item.get(key).s(), Long.parseLong(item.get(SEQ).n())));
         return out;
     }
 
@@ -308,7 +310,7 @@ public final class AppSimulator implements AutoCloseable {
                                 .tableName(targetTable)
                                 .item(item)
                                 .conditionExpression("attribute_not_exists(#s)")
-                                .expressionAttributeNames(Map.of("#s", seqAttribute))
+                                .expressionAttributeNames(Map.of("#s", SEQ))
                                 .build())
                         .build();
             } else {
@@ -318,7 +320,7 @@ public final class AppSimulator implements AutoCloseable {
                                 .key(codec.key(id))
                                 .updateExpression("SET #s = #s + :one")
                                 .conditionExpression("attribute_exists(#s)")
-                                .expressionAttributeNames(Map.of("#s", seqAttribute))
+                                .expressionAttributeNames(Map.of("#s", SEQ))
                                 .expressionAttributeValues(Map.of(":one", AttributeValue.fromN("1")))
                                 .build())
                         .build();
@@ -411,7 +413,7 @@ public final class AppSimulator implements AutoCloseable {
                     .item();
             return item == null || item.isEmpty()
                     ? null
-                    : Long.parseLong(item.get(seqAttribute).n());
+                    : Long.parseLong(item.get(SEQ).n());
         }
     }
 
