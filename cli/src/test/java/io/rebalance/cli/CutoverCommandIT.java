@@ -8,7 +8,6 @@ import io.rebalance.testkit.SharedServices;
 import java.io.File;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -125,17 +124,7 @@ class CutoverCommandIT {
             });
         } finally {
             thread.shutdownNow();
-            try (Connection pg = services.postgres();
-                    Statement st = pg.createStatement()) {
-                Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> !TailPreflight.slot(pg, table)
-                        .active());
-                if (TailPreflight.slot(pg, table).exists()) {
-                    st.execute("SELECT pg_drop_replication_slot('" + table + "')");
-                }
-                st.execute("DROP PUBLICATION IF EXISTS " + table);
-                st.execute("DROP TABLE IF EXISTS " + table);
-                st.execute("DROP TABLE IF EXISTS public." + table + "_fence");
-            }
+            CutoverTables.drop(services, table);
         }
     }
 }

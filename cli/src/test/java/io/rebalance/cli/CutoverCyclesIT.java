@@ -19,7 +19,6 @@ import io.rebalance.testkit.SharedServices;
 import java.io.FileOutputStream;
 import java.io.PrintStream;
 import java.sql.Connection;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -105,17 +104,7 @@ class CutoverCyclesIT {
             }
         } finally {
             thread.shutdownNow();
-            try (Connection pg = services.postgres();
-                    Statement st = pg.createStatement()) {
-                Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> !TailPreflight.slot(pg, table)
-                        .active());
-                if (TailPreflight.slot(pg, table).exists()) {
-                    st.execute("SELECT pg_drop_replication_slot('" + table + "')");
-                }
-                st.execute("DROP PUBLICATION IF EXISTS " + table);
-                st.execute("DROP TABLE IF EXISTS " + table);
-                st.execute("DROP TABLE IF EXISTS public." + table + "_fence");
-            }
+            CutoverTables.drop(services, table);
         }
     }
 
