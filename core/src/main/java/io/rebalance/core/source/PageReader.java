@@ -41,9 +41,13 @@ public final class PageReader {
         }
         this.keyIndex = key;
         String k = SlotKeyspace.quote(table.keyColumn());
-        String from = " FROM " + table.name() + " WHERE " + table.keyspace().predicate();
-        this.firstPage = select + from + " ORDER BY " + k + " LIMIT ?";
-        this.nextPage = select + from + " AND " + k + " > ? ORDER BY " + k + " LIMIT ?";
+        // The key is selected as text under its own name, and ORDER BY a bare name sorts by the output column of
+        // that name: as text, where 10 < 9, while `key > ?` pages by the column's own order, and a bigint slot
+        // would skip rows. Qualified, ORDER BY means the column.
+        String from =
+                " FROM " + table.name() + " AS src WHERE " + table.keyspace().predicate();
+        this.firstPage = select + from + " ORDER BY src." + k + " LIMIT ?";
+        this.nextPage = select + from + " AND src." + k + " > ? ORDER BY src." + k + " LIMIT ?";
         this.byKeys = select + " FROM " + table.name() + " WHERE " + k + " = ANY(CAST(? AS "
                 + table.keyType().sqlArrayType() + "))";
     }
