@@ -38,7 +38,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 /**
  * The write-blocked window of {@code rebalance cutover} and {@code --rollback} over cutover-and-rollback cycles with
  * the application simulator writing 500/s through the guard (issue 5), against the same cycles with every slot
- * verified inside the window ({@code --verify-all}: what the cutover blocks without the tail's changed-slot record);
+ * verified inside the window ({@code --verify-all}: what the cutover blocks without verifying before the window);
  * then the guarded application's write rate and latency on either store against the same application writing without
  * the guard. The tail and the commands run in this JVM; DynamoDB Local in its own process.
  */
@@ -124,7 +124,9 @@ public final class CutoverBenchmark {
                 // warm-up: JIT and DynamoDB Local's first minute, for every phase after it alike
                 new CutoverCycles(cli, app, new PrintStream(PrintStream.nullOutputStream())).run(3, 250);
 
-                out.printf("%n%d cutover-and-rollback cycles, changed slots verified in the window:%n", cycles);
+                out.printf(
+                        "%n%d cutover-and-rollback cycles (changed slots verified before the window, keys written since in it):%n",
+                        cycles);
                 List<CutoverCycles.Cycle> ours = new CutoverCycles(cli, app, out).run(cycles, 250);
                 out.printf("%n%d cycles with --verify-all (every slot verified in the window):%n", baselineCycles);
                 List<CutoverCycles.Cycle> all = new CutoverCycles(cli, app, out)

@@ -2,6 +2,7 @@ package io.rebalance.cdc;
 
 import io.rebalance.core.copy.KeyRefresher;
 import io.rebalance.core.handoff.ForwardHold;
+import io.rebalance.core.handoff.KeyLog;
 import io.rebalance.core.source.SourceSession;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -39,6 +40,7 @@ final class ChangeApplier implements AutoCloseable {
     private final ExecutorService writers;
     private final Runnable onCommitWait;
     private final ForwardHold hold;
+    private final KeyLog keyLog;
     private Connection connection;
 
     ChangeApplier(
@@ -48,9 +50,11 @@ final class ChangeApplier implements AutoCloseable {
             TailLease lease,
             int threads,
             Runnable onCommitWait,
-            ForwardHold hold) {
+            ForwardHold hold,
+            KeyLog keyLog) {
         this.onCommitWait = onCommitWait;
         this.hold = hold;
+        this.keyLog = keyLog;
         this.session = session;
         this.refresher = refresher;
         this.touched = touched;
@@ -72,13 +76,17 @@ final class ChangeApplier implements AutoCloseable {
      * transactions (CommitVisibility). @return items put or deleted
      */
     synchronized int apply(Collection<String> keys, Collection<Long> committed) throws Exception {
-        if (keys.isEmpty()) return 0;
-        lease.check();
+        lease.check(); // also before an empty apply: a tail that lost its lease answers the key log for nothing
+        if (keys.isEmpty()) {
+            keyLog.record(List.of()); // tells a cutover switching the log's generation that no older apply is writing
+            return 0;
+        }
         if (hold.state().phase() == ForwardHold.Phase.HELD) {
             throw new IllegalStateException("the tail is held for a cutover: it writes nothing to DynamoDB until the"
                     + " hold is lifted (ADR 7)");
         }
         List<String> distinct = new ArrayList<>(new LinkedHashSet<>(keys));
+        keyLog.record(distinct); // before the write and under this lock: the cutover's window compares these keys
         touched.beforeWrite(distinct); // recorded before the write, so reconciliation cannot miss it
         awaitVisible(committed);
         // Read in chunks and hand each chunk's writes over at once: the next chunk's read overlaps them, and the

@@ -12,6 +12,7 @@ import io.rebalance.core.dynamo.DynamoClients;
 import io.rebalance.core.fence.PostgresFence;
 import io.rebalance.core.handoff.ForwardHold;
 import io.rebalance.core.handoff.HandoffKeys;
+import io.rebalance.core.handoff.KeyLog;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.route.RoutingTable;
 import io.rebalance.core.source.PageReader;
@@ -140,7 +141,8 @@ public final class Tail implements AutoCloseable {
                 lease,
                 t.applyThreads(),
                 stats.commitWaits::incrementAndGet,
-                new ForwardHold(redis, new HandoffKeys(config.redis().prefix())))) {
+                new ForwardHold(redis, new HandoffKeys(config.redis().prefix())),
+                new KeyLog(redis, new HandoffKeys(config.redis().prefix())))) {
             Reconciler reconciler = new Reconciler(touched, applier, stats);
             long third = lease.ttl().toMillis() / 3;
             timers.scheduleWithFixedDelay(

@@ -71,8 +71,8 @@ final class CutoverCommand implements Callable<Integer> {
 
     @Option(
             names = "--verify-all",
-            description = "Verify every slot inside the blocked window, not only those changed since their last"
-                    + " verification: slower, for small tables or to be sure.")
+            description = "Verify every slot inside the blocked window, instead of the changed slots before it and the"
+                    + " keys written since inside it: slower, for small tables or to be sure.")
     boolean verifyAll;
 
     @Option(names = "--kill-at", hidden = true, description = "Test hook: halt the process before this step.")
@@ -125,7 +125,7 @@ final class CutoverCommand implements Callable<Integer> {
                     table = SourceTable.inspect(pg, config);
                 }
                 CutoverChecks checks = new CutoverChecks(config, c, parts.reverse());
-                ChangedSlotVerification verification = new ChangedSlotVerification(config, c, table, verifyAll);
+                CutoverVerification verification = new CutoverVerification(config, c, table, verifyAll);
                 if (mode.dryRun) return dryRun(out, scope, block, checks, verification);
                 outcome = cutover.cutover(checks, verification);
             }
@@ -138,7 +138,7 @@ final class CutoverCommand implements Callable<Integer> {
     }
 
     private static int dryRun(
-            PrintWriter out, String scope, Duration block, CutoverChecks checks, ChangedSlotVerification verification) {
+            PrintWriter out, String scope, Duration block, CutoverChecks checks, CutoverVerification verification) {
         out.println(
                 "cutover of scope '" + scope + "' would run, blocking writes for at most " + block.toMillis() + " ms:");
         for (CutoverStep s : CutoverStep.CUTOVER) out.printf("  %-14s %s%n", s, s.what());
@@ -148,7 +148,10 @@ final class CutoverCommand implements Callable<Integer> {
             out.println("  " + p);
             ok &= p.passed();
         }
-        out.println("slots to verify in the window: " + verification.changed().size());
+        out.println((verification.slotsInWindow()
+                        ? "slots to verify in the window: "
+                        : "slots to verify before the window: ")
+                + verification.changed().size());
         out.println(ok ? "all pre-checks pass" : "the cutover would be refused");
         return ok ? 0 : io.rebalance.core.ErrorCode.CUTOVER_REFUSED.exitCode();
     }

@@ -2,58 +2,93 @@ package io.rebalance.cli;
 
 import io.rebalance.cdc.ChangedSlots;
 import io.rebalance.cdc.TailKeys;
+import io.rebalance.cdc.TailProgress;
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.handoff.HandoffKeys;
+import io.rebalance.core.handoff.KeyLog;
 import io.rebalance.core.handoff.Lsn;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.cutover.WindowVerification;
 import io.rebalance.mover.RunPlan;
+import io.rebalance.verifier.Difference;
 import io.rebalance.verifier.SlotResult;
 import io.rebalance.verifier.VerificationStore;
 import io.rebalance.verifier.Verifier;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The verification inside the cutover's blocked window: the slots the tail changed after their last verification's
- * WAL position ({@link ChangedSlots}), compared while Postgres takes no writes and the tail has applied everything.
- * Nothing is in flight then, so suspects are re-checked at once. A verification that outlasts the budget fails.
- * Slots newer than the run's plan (rows the application inserted after the copy planned) count as soon as the tail
- * changed them.
+ * What the cutover verifies, and when (ADR 7). Before the blocked window, while writes go on: start the tail's key
+ * log ({@link KeyLog}), verify the slots changed since their last verification ({@link ChangedSlots}; the verifier
+ * re-checks what was in flight), then compare the logged keys in rounds, each on a fresh generation, until few are
+ * left. In the window, with Postgres closed and the tail holding: compare the keys of the last generation, row by
+ * row. So the window costs what was written in the last round, not what the table holds.
+ *
+ * <p>Why nothing is missed: a key the tail wrote before the log started is in a slot whose last change the
+ * changed-slot record shows once the tail applied a position taken after the start, so its slot is verified after
+ * that; a key it wrote after is in a generation, and every generation is compared, the last one in the window. A key
+ * that differs in a round (perhaps a change in flight) goes into the next generation, and so to the window at last.
+ *
+ * <p>{@code --verify-all} keeps the old way: every slot, inside the window (a baseline, and for small tables).
  */
-final class ChangedSlotVerification implements WindowVerification {
+final class CutoverVerification implements WindowVerification {
+    /** The rounds before the window stop once a generation has no more keys than this. */
+    static final int WINDOW_KEYS = 300;
+
+    static final int MAX_ROUNDS = 6;
+    /** The log outlives a cutover that died by this much at most; renewed every third of it while one runs. */
+    static final Duration LOG_TTL = Duration.ofMinutes(2);
+    /** Differences named in a failed result; the rest are counted. */
+    private static final int NAMED = 10;
+
     private final MigrationConfig config;
     private final Connections c;
     private final SourceTable table;
     private final boolean everySlot;
+    private final KeyLog log;
+    private final TailProgress tail;
+    private final Set<String> generations = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean lapsed = new AtomicBoolean();
+    private ScheduledExecutorService renewer;
+    private Verifier verifier;
+    private Connection pg;
+    private String gen;
 
-    /** @param everySlot verify every slot, changed or not ({@code --verify-all}) */
-    ChangedSlotVerification(MigrationConfig config, Connections c, SourceTable table, boolean everySlot) {
+    /** @param everySlot verify every slot inside the window ({@code --verify-all}), nothing before it */
+    CutoverVerification(MigrationConfig config, Connections c, SourceTable table, boolean everySlot) {
         this.config = config;
         this.c = c;
         this.table = table;
         this.everySlot = everySlot;
+        this.log = new KeyLog(c.redis(), new HandoffKeys(config.redis().prefix()));
+        this.tail = new TailProgress(c.redis(), new TailKeys(config.redis().prefix()));
     }
 
     /** The slots to verify: changed after their last verification, or never verified (every slot with everySlot). */
     List<Slot> changed() {
         RunPlan plan = c.runState().plan();
         if (plan == null) return List.of();
-        VerificationStore store =
-                new VerificationStore(c.redis(), config.redis().prefix());
-        Map<String, VerificationStore.Stored> all = store.all();
+        Map<String, VerificationStore.Stored> all = store().all();
         ChangedSlots.Positions changed = new ChangedSlots(
                         c.redis(), new TailKeys(config.redis().prefix()), table.keyspace())
-                .positions(); // one round trip for every slot: this runs inside the blocked window
+                .positions(); // one round trip for every slot
         Set<Slot> candidates = new TreeSet<>();
         plan.range().forEach(candidates::add);
         for (String name : changed.bySlot().keySet()) {
@@ -68,38 +103,201 @@ final class ChangedSlotVerification implements WindowVerification {
         return out;
     }
 
+    /** Whether the slots are verified in the window ({@code --verify-all}) rather than before it. */
+    boolean slotsInWindow() {
+        return everySlot;
+    }
+
+    @Override
+    public Result before() throws Exception {
+        if (everySlot) return new Result(true, "--verify-all: every slot is verified in the window");
+        verifier = new Verifier(config, table, c.dynamo(), VerifyCommand.inFlight(config, c)).settleByRows();
+        pg = verifier.open(); // kept for the window, where opening one would count
+        gen = start();
+        renewer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "cutover-keylog");
+            t.setDaemon(true);
+            return t;
+        });
+        long third = LOG_TTL.toMillis() / 3;
+        renewer.scheduleWithFixedDelay(
+                () -> {
+                    try {
+                        if (!log.renew(LOG_TTL, generations)) lapsed.set(true);
+                    } catch (RuntimeException e) {
+                        // Redis away for a moment: the next renewal retries, and the window checks the log is alive
+                    }
+                },
+                third,
+                third,
+                TimeUnit.MILLISECONDS);
+        // every change the tail wrote before the log started shows in the changed-slot record once it applied this
+        long started = walNow();
+        Duration bound = tailBound();
+        if (!tail.awaitApplied(started, bound)) {
+            return new Result(
+                    false,
+                    "the tail did not apply WAL position " + Lsn.text(started) + " within " + bound.toSeconds()
+                            + " s; is `rebalance tail` running and keeping up? (`rebalance status`)");
+        }
+        long slotsStart = System.nanoTime();
+        List<Slot> slots = changed();
+        List<SlotResult> results = slots.isEmpty()
+                ? List.of()
+                : verifier.verify(slots, config.verify().parallel(), false, r -> {
+                    // only a MATCH is kept: under writes a re-checked row can be in flight again, so a MISMATCH here
+                    // is not a verdict, and saving it would fail the next cutover's pre-check
+                    if (r.verdict() == SlotResult.Verdict.MATCH) store().save(r);
+                });
+        List<String> errors = results.stream()
+                .filter(r -> r.verdict() == SlotResult.Verdict.ERROR)
+                .map(r -> r.slot() + ": " + r.error())
+                .toList();
+        if (!errors.isEmpty()) return new Result(false, "slots could not be verified: " + String.join("; ", errors));
+        // what differs goes to the rounds and then the window, which compare it again: a change in flight settles
+        // there, a real difference aborts the cutover in the window
+        List<String> differing = results.stream()
+                .flatMap(r -> r.differences().stream())
+                .map(Difference::id)
+                .toList();
+        log.add(gen, differing);
+        long roundsStart = System.nanoTime();
+        int rounds = 0;
+        long compared = 0;
+        while (rounds < MAX_ROUNDS) {
+            rounds++;
+            int n = round();
+            compared += n;
+            if (n <= WINDOW_KEYS) break;
+        }
+        return new Result(
+                true,
+                slots.size() + " changed slots in " + ms(slotsStart, roundsStart) + " ms (" + differing.size()
+                        + " rows in flight compared again), " + compared + " keys the tail wrote meanwhile in "
+                        + rounds + " rounds, " + ms(roundsStart, System.nanoTime()) + " ms");
+    }
+
+    private static long ms(long fromNanos, long toNanos) {
+        return TimeUnit.NANOSECONDS.toMillis(toNanos - fromNanos);
+    }
+
+    /** One round while writes go on: a fresh generation, then the old one's keys compared. @return how many */
+    private int round() throws Exception {
+        String old = gen;
+        gen = start();
+        long switched = walNow();
+        if (!log.awaitSeen(gen, tailBound(), () -> tail.applied().orElse(0) >= switched)) {
+            throw new IllegalStateException(
+                    "the tail neither logged under the key log's new generation nor applied" + " WAL position "
+                            + Lsn.text(switched) + " within " + tailBound().toSeconds() + " s");
+        }
+        Set<String> keys = log.keys(old); // complete: every apply that logged under it has finished writing
+        List<Difference> differ = verifier.compareKeys(pg, keys, config.verify().parallel());
+        // writes go on, so a difference may be a change in flight: the window compares it again, with nothing moving
+        log.add(gen, differ.stream().map(Difference::id).toList());
+        log.drop(old);
+        generations.remove(old);
+        return keys.size();
+    }
+
     @Override
     public Result verify(Duration budget) throws Exception {
+        if (everySlot) return verifySlots(budget);
+        if (lapsed.get() || !gen.equals(log.current().orElse(null))) {
+            return new Result(
+                    false,
+                    "the key log of this cutover lapsed (Redis lost it, or it was not renewed for "
+                            + LOG_TTL.toSeconds()
+                            + " s), so the keys written since the slots were verified are unknown");
+        }
+        Set<String> keys = log.keys(gen);
+        List<Difference> differ = within(
+                budget, () -> verifier.compareKeys(pg, keys, config.verify().parallel()));
+        if (differ == null) return new Result(false, keys.size() + " keys did not compare within the budget");
+        if (differ.isEmpty()) return new Result(true, keys.size() + " keys written since the last round are equal");
+        List<String> named =
+                differ.stream().limit(NAMED).map(d -> d.id() + " " + d.kind()).toList();
+        return new Result(
+                false,
+                differ.size() + " of " + keys.size() + " keys differ: " + String.join(", ", named)
+                        + (differ.size() > NAMED ? ", ..." : "") + "; `rebalance verify --all` narrows them down");
+    }
+
+    /** {@code --verify-all}: every slot, in the window. Nothing is in flight then: Postgres is closed. */
+    private Result verifySlots(Duration budget) throws Exception {
         List<Slot> slots = changed();
-        if (slots.isEmpty()) return new Result(true, "no slot changed since its last verification");
-        VerificationStore store =
-                new VerificationStore(c.redis(), config.redis().prefix());
-        Verifier verifier = new Verifier(config, table, c.dynamo(), lsn -> {}); // nothing in flight: Postgres is closed
+        if (slots.isEmpty()) return new Result(true, "no slot to verify");
+        Verifier inWindow = new Verifier(config, table, c.dynamo(), lsn -> {});
+        List<SlotResult> results =
+                within(budget, () -> inWindow.verify(slots, config.verify().parallel(), false, this::save));
+        if (results == null) return new Result(false, slots.size() + " slots did not verify within the budget");
+        List<String> bad = results.stream()
+                .filter(r -> r.verdict() != SlotResult.Verdict.MATCH)
+                .map(r -> r.slot() + " " + r.verdict() + " (" + r.differences().size() + " differences)")
+                .toList();
+        return bad.isEmpty()
+                ? new Result(true, slots.size() + " slots MATCH")
+                : new Result(false, String.join(", ", bad) + "; `rebalance status` lists them");
+    }
+
+    /** @return the work's result, or null when it did not finish within {@code budget} (it is then cancelled) */
+    private static <T> T within(Duration budget, Callable<T> work) throws Exception {
         ExecutorService runner = Executors.newSingleThreadExecutor();
         try {
-            Future<List<SlotResult>> f =
-                    runner.submit(() -> verifier.verify(slots, config.verify().parallel(), false, r -> {
-                        // An ERROR (the budget's interruption among them) keeps the slot's last result: it says
-                        // nothing about the data, and saving it would fail the next cutover's pre-check.
-                        if (r.verdict() != SlotResult.Verdict.ERROR) store.save(r);
-                    }));
-            List<SlotResult> results;
+            Future<T> f = runner.submit(work);
             try {
-                results = f.get(budget.toMillis(), TimeUnit.MILLISECONDS);
+                return f.get(budget.toMillis(), TimeUnit.MILLISECONDS);
             } catch (TimeoutException e) {
                 f.cancel(true);
-                return new Result(false, slots.size() + " changed slots did not verify within the budget");
+                return null;
+            } catch (java.util.concurrent.ExecutionException e) {
+                throw e.getCause() instanceof Exception x ? x : e;
             }
-            List<String> bad = results.stream()
-                    .filter(r -> r.verdict() != SlotResult.Verdict.MATCH)
-                    .map(r -> r.slot() + " " + r.verdict() + " ("
-                            + r.differences().size() + " differences)")
-                    .toList();
-            return bad.isEmpty()
-                    ? new Result(true, slots.size() + " changed slots MATCH")
-                    : new Result(false, String.join(", ", bad) + "; `rebalance status` lists them");
         } finally {
             runner.shutdownNow();
+        }
+    }
+
+    /**
+     * Saves a slot's result. An ERROR (the budget's interruption among them) keeps the slot's last result: it says
+     * nothing about the data, and saving it would fail the next cutover's pre-check.
+     */
+    private void save(SlotResult r) {
+        if (r.verdict() != SlotResult.Verdict.ERROR) store().save(r);
+    }
+
+    @Override
+    public void close() throws Exception {
+        if (renewer != null) renewer.shutdownNow();
+        for (String g : generations) log.stop(g);
+        generations.clear();
+        if (pg != null) pg.close();
+    }
+
+    private String start() {
+        String g = log.start(LOG_TTL);
+        generations.add(g);
+        return g;
+    }
+
+    private VerificationStore store() {
+        return new VerificationStore(c.redis(), config.redis().prefix());
+    }
+
+    /** How long the tail may take to answer: a heartbeat brings the position on an idle table. */
+    private Duration tailBound() {
+        return config.tail().heartbeatDuration().multipliedBy(2).plus(Duration.ofSeconds(5));
+    }
+
+    /**
+     * A WAL position now, as a logical message: the tail gets an event to pass at once, so an idle table does not
+     * wait for the next heartbeat.
+     */
+    private long walNow() throws Exception {
+        try (Statement st = pg.createStatement();
+                ResultSet rs = st.executeQuery("SELECT pg_logical_emit_message(false, 'rebalance.keylog', '')::text")) {
+            rs.next();
+            return Lsn.parse(rs.getString(1));
         }
     }
 }

@@ -305,7 +305,7 @@ final class VerifyCommand implements Callable<Integer> {
      * applied the fingerprint's WAL position (bounded: a tail far behind falls back to the settle wait as well);
      * without one, after {@code verify.settle}.
      */
-    private static InFlight inFlight(MigrationConfig config, Connections c) {
+    static InFlight inFlight(MigrationConfig config, Connections c) {
         TailProgress tail =
                 new TailProgress(c.redis(), new TailKeys(config.redis().prefix()));
         InFlight settle = InFlight.settle(config.verify().settleDuration());

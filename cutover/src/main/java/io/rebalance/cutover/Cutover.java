@@ -17,6 +17,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * {@code rebalance cutover}: the state machine that moves one scope's reads and writes from Postgres to DynamoDB
@@ -30,6 +32,7 @@ import java.util.concurrent.TimeUnit;
  * between closing and reopening them) and {@code status=running} in the journal; the next command recovers first.
  */
 public final class Cutover {
+    private static final Logger log = LoggerFactory.getLogger(Cutover.class);
     private final CutoverSettings settings;
     private final SharedExclusiveLock lock;
     private final RoutingTable routes;
@@ -150,6 +153,11 @@ public final class Cutover {
             }
             boolean flipped = false;
             try {
+                run.step(CutoverStep.PRE_VERIFY, "");
+                WindowVerification.Result pre = verification.before();
+                if (!pre.match())
+                    throw new StepFailed("the verification before the window found differences: " + pre.detail());
+                journal.note(run.op, "verified before the window: " + pre.detail());
                 run.acquire(false);
                 long token = run.lease.token();
                 run.step(CutoverStep.CLOSE_SOURCE, "token " + token);
@@ -162,6 +170,7 @@ public final class Cutover {
                 run.step(CutoverStep.VERIFY, "");
                 WindowVerification.Result v = verification.verify(run.remaining());
                 if (!v.match()) throw new StepFailed("the in-window verification found differences: " + v.detail());
+                journal.note(run.op, "verified in the window: " + v.detail());
                 run.remaining();
                 run.step(CutoverStep.OPEN_TARGET, "token " + token);
                 stores.setDynamo(FenceWriter.APP, token);
@@ -169,10 +178,13 @@ public final class Cutover {
                 run.step(CutoverStep.FLIP, "epoch " + (route.epoch() + 1));
                 flip(run, RouteStatus.SOURCE, RouteStatus.TARGET);
                 flipped = true; // the point of no return: from here on, nothing is undone
-                return run.done("reads and writes go to DynamoDB; the rollback window is open");
+                return run.done("reads and writes go to DynamoDB; the rollback window is open. Verified before the"
+                        + " window: " + pre.detail() + "; in it: " + v.detail());
             } catch (Exception e) {
                 if (flipped) throw e;
                 throw abort(run, RouteStatus.SOURCE, e);
+            } finally {
+                quietly(verification);
             }
         }
     }
@@ -345,6 +357,15 @@ public final class Cutover {
                             + undo + "). Routing is unchanged (" + route + "); run `rebalance cutover --recover`"
                             + " once the cause is fixed",
                     cause);
+        }
+    }
+
+    /** Undoes what the verification arranged; a failure there changes nothing about the outcome, so it is logged. */
+    private static void quietly(WindowVerification verification) {
+        try {
+            verification.close();
+        } catch (Exception e) {
+            log.warn("ending the verification's arrangements failed (they expire on their own): {}", e.toString());
         }
     }
 

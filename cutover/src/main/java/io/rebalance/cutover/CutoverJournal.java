@@ -92,6 +92,12 @@ public final class CutoverJournal {
         append(op + " " + step + (detail.isEmpty() ? "" : " " + detail));
     }
 
+    /** Logs and keeps a step's outcome worth reading later (what was verified). */
+    void note(String op, String text) {
+        log.info("{} {}: {}", keys.scope(), op, text);
+        append(op + " " + text);
+    }
+
     void set(String field, String value) {
         redis.hset(keys.cutover(), field, value);
     }

@@ -8,11 +8,13 @@ import java.util.List;
  */
 public enum CutoverStep {
     PRECHECK("check the copy is finished, the tail keeps up and every slot verified recently"),
+    PRE_VERIFY("while writes go on: log the keys the tail writes from now on, verify the slots changed since their"
+            + " last verification, and compare the logged keys until few are left"),
     ACQUIRE("take the exclusive lease: new writes wait, running ones drain"),
     CLOSE_SOURCE("close the Postgres fence to applications"),
     NOTE_POSITION("note a WAL position M in Postgres"),
     AWAIT_TAIL("hold the forward tail at M and wait until it has applied everything up to M"),
-    VERIFY("verify the slots changed since their last verification"),
+    VERIFY("compare, row by row, the keys the tail wrote since the last comparison"),
     OPEN_TARGET("open the DynamoDB fence to this cutover's token and later ones"),
     FLIP("flip reads and writes to DynamoDB: the point of no return"),
     CLOSE_TARGET("close the DynamoDB fence to applications"),
@@ -25,8 +27,8 @@ public enum CutoverStep {
     RELEASE("release the exclusive lease: writes resume");
 
     /** The steps of a cutover, in order. */
-    public static final List<CutoverStep> CUTOVER =
-            List.of(PRECHECK, ACQUIRE, CLOSE_SOURCE, NOTE_POSITION, AWAIT_TAIL, VERIFY, OPEN_TARGET, FLIP, RELEASE);
+    public static final List<CutoverStep> CUTOVER = List.of(
+            PRECHECK, PRE_VERIFY, ACQUIRE, CLOSE_SOURCE, NOTE_POSITION, AWAIT_TAIL, VERIFY, OPEN_TARGET, FLIP, RELEASE);
 
     /** The steps of a rollback, in order. */
     public static final List<CutoverStep> ROLLBACK =

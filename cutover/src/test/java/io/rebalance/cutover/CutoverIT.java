@@ -61,6 +61,7 @@ class CutoverIT {
             assertThat(out.stepMs().keySet())
                     .containsExactly(
                             CutoverStep.PRECHECK,
+                            CutoverStep.PRE_VERIFY,
                             CutoverStep.ACQUIRE,
                             CutoverStep.CLOSE_SOURCE,
                             CutoverStep.NOTE_POSITION,

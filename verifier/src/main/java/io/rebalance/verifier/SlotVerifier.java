@@ -50,6 +50,10 @@ final class SlotVerifier {
         this.hook = hook;
     }
 
+    SlotVerifier withPinpointer(Pinpointer other) {
+        return new SlotVerifier(source, items, canonical, other, inFlight, hook);
+    }
+
     SlotResult verify(Connection c, Slot slot) throws Exception {
         long at = System.currentTimeMillis();
         String lsn = SourceFingerprints.walLsn(c);
@@ -132,7 +136,8 @@ final class SlotVerifier {
         return out;
     }
 
-    private List<AttributeDifference> attributes(
+    /** What differs between a row and its item: the attributes, and the slot attribute. */
+    List<AttributeDifference> attributes(
             Slot slot, String id, RowNow row, List<String> rowTokens, Map<String, AttributeValue> item) {
         List<AttributeDifference> out = new ArrayList<>();
         for (int i = 0; i < canonical.columnCount(); i++) {

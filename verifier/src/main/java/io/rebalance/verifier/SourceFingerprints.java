@@ -116,6 +116,24 @@ final class SourceFingerprints {
         return out;
     }
 
+    /** A row found by its key: its hash and the text its instant is read from (null when it has none). */
+    record RowAt(long hash, String instant) {}
+
+    /** The rows with these ids, whichever slot they are in; ids without a row are absent from the result. */
+    Map<String, RowAt> byKey(Connection c, Collection<String> ids) throws SQLException {
+        String sql = "SELECT " + key + "::text, " + rowHash + ", "
+                + table.keyspace().instantSql() + " FROM " + table.name() + " WHERE " + key + " = ANY(CAST(? AS "
+                + table.keyType().sqlArrayType() + "))";
+        Map<String, RowAt> out = new HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setArray(1, c.createArrayOf("text", ids.toArray()));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) out.put(rs.getString(1), new RowAt(rs.getLong(2), rs.getString(3)));
+            }
+        }
+        return out;
+    }
+
     /** Per-column canonical tokens of a few rows (those that differ), to name the attributes that differ. */
     Map<String, List<String>> tokens(Connection c, Collection<String> ids) throws SQLException {
         String sql = "SELECT " + key + "::text, " + String.join(", ", tokenColumns) + " FROM " + table.name()

@@ -12,6 +12,7 @@ import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import java.sql.Connection;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -34,11 +35,12 @@ public final class Verifier {
 
     private final MigrationConfig config;
     private final SourceTable table;
-    private final SlotVerifier slots;
+    private volatile SlotVerifier slots;
     private final KeyRefresher repairer;
     private volatile Repairs repairs;
     private final SourceFingerprints source;
     private final SlotItems items;
+    private final KeyVerifier keys;
 
     public Verifier(MigrationConfig config, SourceTable table, DynamoDbClient dynamo, InFlight inFlight) {
         this(config, table, dynamo, inFlight, SlotVerifier.BeforeRecheck.NONE);
@@ -61,6 +63,7 @@ public final class Verifier {
                 dynamo, target.table(), SlotIndex.of(target), pk, table.keyType(), canonical, Retrier.standard());
         this.slots =
                 new SlotVerifier(source, items, canonical, new Pinpointer(source, FANOUT, LEAF_ROWS), inFlight, hook);
+        this.keys = new KeyVerifier(source, items, canonical, slots, table.keyspace());
         RowCodec codec = table.codec(target);
         // repair re-copies exactly the differing ids from Postgres as it is now: a row is put, a missing row deleted
         this.repairer = new KeyRefresher(
@@ -68,6 +71,16 @@ public final class Verifier {
                 codec,
                 new BatchWriter(dynamo, target.table(), 25, Retrier.standard(), BatchWriter.RateLimiter.NONE));
         this.repairs = repairer::refresh;
+    }
+
+    /**
+     * Settles a slot whose fingerprints differ with one query of per-row hashes instead of splitting it: for slots
+     * verified while they are written (the cutover, before its window), where rows in flight are spread over every
+     * part and the splitting would descend into all of them, while the slot grows.
+     */
+    public Verifier settleByRows() {
+        this.slots = slots.withPinpointer(new Pinpointer(source, FANOUT, Integer.MAX_VALUE));
+        return this;
     }
 
     /** Repairs go through {@code repairs} instead of being written here (through a running tail, say). */
@@ -154,6 +167,27 @@ public final class Verifier {
                 first.tookMillis() + second.tookMillis(),
                 null,
                 first.differences());
+    }
+
+    /**
+     * Compares these ids row by row, whichever slots they are in, with {@code parallel} DynamoDB readers. Only while
+     * neither store takes writes: nothing is re-checked (the cutover's blocked window).
+     *
+     * @param c a session from {@link #open()}
+     * @return what differs, by id
+     */
+    public List<Difference> compareKeys(Connection c, Collection<String> ids, int parallel) throws Exception {
+        if (ids.isEmpty()) return List.of();
+        ExecutorService readers = Executors.newFixedThreadPool(Math.max(1, parallel), r -> {
+            Thread t = new Thread(r, "verify-keys");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            return keys.compare(c, ids, readers);
+        } finally {
+            readers.shutdownNow();
+        }
     }
 
     /** A Postgres session with the pinned settings and the canonical functions installed, for {@link #postgresSide}. */

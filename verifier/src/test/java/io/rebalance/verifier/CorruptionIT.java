@@ -42,6 +42,7 @@ class CorruptionIT {
                 }
                 f.copy(ZOO_SLOTS);
                 Verifier verifier = f.verifier(SlotVerifier.BeforeRecheck.NONE);
+                Connection session = f.session();
                 for (Corruption k : corruptions(mode)) {
                     String id = ids.get(k.row());
                     Map<String, AttributeValue> original = f.item(id);
@@ -53,9 +54,24 @@ class CorruptionIT {
 
                     List<Difference> found = differences(verifier.verify(ZOO_SLOTS, 3, false, r -> {}));
                     String what = mode + " / " + k.name();
+                    // the cutover's window compares by key: the same difference, once (its slot does not matter)
+                    List<String> keys = new ArrayList<>(ids);
+                    keys.add(Ulid.of(TypeZoo.BASE.toEpochMilli() + 7, 5, 5)); // in neither store: no difference
+                    if (target != null && !target.equals(id)) keys.add(target);
+                    List<Difference> byKey = verifier.compareKeys(session, keys, 2);
                     if (k.kind() == null) {
                         assertThat(found).as(what).isEmpty();
+                        assertThat(byKey).as(what + " by key").isEmpty();
                     } else {
+                        assertThat(byKey).as(what + " by key").hasSize(1);
+                        assertThat(byKey.get(0).id()).as(what + " by key").isEqualTo(target == null ? id : target);
+                        assertThat(byKey.get(0).kind()).as(what + " by key").isEqualTo(k.kind());
+                        if (k.attr() != null) {
+                            assertThat(byKey.get(0).attributes())
+                                    .as(what + " by key")
+                                    .extracting(Difference.AttributeDifference::attribute)
+                                    .containsExactly(k.attr());
+                        }
                         // an item moved to a wrong slot is wrong in both: its own slot lacks it, the other holds it
                         assertThat(found).as(what).hasSize("_slot".equals(k.attr()) ? 2 : 1);
                         for (Difference d : found) {
@@ -77,7 +93,11 @@ class CorruptionIT {
                     assertThat(differences(verifier.verify(ZOO_SLOTS, 3, false, r -> {})))
                             .as(what + " undone")
                             .isEmpty();
+                    assertThat(verifier.compareKeys(session, keys, 2))
+                            .as(what + " undone, by key")
+                            .isEmpty();
                 }
+                session.close();
             }
         }
     }

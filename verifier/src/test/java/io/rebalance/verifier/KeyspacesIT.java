@@ -50,6 +50,16 @@ class KeyspacesIT {
             assertThat(clean).extracting(SlotResult::verdict).containsOnly(SlotResult.Verdict.MATCH);
             assertThat(clean).extracting(SlotResult::sourceRows).containsExactly(1800L, 3600L, 3600L);
 
+            String boundary = "900000001";
+            if (mode.equals("column")) { // 00:59:59.9996 is in slot 00 (by key as well: its millisecond is floored)
+                try (Connection c = f.services.postgres();
+                        Statement st = c.createStatement()) {
+                    st.execute("INSERT INTO " + f.table + " VALUES (" + boundary + ", 'edge', 1,"
+                            + " timestamptz '2024-10-20 00:59:59.9996+00')");
+                }
+                f.write(List.of(SLOTS.get(0)));
+            }
+
             String deleted = id(1234);
             String changed = id(5000);
             f.dynamo.deleteItem(b -> b.tableName(f.table).key(Map.of("id", AttributeValue.fromN(deleted))));
@@ -94,6 +104,15 @@ class KeyspacesIT {
                             .orElseThrow()
                             .attributes())
                     .containsExactly(new Difference.AttributeDifference("amount", "N2:50", "N6:50.001"));
+
+            // the cutover's window compares by key: the same differences, whatever the keyspace
+            List<String> keys = new java.util.ArrayList<>(List.of(id(10), deleted, changed, misplaced, id(8000)));
+            if (mode.equals("column")) keys.add(boundary);
+            try (Connection session = f.session()) {
+                assertThat(verifier.compareKeys(session, keys, 2))
+                        .extracting(Difference::id, Difference::kind)
+                        .containsExactlyInAnyOrderElementsOf(expected);
+            }
 
             assertThat(verifier.verify(SLOTS, 3, true, r -> {}))
                     .allSatisfy(r -> assertThat(r.verdict()).isEqualTo(SlotResult.Verdict.MATCH));

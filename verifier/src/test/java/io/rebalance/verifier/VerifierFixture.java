@@ -73,6 +73,13 @@ final class VerifierFixture implements AutoCloseable {
                 source.partitionKey(config.target()),
                 source.keyType(),
                 io.rebalance.core.dynamo.SlotIndex.of(config.target()));
+        write(slots);
+    }
+
+    /** Copies the given slots into the table {@link #copy} created, again. */
+    void write(List<Slot> slots) throws Exception {
+        MigrationConfig config = config();
+        SourceTable source = sourceTable();
         RowCodec codec = source.codec(config.target());
         PageReader reader = new PageReader(source);
         BatchWriter writer = new BatchWriter(dynamo, table, 25, Retrier.standard(), BatchWriter.RateLimiter.NONE);

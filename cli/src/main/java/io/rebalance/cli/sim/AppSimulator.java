@@ -69,6 +69,11 @@ public final class AppSimulator implements AutoCloseable {
         public static Load acceptance() {
             return new Load(40, 500, 4, 200, 0.3, 0.01);
         }
+
+        /** The same load with another share of updates (the rest of the writes insert). */
+        public Load withUpdateShare(double share) {
+            return new Load(writers, writesPerSecond, readers, readsPerSecond, share, oldShare);
+        }
     }
 
     private final String scope;

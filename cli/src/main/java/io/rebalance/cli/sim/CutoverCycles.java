@@ -142,10 +142,11 @@ public final class CutoverCycles {
                     catchUp);
             out.add(c);
             progress.printf(
-                    "cycle %2d: cutover blocked %4d ms, rollback blocked %4d ms; %d writes to DynamoDB, %d to Postgres"
-                            + " (%.0f/s, latency p50 %d ms, p99 %d ms, max %d ms); %s%s%n",
+                    "cycle %2d: cutover blocked %4d ms (verified %5d ms before), rollback blocked %4d ms; %d writes"
+                            + " to DynamoDB, %d to Postgres (%.0f/s, latency p50 %d ms, p99 %d ms, max %d ms); %s%s%n",
                     i,
                     cut.blockedMs,
+                    cut.stepMs.getOrDefault("PRE_VERIFY", 0L),
                     back.blockedMs,
                     c.writesToDynamo(),
                     c.writesToPostgres(),

@@ -29,4 +29,23 @@ public record HandoffKeys(String prefix) {
     public String reverseShards() {
         return prefix + "cdc:reverse:shards";
     }
+
+    /** String: the generation the forward tail logs the keys it writes under, while a cutover wants them (KeyLog). */
+    public String keyLog() {
+        return prefix + "cdc:keylog";
+    }
+
+    /** String: the generation the forward tail last logged under, written inside its apply lock. */
+    public String keyLogSeen() {
+        return prefix + "cdc:keylog:seen";
+    }
+
+    /** Set: the keys the forward tail wrote under generation {@code gen}. */
+    public String keyLogKeys(String gen) {
+        return keyLogKeysPrefix() + gen;
+    }
+
+    String keyLogKeysPrefix() {
+        return prefix + "cdc:keylog:keys:";
+    }
 }

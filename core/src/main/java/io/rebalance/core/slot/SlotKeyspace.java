@@ -31,6 +31,14 @@ public sealed interface SlotKeyspace {
     /** The instant a value of {@link #minMaxQuery(String)} stands for. */
     Instant instantOf(String text);
 
+    /**
+     * SQL giving a row's instant as text {@link #instantOf} reads: its key, or its time column in epoch milliseconds
+     * (NULL when that column is).
+     */
+    default String instantSql() {
+        return column() + "::text";
+    }
+
     /** The quoted column the predicate bounds. */
     String column();
 
@@ -144,6 +152,12 @@ public sealed interface SlotKeyspace {
         public String minMaxQuery(String table) {
             return "SELECT (extract(epoch FROM min(" + column + ")) * 1000)::int8::text," + " (extract(epoch FROM max("
                     + column + ")) * 1000)::int8::text FROM " + table;
+        }
+
+        @Override
+        public String instantSql() {
+            // floor, not the cast's rounding: 10:59:59.9996 is in the 10 o'clock slot
+            return "(floor(extract(epoch FROM " + column + ") * 1000))::int8::text";
         }
 
         public Instant instantOf(String epochMillis) {

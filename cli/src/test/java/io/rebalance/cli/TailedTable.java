@@ -1,0 +1,85 @@
+package io.rebalance.cli;
+
+import io.rebalance.cdc.Tail;
+import io.rebalance.cdc.TailPreflight;
+import io.rebalance.core.config.ConfigLoader;
+import io.rebalance.core.config.ConfigValidator;
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.dynamo.SlotIndex;
+import io.rebalance.core.dynamo.TargetTable;
+import io.rebalance.core.source.SourceTable;
+import io.rebalance.local.RoomEventsGenerator;
+import io.rebalance.testkit.SharedServices;
+import java.sql.Connection;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
+import redis.clients.jedis.UnifiedJedis;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/**
+ * A {@code room_events} table over 4 hours, its DynamoDB table, and a tail streaming it in this JVM: what the cutover
+ * ITs need before they copy and cut over. Closing stops the tail first (as Ctrl-C does), then the clients, then drops
+ * what {@link CutoverTables} drops.
+ */
+final class TailedTable implements AutoCloseable {
+    final MigrationConfig config;
+    final SourceTable source;
+    final UnifiedJedis redis;
+    final DynamoDbClient dynamo;
+    private final SharedServices services;
+    private final String table;
+    private final ExecutorService thread = Executors.newSingleThreadExecutor();
+    private final Tail tail;
+    private final Future<?> running;
+
+    TailedTable(SharedServices services, String table, Map<String, String> settings, int rows, long seed)
+            throws Exception {
+        this.services = services;
+        this.table = table;
+        try (Connection pg = services.postgres()) {
+            RoomEventsGenerator.create(pg, table, rows, Instant.parse("2024-10-20T04:00:00Z"), 4, seed);
+        }
+        this.config = ConfigValidator.validate(new ConfigLoader(Map.of()).load(null, settings));
+        try (Connection pg = services.postgres()) {
+            this.source = SourceTable.inspect(pg, config);
+        }
+        this.redis = services.redis();
+        this.dynamo = services.dynamoClient();
+        TargetTable.create(
+                dynamo, table, source.partitionKey(config.target()), source.keyType(), SlotIndex.of(config.target()));
+        this.tail = new Tail(config, source, dynamo, redis, table + "-tail");
+        this.running = thread.submit(() -> {
+            tail.run();
+            return null;
+        });
+        try {
+            Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> {
+                try (Connection pg = services.postgres()) {
+                    return TailPreflight.slot(pg, table).active();
+                }
+            });
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
+    @Override
+    public void close() throws Exception {
+        try {
+            tail.close();
+            running.get(60, TimeUnit.SECONDS);
+        } finally {
+            thread.shutdownNow();
+            redis.close();
+            dynamo.close();
+            CutoverTables.drop(services, table);
+        }
+    }
+}

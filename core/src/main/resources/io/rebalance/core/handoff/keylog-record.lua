@@ -1,0 +1,17 @@
+-- The forward tail, inside its apply lock, before it writes: adds the keys it is about to write to the key log's
+-- current generation and says which generation it logged under (KeyLog, ADR 7).
+-- KEYS[1] the generation key, KEYS[2] the seen key
+-- ARGV[1] the prefix of the generations' sets (the set is named by the generation, so it is not in KEYS: one
+--         Redis, as everywhere in rebalance), ARGV[2..] the keys about to be written
+-- Returns the generation, or false when no cutover is logging.
+local gen = redis.call('GET', KEYS[1])
+if not gen then return false end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 1 then ttl = 60000 end
+if #ARGV > 1 then
+  local set = ARGV[1] .. gen
+  for i = 2, #ARGV do redis.call('SADD', set, ARGV[i]) end
+  redis.call('PEXPIRE', set, ttl)
+end
+redis.call('SET', KEYS[2], gen, 'PX', ttl)
+return gen
