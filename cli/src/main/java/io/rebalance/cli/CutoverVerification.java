@@ -188,7 +188,7 @@ final class CutoverVerification implements WindowVerification {
         long switched = walNow();
         if (!log.awaitSeen(gen, tailBound(), () -> tail.applied().orElse(0) >= switched)) {
             throw new IllegalStateException(
-                    "the tail neither logged under the key log's new generation nor applied" + " WAL position "
+                    "the tail neither logged under the key log's new generation nor applied WAL position "
                             + Lsn.text(switched) + " within " + tailBound().toSeconds() + " s");
         }
         Set<String> keys = log.keys(old); // complete: every apply that logged under it has finished writing
