@@ -12,8 +12,6 @@ import io.rebalance.testkit.SharedServices;
 import java.io.FileOutputStream;
 import java.io.PrintStream;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.awaitility.Awaitility;
@@ -36,27 +34,11 @@ class CutoverCyclesIT {
     private final String prefix = SharedServices.unique("cy") + ":";
 
     private Map<String, String> settings() {
-        Map<String, String> s = new LinkedHashMap<>();
-        s.put("source.jdbcUrl", services.jdbcUrl);
-        s.put("source.table", table);
-        s.put("target.table", table);
-        s.put("target.endpoint", services.dynamo.endpoint());
-        s.put("redis.url", services.redisUrl);
-        s.put("redis.prefix", prefix);
-        s.put("tail.slotName", table);
-        s.put("tail.publication", table);
-        s.put("cutover.pgFence", "public." + table + "_fence");
-        s.put("cutover.dynamoFence", table + "_fence");
-        return s;
+        return TailedTable.settings(services, table, prefix);
     }
 
     private List<String> args() {
-        List<String> args = new ArrayList<>();
-        settings().forEach((k, v) -> {
-            args.add("--set");
-            args.add(k + "=" + v);
-        });
-        return args;
+        return TailedTable.args(settings());
     }
 
     @Test

@@ -14,7 +14,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.awaitility.Awaitility;
@@ -38,25 +37,14 @@ class CutoverVerificationIT {
     private final String prefix = SharedServices.unique("cv") + ":";
 
     private Map<String, String> settings() {
-        Map<String, String> s = new LinkedHashMap<>();
-        s.put("source.jdbcUrl", services.jdbcUrl);
-        s.put("source.table", table);
-        s.put("target.table", table);
-        s.put("target.endpoint", services.dynamo.endpoint());
-        s.put("redis.url", services.redisUrl);
-        s.put("redis.prefix", prefix);
-        s.put("tail.slotName", table);
-        s.put("tail.publication", table);
+        Map<String, String> s = TailedTable.settings(services, table, prefix);
         s.put("tail.heartbeat", "1s");
         return s;
     }
 
     private CliRun run(String... words) {
         List<String> args = new ArrayList<>(List.of(words));
-        settings().forEach((k, v) -> {
-            args.add("--set");
-            args.add(k + "=" + v);
-        });
+        args.addAll(TailedTable.args(settings()));
         return CliRun.of(args.toArray(String[]::new));
     }
 

@@ -13,6 +13,9 @@ import io.rebalance.testkit.SharedServices;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -37,6 +40,32 @@ final class TailedTable implements AutoCloseable {
     private final ExecutorService thread = Executors.newSingleThreadExecutor();
     private final Tail tail;
     private final Future<?> running;
+
+    /** What the cutover ITs run with: the shared services, and a table, slot, publication and fences of their own. */
+    static Map<String, String> settings(SharedServices services, String table, String prefix) {
+        Map<String, String> s = new LinkedHashMap<>();
+        s.put("source.jdbcUrl", services.jdbcUrl);
+        s.put("source.table", table);
+        s.put("target.table", table);
+        s.put("target.endpoint", services.dynamo.endpoint());
+        s.put("redis.url", services.redisUrl);
+        s.put("redis.prefix", prefix);
+        s.put("tail.slotName", table);
+        s.put("tail.publication", table);
+        s.put("cutover.pgFence", "public." + table + "_fence");
+        s.put("cutover.dynamoFence", table + "_fence");
+        return s;
+    }
+
+    /** The settings as command-line flags. */
+    static List<String> args(Map<String, String> settings) {
+        List<String> args = new ArrayList<>();
+        settings.forEach((k, v) -> {
+            args.add("--set");
+            args.add(k + "=" + v);
+        });
+        return args;
+    }
 
     TailedTable(SharedServices services, String table, Map<String, String> settings, int rows, long seed)
             throws Exception {
