@@ -1,21 +1,26 @@
 package io.rebalance.cdc;
 
+import io.rebalance.core.codec.RowRefusedException;
 import io.rebalance.core.copy.KeyRefresher;
 import io.rebalance.core.handoff.ForwardHold;
 import io.rebalance.core.handoff.KeyLog;
+import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.source.SourceSession;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.function.Function;
 import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
 
 /**
@@ -41,6 +46,7 @@ final class ChangeApplier implements AutoCloseable {
     private final Runnable onCommitWait;
     private final ForwardHold hold;
     private final KeyLog keyLog;
+    private final RefusedRows refusedRows;
     private Connection connection;
 
     ChangeApplier(
@@ -51,7 +57,9 @@ final class ChangeApplier implements AutoCloseable {
             int threads,
             Runnable onCommitWait,
             ForwardHold hold,
-            KeyLog keyLog) {
+            KeyLog keyLog,
+            RefusedRows refusedRows) {
+        this.refusedRows = refusedRows;
         this.onCommitWait = onCommitWait;
         this.hold = hold;
         this.keyLog = keyLog;
@@ -68,14 +76,18 @@ final class ChangeApplier implements AutoCloseable {
 
     /** Writes keys as Postgres holds them now (reconciliation, repairs). @return items put or deleted */
     int apply(Collection<String> keys) throws Exception {
-        return apply(keys, List.of());
+        return apply(keys, List.of(), key -> null);
     }
 
     /**
      * Writes keys the stream delivered as changed by the transactions {@code committed}, once a snapshot sees those
-     * transactions (CommitVisibility). @return items put or deleted
+     * transactions (CommitVisibility). A row DynamoDB cannot hold is not written: it goes on the refused list
+     * (with {@code lsnOf} its change's WAL position) and the other keys are written; a key written leaves the list.
+     *
+     * @return items put or deleted
      */
-    synchronized int apply(Collection<String> keys, Collection<Long> committed) throws Exception {
+    synchronized int apply(Collection<String> keys, Collection<Long> committed, Function<String, String> lsnOf)
+            throws Exception {
         lease.check(); // also before an empty apply: a tail that lost its lease answers the key log for nothing
         if (keys.isEmpty()) {
             keyLog.record(List.of()); // tells a cutover switching the log's generation that no older apply is writing
@@ -92,11 +104,14 @@ final class ChangeApplier implements AutoCloseable {
         // Read in chunks and hand each chunk's writes over at once: the next chunk's read overlaps them, and the
         // writers never wait for the whole batch to be read. The keys are distinct, so no two writes race.
         List<Future<?>> pending = new ArrayList<>();
+        Set<String> refused = new HashSet<>();
         int written = 0;
         try {
             for (int i = 0; i < distinct.size(); i += READ_CHUNK) {
-                List<WriteRequest> requests = read(distinct.subList(i, Math.min(distinct.size(), i + READ_CHUNK)))
-                        .requests();
+                KeyRefresher.Refresh refresh = read(distinct.subList(i, Math.min(distinct.size(), i + READ_CHUNK)));
+                refusedRows.record(refresh.refused(), "tail", lsnOf);
+                for (RowRefusedException e : refresh.refused()) refused.add(e.key());
+                List<WriteRequest> requests = refresh.requests();
                 for (int j = 0; j < requests.size(); j += BATCH) {
                     List<WriteRequest> part = requests.subList(j, Math.min(requests.size(), j + BATCH));
                     pending.add(writers.submit(() -> {
@@ -109,6 +124,9 @@ final class ChangeApplier implements AutoCloseable {
         } finally {
             awaitAll(pending);
         }
+        List<String> landed = new ArrayList<>(distinct.size());
+        for (String key : distinct) if (!refused.contains(key)) landed.add(key);
+        refusedRows.clear(landed); // after the writes landed: a listed row stays listed until its item is its row
         return written;
     }
 

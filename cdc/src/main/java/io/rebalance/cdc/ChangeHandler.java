@@ -6,9 +6,12 @@ import io.rebalance.core.handoff.ForwardHold;
 import io.rebalance.core.handoff.Lsn;
 import io.rebalance.core.slot.KeyType;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.slf4j.Logger;
@@ -51,14 +54,17 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             DebeziumEngine.RecordCommitter<ChangeEvent<SourceRecord, SourceRecord>> committer)
             throws InterruptedException {
         List<String> keys = new ArrayList<>(events.size());
+        Map<String, Long> keyLsn = new HashMap<>();
         Set<Long> transactions = new HashSet<>();
         ForwardHold.State hold = applier.hold().state(); // read once per batch; only this tail acknowledges
         long lsn = 0;
-        long commitMs = 0;
         int changes = 0;
         for (ChangeEvent<SourceRecord, SourceRecord> e : events) {
             SourceRecord r = e.value();
             if (r == null) continue;
+            // the batch is in commit order: its first commit time is the oldest change waiting (the lag's start)
+            if (r.sourceOffset().get("ts_usec") instanceof Long ts)
+                stats.waitingSinceCommitMs.compareAndSet(0, ts / 1000);
             // every event counts for the applied position, heartbeat messages too: the stream is in commit order,
             // so once this batch lands, every change of the table committed before its last event has landed
             if (r.sourceOffset().get("lsn") instanceof Long l) lsn = Math.max(lsn, l);
@@ -71,7 +77,9 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
                 if (r.value() instanceof Struct v && "t".equals(v.get("op"))) truncated(r);
                 continue;
             }
-            keys.add(KeyType.text(key.get(keyColumn)));
+            String k = KeyType.text(key.get(keyColumn));
+            keys.add(k);
+            if (r.sourceOffset().get("lsn") instanceof Long at) keyLsn.put(k, at);
             if (r.value() instanceof Struct v
                     && v.schema().field("source") != null
                     && v.get("source") instanceof Struct source
@@ -79,13 +87,16 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
                 transactions.add(tx);
             }
             changes++;
-            if (r.sourceOffset().get("ts_usec") instanceof Long ts) commitMs = ts / 1000;
         }
-        applyUntilDone(keys, transactions);
+        applyUntilDone(keys, transactions, k -> {
+            Long at = keyLsn.get(k);
+            return at == null ? null : Lsn.text(at);
+        });
         changed.record(keys, lsn);
         for (ChangeEvent<SourceRecord, SourceRecord> e : events) committer.markProcessed(e);
         committer.markBatchFinished();
         stats.appliedLsn.accumulateAndGet(lsn, Math::max);
+        stats.waitingSinceCommitMs.set(0); // nothing delivered waits now
         if (hold.phase() == ForwardHold.Phase.REQUESTED
                 && stats.appliedLsn() >= hold.request().lsn()) {
             applier.acknowledge(hold.request(), stats.appliedLsn());
@@ -93,7 +104,6 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
         if (changes > 0) {
             stats.events.addAndGet(changes);
             stats.items.addAndGet(keys.size());
-            stats.lastCommitMs.set(commitMs);
             stats.lastAppliedMs.set(System.currentTimeMillis());
         }
     }
@@ -112,10 +122,11 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
                 Lsn.text(lsn));
     }
 
-    private void applyUntilDone(List<String> keys, Set<Long> transactions) throws InterruptedException {
+    private void applyUntilDone(List<String> keys, Set<Long> transactions, Function<String, String> lsnOf)
+            throws InterruptedException {
         for (int attempt = 0; ; attempt++) {
             try {
-                applier.apply(keys, transactions);
+                applier.apply(keys, transactions, lsnOf);
                 return;
             } catch (InterruptedException e) {
                 throw e;

@@ -13,6 +13,7 @@ import io.rebalance.core.fence.PostgresFence;
 import io.rebalance.core.handoff.ForwardHold;
 import io.rebalance.core.handoff.HandoffKeys;
 import io.rebalance.core.handoff.KeyLog;
+import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.route.RoutingTable;
 import io.rebalance.core.source.PageReader;
@@ -117,6 +118,7 @@ public final class Tail implements AutoCloseable {
         var target = config.target();
         var t = config.tail();
         try (Connection c = session.openForPreflight()) {
+            refuseLostSlot(c);
             awaitSlotFree(c);
         }
         RunKeys runKeys = new RunKeys(config.redis().prefix());
@@ -131,8 +133,9 @@ public final class Tail implements AutoCloseable {
             th.setDaemon(true);
             return th;
         });
-        TailStatusPublisher status =
-                new TailStatusPublisher(redis, keys, session, t.slotName(), t.retentionWarnMb(), stats, lease.owner());
+        RefusedRows refused = new RefusedRows(redis, config.redis().prefix());
+        TailStatusPublisher status = new TailStatusPublisher(
+                redis, keys, session, t.slotName(), t.retentionWarnMb(), stats, lease.owner(), refused);
         AtomicReference<Throwable> leaseLost = new AtomicReference<>();
         try (ChangeApplier applier = new ChangeApplier(
                 session,
@@ -142,7 +145,8 @@ public final class Tail implements AutoCloseable {
                 t.applyThreads(),
                 stats.commitWaits::incrementAndGet,
                 new ForwardHold(redis, new HandoffKeys(config.redis().prefix())),
-                new KeyLog(redis, new HandoffKeys(config.redis().prefix())))) {
+                new KeyLog(redis, new HandoffKeys(config.redis().prefix())),
+                refused)) {
             Reconciler reconciler = new Reconciler(touched, applier, stats);
             long third = lease.ttl().toMillis() / 3;
             timers.scheduleWithFixedDelay(
@@ -179,6 +183,11 @@ public final class Tail implements AutoCloseable {
                                     + " `rebalance copy` again");
                 }
                 lease.check();
+                try (Connection c = session.openForPreflight()) {
+                    refuseLostSlot(c); // restarting a stream whose slot is gone would loop, or start from a new slot
+                } catch (java.sql.SQLException unreachable) {
+                    // Postgres is away: the restart below finds out again, and this check runs before the next one
+                }
                 stats.restarts.incrementAndGet();
                 log.warn(
                         "the change stream stopped ({}); starting it again from the saved offsets in 2 s",
@@ -190,6 +199,35 @@ public final class Tail implements AutoCloseable {
             status.close();
         }
         if (leaseLost.get() != null) throw (TailLeaseLostException) leaseLost.get();
+    }
+
+    /**
+     * A slot Postgres invalidated, or one that is gone while the tail has saved positions in it (dropped under the
+     * tail), has lost changes the stream can never deliver: stop once, with the way forward, rather than restart in a
+     * loop or let Debezium create a new slot that starts after the gap.
+     */
+    private void refuseLostSlot(Connection c) throws java.sql.SQLException {
+        String name = config.tail().slotName();
+        TailPreflight.SlotInfo slot = TailPreflight.slot(c, name);
+        String startOver = " Start over: `rebalance tail --drop-slot`, `rebalance reset`, then `rebalance tail` and"
+                + " `rebalance copy` again (or `rebalance verify --all --repair` to rewrite what the stream missed,"
+                + " once a new tail runs).";
+        if (slot.lost()) {
+            throw new RebalanceException(
+                    ErrorCode.TAIL_SLOT_LOST,
+                    "replication slot '" + name + "' was invalidated by Postgres (wal_status lost): it fell more than"
+                            + " max_slot_wal_keep_size behind and the WAL it needed was removed, so changes since are"
+                            + " gone from the stream." + startOver
+                            + " Raise max_slot_wal_keep_size, or watch safe_wal_bytes in `rebalance status`, so it does"
+                            + " not happen again.");
+        }
+        if (!slot.exists() && redis.exists(keys.offsets())) {
+            throw new RebalanceException(
+                    ErrorCode.TAIL_OFFSETS_GONE,
+                    "replication slot '" + name + "' is gone while the tail has saved positions in it ("
+                            + keys.offsets() + "): it was dropped under the tail, so changes since are gone from the"
+                            + " stream." + startOver);
+        }
     }
 
     /** Restarting cannot help when Debezium says the position it must resume from is gone from the slot. */

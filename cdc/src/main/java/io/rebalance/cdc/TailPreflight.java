@@ -26,7 +26,14 @@ public final class TailPreflight {
     }
 
     /** The replication slot as Postgres reports it, or null fields when it does not exist. */
-    public record SlotInfo(boolean exists, String plugin, String database, boolean active, Integer activePid) {}
+    /** @param walStatus {@code reserved}, {@code extended}, {@code unreserved} or {@code lost}; null when absent */
+    public record SlotInfo(
+            boolean exists, String plugin, String database, boolean active, Integer activePid, String walStatus) {
+        /** Postgres invalidated it (it fell more than {@code max_slot_wal_keep_size} behind): its WAL is gone. */
+        public boolean lost() {
+            return "lost".equals(walStatus);
+        }
+    }
 
     private TailPreflight() {}
 
@@ -98,12 +105,17 @@ public final class TailPreflight {
 
     public static SlotInfo slot(Connection c, String slotName) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(
-                "SELECT plugin, database, active, active_pid FROM pg_replication_slots WHERE slot_name = ?")) {
+                "SELECT plugin, database, active, active_pid, wal_status FROM pg_replication_slots WHERE slot_name = ?")) {
             ps.setString(1, slotName);
             try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) return new SlotInfo(false, null, null, false, null);
+                if (!rs.next()) return new SlotInfo(false, null, null, false, null, null);
                 return new SlotInfo(
-                        true, rs.getString(1), rs.getString(2), rs.getBoolean(3), (Integer) rs.getObject(4));
+                        true,
+                        rs.getString(1),
+                        rs.getString(2),
+                        rs.getBoolean(3),
+                        (Integer) rs.getObject(4),
+                        rs.getString(5));
             }
         }
     }

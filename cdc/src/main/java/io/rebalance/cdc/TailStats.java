@@ -9,10 +9,13 @@ public final class TailStats {
     final AtomicLong reconciled = new AtomicLong();
     /** LSN up to which every change is applied (the last event of the last batch landed), as a number; 0 before. */
     final AtomicLong appliedLsn = new AtomicLong();
-    /** Commit time of the last change applied, epoch ms. */
-    final AtomicLong lastCommitMs = new AtomicLong();
     /** LSN of the last TRUNCATE of the source table seen (not applied), 0 if none. */
     final AtomicLong truncatedLsn = new AtomicLong();
+    /**
+     * Commit time (epoch ms) of the oldest change delivered to the tail and not yet applied, 0 when none waits: the
+     * lag is now minus this, so a tail stuck on a batch shows its lag growing instead of its last success.
+     */
+    final AtomicLong waitingSinceCommitMs = new AtomicLong();
     /** When the last change was applied, epoch ms. */
     final AtomicLong lastAppliedMs = new AtomicLong();
 
@@ -25,6 +28,12 @@ public final class TailStats {
 
     /** Change events passed over because a cutover held the tail (ForwardHold). */
     final AtomicLong skippedWhileHeld = new AtomicLong();
+
+    /** Lag in ms at {@code nowMs}: the age of the oldest change waiting to be applied, 0 when none waits. */
+    public long lagMs(long nowMs) {
+        long since = waitingSinceCommitMs.get();
+        return since == 0 ? 0 : Math.max(0, nowMs - since);
+    }
 
     public long skippedWhileHeld() {
         return skippedWhileHeld.get();

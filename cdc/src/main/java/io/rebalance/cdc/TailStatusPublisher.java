@@ -1,6 +1,7 @@
 package io.rebalance.cdc;
 
 import io.rebalance.core.handoff.Lsn;
+import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.source.SourceSession;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -12,9 +13,11 @@ import redis.clients.jedis.UnifiedJedis;
 
 /**
  * Publishes the tail's position once a second to {@code <prefix>cdc:status}, for {@code rebalance status}, verify's
- * in-flight wait and cutover: the LSN applied, lag in ms (commit to applied, of the last change) and in bytes (WAL
- * written but not yet confirmed by the slot), events/s, and how much WAL the slot holds back, with a warning flag
- * past {@code tail.retentionWarnMb}.
+ * in-flight wait and cutover: the LSN applied, lag in ms (the age of the oldest change delivered and not yet applied,
+ * 0 when none waits) and in bytes (WAL written but not yet confirmed by the slot), events/s, the refused rows, and
+ * the slot's health: how much WAL it holds back (with a warning flag past {@code tail.retentionWarnMb}), its
+ * {@code wal_status} and how much more WAL it may fall behind before Postgres invalidates it
+ * ({@code safe_wal_size}, empty when {@code max_slot_wal_keep_size} is unlimited).
  */
 final class TailStatusPublisher {
     private final UnifiedJedis redis;
@@ -24,6 +27,7 @@ final class TailStatusPublisher {
     private final long retentionWarnBytes;
     private final TailStats stats;
     private final String owner;
+    private final RefusedRows refused;
     private Connection connection;
     private long lastEvents;
     private long lastAt;
@@ -35,7 +39,9 @@ final class TailStatusPublisher {
             String slotName,
             long retentionWarnMb,
             TailStats stats,
-            String owner) {
+            String owner,
+            RefusedRows refused) {
+        this.refused = refused;
         this.redis = redis;
         this.keys = keys;
         this.session = session;
@@ -58,8 +64,7 @@ final class TailStatusPublisher {
         f.put("events_per_sec", String.format(java.util.Locale.ROOT, "%.1f", rate));
         long applied = stats.appliedLsn();
         f.put("applied_lsn", applied == 0 ? "" : Lsn.text(applied));
-        long commit = stats.lastCommitMs.get();
-        f.put("lag_ms", commit == 0 ? "0" : Long.toString(Math.max(0, stats.lastAppliedMs.get() - commit)));
+        f.put("lag_ms", Long.toString(stats.lagMs(now)));
         f.put("last_applied_ms", Long.toString(stats.lastAppliedMs.get()));
         f.put("reconcile_pending", Long.toString(pendingReconcile));
         f.put("reconciled", Long.toString(stats.reconciled()));
@@ -67,6 +72,7 @@ final class TailStatusPublisher {
         f.put("commit_waits", Long.toString(stats.commitWaits()));
         f.put("skipped_while_held", Long.toString(stats.skippedWhileHeld()));
         f.put("stream_restarts", Long.toString(stats.restarts()));
+        f.put("refused", Long.toString(refused.count()));
         long truncated = stats.truncatedLsn.get();
         if (truncated != 0) f.put("truncated_lsn", Lsn.text(truncated)); // kept in the hash once seen (hset merges)
         try {
@@ -86,7 +92,8 @@ final class TailStatusPublisher {
         if (connection == null || connection.isClosed()) connection = session.open();
         try (PreparedStatement ps = connection.prepareStatement("SELECT pg_current_wal_lsn()::text,"
                 + " confirmed_flush_lsn::text, (pg_current_wal_lsn() - confirmed_flush_lsn)::int8,"
-                + " (pg_current_wal_lsn() - restart_lsn)::int8 FROM pg_replication_slots WHERE slot_name = ?")) {
+                + " (pg_current_wal_lsn() - restart_lsn)::int8, wal_status, safe_wal_size FROM pg_replication_slots"
+                + " WHERE slot_name = ?")) {
             ps.setString(1, slotName);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
@@ -100,6 +107,9 @@ final class TailStatusPublisher {
                 long retained = rs.getLong(4);
                 f.put("retained_bytes", Long.toString(retained));
                 f.put("retention_warning", Boolean.toString(retained > retentionWarnBytes));
+                f.put("wal_status", String.valueOf(rs.getString(5)));
+                long safe = rs.getLong(6);
+                f.put("safe_wal_bytes", rs.wasNull() ? "" : Long.toString(safe));
                 f.remove("source_error");
                 redis.hdel(keys.status(), "source_error");
             }

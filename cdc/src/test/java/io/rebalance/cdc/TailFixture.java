@@ -40,8 +40,16 @@ final class TailFixture implements AutoCloseable {
     final ExecutorService threads = Executors.newCachedThreadPool();
     final List<Tail> tails = new CopyOnWriteArrayList<>();
 
+    final String jdbcUrl;
+
     TailFixture() throws Exception {
-        overrides.put("source.jdbcUrl", services.jdbcUrl);
+        this(SharedServices.get().jdbcUrl);
+    }
+
+    /** A fixture whose source table lives in the Postgres at {@code jdbcUrl} (a test's own cluster, say). */
+    TailFixture(String jdbcUrl) throws Exception {
+        this.jdbcUrl = jdbcUrl;
+        overrides.put("source.jdbcUrl", jdbcUrl);
         overrides.put("source.table", table);
         overrides.put("target.table", table);
         overrides.put("target.endpoint", services.dynamo.endpoint());
@@ -50,7 +58,7 @@ final class TailFixture implements AutoCloseable {
         overrides.put("tail.slotName", slotName);
         overrides.put("tail.publication", publication);
         overrides.put("tail.leaseTtl", "3s");
-        try (Connection c = services.postgres();
+        try (Connection c = postgres();
                 Statement st = c.createStatement()) {
             st.execute(String.format(RoomEventsGenerator.DDL, table));
         }
@@ -58,6 +66,10 @@ final class TailFixture implements AutoCloseable {
         SourceTable source = sourceTable();
         TargetTable.create(
                 dynamo, table, source.partitionKey(config.target()), source.keyType(), SlotIndex.of(config.target()));
+    }
+
+    Connection postgres() throws java.sql.SQLException {
+        return java.sql.DriverManager.getConnection(jdbcUrl, "postgres", "");
     }
 
     MigrationConfig config() {
@@ -89,7 +101,7 @@ final class TailFixture implements AutoCloseable {
     /** Waits until the slot exists and a tail reads it: changes committed from now on reach the stream. */
     void awaitStreaming() {
         Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> {
-            try (Connection c = services.postgres()) {
+            try (Connection c = postgres()) {
                 return TailPreflight.slot(c, slotName).active();
             }
         });
@@ -108,14 +120,14 @@ final class TailFixture implements AutoCloseable {
     }
 
     void sql(String... statements) throws Exception {
-        try (Connection c = services.postgres();
+        try (Connection c = postgres();
                 Statement st = c.createStatement()) {
             for (String s : statements) st.execute(s);
         }
     }
 
     void insert(String id, String kind, String dataJson, int seq) throws Exception {
-        try (Connection c = services.postgres();
+        try (Connection c = postgres();
                 PreparedStatement ps = c.prepareStatement(
                         "INSERT INTO " + table + " VALUES (?, gen_random_uuid(), ?, ?::jsonb, now(), ?)")) {
             ps.setString(1, id);
@@ -131,7 +143,7 @@ final class TailFixture implements AutoCloseable {
         for (Tail t : tails) t.close();
         threads.shutdown();
         threads.awaitTermination(30, java.util.concurrent.TimeUnit.SECONDS);
-        try (Connection c = services.postgres();
+        try (Connection c = postgres();
                 Statement st = c.createStatement()) {
             Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> !TailPreflight.slot(c, slotName)
                     .active());

@@ -3,6 +3,7 @@ package io.rebalance.cli;
 import io.rebalance.cdc.TailKeys;
 import io.rebalance.cdc.TailProgress;
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.cutover.PreCheck;
 import io.rebalance.cutover.PreChecks;
@@ -45,6 +46,7 @@ final class CutoverChecks implements PreChecks {
                                         + " status` says FINISHED"));
         out.add(tail());
         out.add(verified(plan));
+        out.add(refused());
         out.add(reverse.notReady()
                 .map(why -> PreCheck.fail("reverse stream", why + " (without it the cutover could not be undone)"))
                 .orElseGet(() -> PreCheck.pass("reverse stream", "running")));
@@ -66,6 +68,17 @@ final class CutoverChecks implements PreChecks {
                         "lag " + lag + " ms is over cutover.maxTailLag "
                                 + config.cutover().maxTailLag()
                                 + "; wait until `rebalance status` shows the tail caught up");
+    }
+
+    private PreCheck refused() {
+        long n = new RefusedRows(c.redis(), config.redis().prefix()).count();
+        return n == 0
+                ? PreCheck.pass("refused rows", "none")
+                : PreCheck.fail(
+                        "refused rows",
+                        n + " row" + (n == 1 ? " is" : "s are") + " listed as refused: DynamoDB does not hold them"
+                                + " (`rebalance status` lists them); fix the rows or the settings, then `rebalance"
+                                + " verify --retry-refused`");
     }
 
     private PreCheck verified(RunPlan plan) {

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import io.rebalance.cdc.TailKeys;
 import io.rebalance.cdc.TailProgress;
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.mover.RunPlan;
@@ -115,6 +116,7 @@ final class StatusCommand implements Callable<Integer> {
                 "verification",
                 verification(new VerificationStore(c.redis(), config.redis().prefix())));
         v.put("tail", tail(c, new TailKeys(config.redis().prefix())));
+        v.put("refused", refused(new RefusedRows(c.redis(), config.redis().prefix())));
         v.put("routing", RoutingView.of(c.redis(), config.redis().prefix()));
         return v;
     }
@@ -133,6 +135,17 @@ final class StatusCommand implements Callable<Integer> {
         t.putAll(st);
         return t;
     }
+
+    /** The rows DynamoDB cannot hold, as listed by whoever met them: the count and the first {@value #REFUSED_SHOWN}. */
+    static Map<String, Object> refused(RefusedRows refused) {
+        List<RefusedRows.Refusal> all = refused.all();
+        Map<String, Object> v = new LinkedHashMap<>();
+        v.put("count", all.size());
+        v.put("rows", all.subList(0, Math.min(REFUSED_SHOWN, all.size())));
+        return v;
+    }
+
+    private static final int REFUSED_SHOWN = 100;
 
     /** The latest verification of each slot that has one: counts by verdict, and the slots that do not match. */
     static Map<String, Object> verification(VerificationStore store) {
@@ -172,6 +185,7 @@ final class StatusCommand implements Callable<Integer> {
         if (plan == null) {
             out.println("no run has been planned under this prefix yet: `rebalance copy` starts one");
             printTail((Map<String, Object>) v.get("tail"), out);
+            printRefused((Map<String, Object>) v.get("refused"), out);
             RoutingView.print((Map<String, Object>) v.get("routing"), out);
             return;
         }
@@ -235,12 +249,36 @@ final class StatusCommand implements Callable<Integer> {
             }
         }
         printTail((Map<String, Object>) v.get("tail"), out);
+        printRefused((Map<String, Object>) v.get("refused"), out);
         RoutingView.print((Map<String, Object>) v.get("routing"), out);
         List<String> events = (List<String>) v.get("events");
         if (!events.isEmpty()) {
             out.println("recent events");
             events.forEach(e -> out.println("  " + e));
         }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static void printRefused(Map<String, Object> r, PrintWriter out) {
+        int count = (Integer) r.get("count");
+        if (count == 0) return;
+        out.printf(
+                "refused    %d row%s DynamoDB cannot hold (not written; the cutover refuses until none is left). Fix"
+                        + " the row or the settings, then `rebalance verify --retry-refused`%n",
+                count, count == 1 ? "" : "s");
+        List<RefusedRows.Refusal> rows = (List<RefusedRows.Refusal>) r.get("rows");
+        for (RefusedRows.Refusal x : rows.subList(0, Math.min(10, rows.size()))) {
+            out.printf(
+                    "  id %s  slot %s  %s%s  (%s%s)%n",
+                    x.id(),
+                    x.slot().isEmpty() ? "-" : x.slot(),
+                    x.column().isEmpty() ? "" : "column " + x.column() + ": ",
+                    x.reason(),
+                    x.by(),
+                    x.lsn().isEmpty() ? "" : " at " + x.lsn());
+        }
+        if (count > 10)
+            out.printf("  ... and %d more (`rebalance status --json` lists %d)%n", count - 10, REFUSED_SHOWN);
     }
 
     private static void printTail(Map<String, Object> t, PrintWriter out) {
@@ -262,6 +300,16 @@ final class StatusCommand implements Callable<Integer> {
                     t.get("events_per_sec"),
                     t.get("events"),
                     t.get("reconcile_pending"));
+        }
+        if (t.containsKey("wal_status")) {
+            Object safe = t.get("safe_wal_bytes");
+            out.printf(
+                    "  slot %s, holds %s bytes of WAL, %s%n",
+                    t.get("wal_status"),
+                    t.getOrDefault("retained_bytes", "?"),
+                    safe == null || safe.toString().isEmpty()
+                            ? "no max_slot_wal_keep_size"
+                            : safe + " bytes more before Postgres invalidates it");
         }
         if ("true".equals(t.get("retention_warning"))) {
             out.printf(

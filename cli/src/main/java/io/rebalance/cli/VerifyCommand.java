@@ -10,6 +10,7 @@ import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.handoff.Lsn;
+import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotRange;
 import io.rebalance.core.source.SourceSession;
@@ -30,6 +31,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -78,6 +80,13 @@ final class VerifyCommand implements Callable<Integer> {
     @Option(names = "--repair", description = "Re-copy the ids that differ, delete extra items, then verify again.")
     boolean repair;
 
+    @Option(
+            names = "--retry-refused",
+            description = "Write the refused rows (`rebalance status` lists them) again from Postgres as it is now,"
+                    + " once the rows or the settings are fixed; rows DynamoDB still cannot hold stay listed. Alone,"
+                    + " exit 0 when none is left and 1 otherwise; with --slot or --all, the slots are verified after.")
+    boolean retryRefused;
+
     @Option(names = "--json", description = "Print JSON instead of a table.")
     boolean json;
 
@@ -104,10 +113,11 @@ final class VerifyCommand implements Callable<Integer> {
 
     private int run(PrintWriter out, PrintWriter err) throws Exception {
         MigrationConfig config = options.load();
-        if (slots.isEmpty() && !all) {
+        if (slots.isEmpty() && !all && !retryRefused) {
             throw new RebalanceException(
                     ErrorCode.CONFIG_INVALID,
-                    "say which slots to verify: --slot 20241020.02, --slot 20241020.00..20241020.23, or --all");
+                    "say which slots to verify: --slot 20241020.02, --slot 20241020.00..20241020.23, or --all (or"
+                            + " --retry-refused)");
         }
         int threads = parallel != null ? parallel : config.verify().parallel();
         if (threads < 1 || threads > 64) {
@@ -139,9 +149,17 @@ final class VerifyCommand implements Callable<Integer> {
                     new VerificationStore(c.redis(), config.redis().prefix());
             Verifier verifier = new Verifier(config, table, c.dynamo(), inFlight(config, c));
             TailKeys tailKeys = new TailKeys(config.redis().prefix());
-            boolean throughTail =
-                    repair && new TailProgress(c.redis(), tailKeys).applied().isPresent();
+            RefusedRows refused = new RefusedRows(c.redis(), config.redis().prefix());
+            boolean throughTail = (repair || retryRefused)
+                    && new TailProgress(c.redis(), tailKeys).applied().isPresent();
             if (throughTail) verifier.repairThrough(throughTail(new RepairQueue(c.redis(), tailKeys)));
+            else verifier.recordRefusals(refused);
+            if (retryRefused) {
+                int left = retryRefused(config, verifier, refused, throughTail, out);
+                if (ordered.isEmpty()) return left == 0 ? MATCH : MISMATCH;
+            }
+            Map<String, RefusedRows.Refusal> known = new HashMap<>();
+            for (RefusedRows.Refusal r : refused.all()) known.put(r.id(), r);
             if (!json) {
                 out.printf(
                         "verifying %d slot%s of %s against DynamoDB %s (%d at a time)%s%n",
@@ -157,9 +175,9 @@ final class VerifyCommand implements Callable<Integer> {
             }
             List<SlotResult> results = verifier.verify(ordered, threads, repair, r -> {
                 store.save(r);
-                if (!json) print(r, out, copying.contains(r.slot()));
+                if (!json) print(r, out, copying.contains(r.slot()), known);
             });
-            return summarize(results, copying, out);
+            return summarize(results, copying, known, out);
         }
     }
 
@@ -226,7 +244,41 @@ final class VerifyCommand implements Callable<Integer> {
         return out;
     }
 
-    private static void print(SlotResult r, PrintWriter out, boolean copying) {
+    /** Writes the refused rows again, then says which are still refused. @return how many are left */
+    private int retryRefused(
+            MigrationConfig config, Verifier verifier, RefusedRows refused, boolean throughTail, PrintWriter out)
+            throws Exception {
+        List<String> ids = refused.all().stream().map(RefusedRows.Refusal::id).toList();
+        if (!ids.isEmpty()) {
+            try (Connection pg = new SourceSession(config.source()).open()) {
+                verifier.repair(pg, ids);
+            }
+        }
+        List<RefusedRows.Refusal> left = refused.all();
+        if (json && slots.isEmpty() && !all) {
+            Map<String, Object> doc = new LinkedHashMap<>();
+            doc.put("retried", ids.size());
+            doc.put("stillRefused", left);
+            out.println(JSON.writeValueAsString(doc));
+        } else {
+            out.printf(
+                    "retried %d refused row%s%s: %d written, %d still refused%n",
+                    ids.size(),
+                    ids.size() == 1 ? "" : "s",
+                    throughTail ? " through the running tail" : "",
+                    ids.size() - left.size(),
+                    left.size());
+            for (RefusedRows.Refusal r : left) {
+                out.printf(
+                        "  id %s  slot %s  %s%s%n",
+                        r.id(), r.slot(), r.column().isEmpty() ? "" : "column " + r.column() + ": ", r.reason());
+            }
+        }
+        out.flush();
+        return left.size();
+    }
+
+    private static void print(SlotResult r, PrintWriter out, boolean copying, Map<String, RefusedRows.Refusal> known) {
         synchronized (out) {
             if (r.verdict() == SlotResult.Verdict.ERROR) {
                 out.printf("%-12s %-9s %s%n", r.slot(), "ERROR", r.error());
@@ -249,7 +301,13 @@ final class VerifyCommand implements Callable<Integer> {
                             r.differences().size() - 20);
                     break;
                 }
-                out.println("  " + d.describe());
+                RefusedRows.Refusal refusal = known.get(d.id());
+                out.println("  " + d.describe()
+                        + (refusal == null
+                                ? ""
+                                : "  [known: refused, "
+                                        + (refusal.column().isEmpty() ? "" : "column " + refusal.column() + ": ")
+                                        + refusal.reason() + "]"));
             }
         }
     }
@@ -262,15 +320,21 @@ final class VerifyCommand implements Callable<Integer> {
         return notes.isEmpty() ? "" : "  (" + String.join("; ", notes) + ")";
     }
 
-    private int summarize(List<SlotResult> results, Set<String> copying, PrintWriter out) throws Exception {
+    private int summarize(
+            List<SlotResult> results, Set<String> copying, Map<String, RefusedRows.Refusal> known, PrintWriter out)
+            throws Exception {
         Map<SlotResult.Verdict, Long> counts = new LinkedHashMap<>();
         for (SlotResult.Verdict v : SlotResult.Verdict.values()) counts.put(v, 0L);
         long differences = 0;
         long repaired = 0;
+        List<RefusedRows.Refusal> refusedSeen = new ArrayList<>();
         for (SlotResult r : results) {
             counts.merge(r.verdict(), 1L, Long::sum);
             differences += r.differences().size();
             repaired += r.repaired().size();
+            for (Difference d : r.differences()) {
+                if (known.containsKey(d.id())) refusedSeen.add(known.get(d.id()));
+            }
         }
         int code = counts.get(SlotResult.Verdict.ERROR) > 0
                 ? ERROR
@@ -282,6 +346,7 @@ final class VerifyCommand implements Callable<Integer> {
             doc.put("differences", differences);
             doc.put("repaired", repaired);
             doc.put("notFinishedCopying", new TreeSet<>(copying));
+            doc.put("refused", refusedSeen);
             doc.put("slots", results);
             out.println(JSON.writeValueAsString(doc));
         } else {
@@ -293,7 +358,13 @@ final class VerifyCommand implements Callable<Integer> {
                     counts.get(SlotResult.Verdict.ERROR),
                     differences,
                     repaired > 0 ? ", " + repaired + " repaired" : "");
-            if (code == MISMATCH && !repair)
+            if (!refusedSeen.isEmpty()) {
+                out.printf(
+                        "%d of the differences are known refused rows (DynamoDB cannot hold them as mapped): fix the"
+                                + " rows or the settings, then `rebalance verify --retry-refused`%n",
+                        refusedSeen.size());
+            }
+            if (code == MISMATCH && !repair && refusedSeen.size() < differences)
                 out.println("to re-copy exactly these ids: rebalance verify --repair with the same slots");
         }
         out.flush();

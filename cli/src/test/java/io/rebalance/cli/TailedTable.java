@@ -99,11 +99,16 @@ final class TailedTable implements AutoCloseable {
         }
     }
 
+    /** Stops the tail as Ctrl-C does, and waits until its slot is free. */
+    void stopTail() throws Exception {
+        tail.close();
+        running.get(60, TimeUnit.SECONDS);
+    }
+
     @Override
     public void close() throws Exception {
         try {
-            tail.close();
-            running.get(60, TimeUnit.SECONDS);
+            stopTail();
         } finally {
             thread.shutdownNow();
             redis.close();

@@ -32,6 +32,7 @@ public enum ErrorCode {
     CUTOVER_ABORTED(32, "the cutover stopped before its point of no return and put everything back"),
     CUTOVER_INTERRUPTED(
             33, "an earlier cutover stopped mid-way; `rebalance cutover --recover` brings the stores in line"),
+    TAIL_SLOT_LOST(34, "Postgres invalidated the tail's replication slot: changes since are gone from the stream"),
     INTERNAL(70, "internal error");
 
     private final int exitCode;

@@ -5,6 +5,7 @@ import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.KeyRefresher;
 import io.rebalance.core.dynamo.BatchWriter;
 import io.rebalance.core.dynamo.SlotIndex;
+import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.source.PageReader;
@@ -81,6 +82,20 @@ public final class Verifier {
     public Verifier settleByRows() {
         this.slots = slots.withPinpointer(new Pinpointer(source, FANOUT, Integer.MAX_VALUE));
         return this;
+    }
+
+    /**
+     * Repairs written here list the rows DynamoDB cannot hold in {@code refused} and write the others, instead of
+     * failing the slot on the first such row.
+     */
+    public Verifier recordRefusals(RefusedRows refused) {
+        this.repairs = (c, ids) -> repairer.refresh(c, ids, refused, "repair");
+        return this;
+    }
+
+    /** Writes {@code ids} again from Postgres as it is now, as a repair would. @return items put or deleted */
+    public int repair(Connection source, List<String> ids) throws Exception {
+        return repairs.repair(source, ids);
     }
 
     /** Repairs go through {@code repairs} instead of being written here (through a running tail, say). */

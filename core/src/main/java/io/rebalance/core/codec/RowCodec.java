@@ -1,7 +1,5 @@
 package io.rebalance.core.codec;
 
-import io.rebalance.core.ErrorCode;
-import io.rebalance.core.RebalanceException;
 import io.rebalance.core.dynamo.SlotIndex;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -64,7 +62,7 @@ public final class RowCodec {
                 attributeNames[keyIndex], values.encode(columns.get(keyIndex).kind(), keyText));
     }
 
-    /** @throws RebalanceException ROW_REFUSED naming the row id when DynamoDB cannot hold the row */
+    /** @throws RowRefusedException naming the row id, the column and why, when DynamoDB cannot hold the row */
     public Map<String, AttributeValue> encode(SourceRow row) {
         Map<String, AttributeValue> item = new HashMap<>(columns.size() * 2 + 2);
         for (int i = 0; i < attributeNames.length; i++) {
@@ -72,18 +70,19 @@ public final class RowCodec {
             try {
                 item.put(attributeNames[i], encodeValue(col, row.values()[i]));
             } catch (ValueRefusedException e) {
-                throw refused(row, "column " + col.name() + " (" + col.sqlType() + "): " + e.getMessage());
+                throw refused(row, col, e.getMessage());
             }
         }
         try {
             item.put(slotIndex.attribute(), AttributeValue.fromS(slotIndex.value(rowSlot.of(row), row.key())));
         } catch (ValueRefusedException e) {
-            throw refused(row, "it has no slot: " + e.getMessage());
+            throw refused(row, null, "it has no slot: " + e.getMessage());
         }
         long size = ItemSize.of(item);
         if (size > ItemSize.MAX_BYTES) {
             throw refused(
                     row,
+                    null,
                     "the item would be " + size + " bytes, over DynamoDB's limit of " + ItemSize.MAX_BYTES
                             + " bytes; leave large columns out with source.columns, or shrink the row in Postgres");
         }
@@ -112,8 +111,15 @@ public final class RowCodec {
         return (List<Object>) list;
     }
 
-    private static RebalanceException refused(SourceRow row, String why) {
-        return new RebalanceException(
-                ErrorCode.ROW_REFUSED, "row id=" + row.key() + " cannot be stored in DynamoDB: " + why);
+    private RowRefusedException refused(SourceRow row, ColumnSpec column, String why) {
+        String slot;
+        try {
+            slot = rowSlot.of(row).name();
+        } catch (ValueRefusedException e) {
+            slot = null; // a row without an hour has no slot to name
+        }
+        return column == null
+                ? new RowRefusedException(row.key(), null, null, why, slot)
+                : new RowRefusedException(row.key(), column.name(), column.sqlType(), why, slot);
     }
 }

@@ -1,8 +1,10 @@
 package io.rebalance.core.copy;
 
 import io.rebalance.core.codec.RowCodec;
+import io.rebalance.core.codec.RowRefusedException;
 import io.rebalance.core.codec.SourceRow;
 import io.rebalance.core.dynamo.BatchWriter;
+import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.source.PageReader;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -38,9 +40,14 @@ public final class KeyRefresher {
     /**
      * @param rows the keys that have a row, with the row as read
      * @param absent the keys without a row (deleted in Postgres)
-     * @param requests one put or delete per distinct key
+     * @param requests one put or delete per distinct key, none for a refused one
+     * @param refused the rows DynamoDB cannot hold as mapped: nothing is written for them, the caller records them
      */
-    public record Refresh(List<SourceRow> rows, List<String> absent, List<WriteRequest> requests) {}
+    public record Refresh(
+            List<SourceRow> rows,
+            List<String> absent,
+            List<WriteRequest> requests,
+            List<RowRefusedException> refused) {}
 
     /** Reads the current rows of {@code keys} (duplicates collapse) and builds one write per key; writes nothing. */
     public Refresh read(Connection c, Collection<String> keys) throws SQLException {
@@ -48,11 +55,16 @@ public final class KeyRefresher {
         List<SourceRow> rows = reader.byKeys(c, distinct);
         Set<String> withRow = new HashSet<>();
         List<WriteRequest> requests = new ArrayList<>(distinct.size());
+        List<RowRefusedException> refused = new ArrayList<>();
         for (SourceRow row : rows) {
             withRow.add(row.key());
-            requests.add(WriteRequest.builder()
-                    .putRequest(PutRequest.builder().item(codec.encode(row)).build())
-                    .build());
+            try {
+                requests.add(WriteRequest.builder()
+                        .putRequest(PutRequest.builder().item(codec.encode(row)).build())
+                        .build());
+            } catch (RowRefusedException e) {
+                refused.add(e); // one row DynamoDB cannot hold must not hold up the others
+            }
         }
         List<String> absent = new ArrayList<>();
         for (String key : distinct) {
@@ -62,7 +74,7 @@ public final class KeyRefresher {
                     .deleteRequest(DeleteRequest.builder().key(codec.key(key)).build())
                     .build());
         }
-        return new Refresh(rows, absent, requests);
+        return new Refresh(rows, absent, requests, refused);
     }
 
     /** Sends a refresh's writes with BatchWriteItem (its keys are distinct, as one batch requires). */
@@ -75,10 +87,32 @@ public final class KeyRefresher {
         writer.apply(requests);
     }
 
-    /** {@link #read} then {@link #write}; @return how many keys were put or deleted */
+    /**
+     * {@link #read} then {@link #write}, recording the rows DynamoDB cannot hold in {@code refused} (as met by
+     * {@code by}) and taking the keys written off it. @return how many keys were put or deleted
+     */
+    public int refresh(Connection c, Collection<String> keys, RefusedRows refused, String by)
+            throws SQLException, InterruptedException {
+        Refresh r = read(c, keys);
+        refused.record(r.refused(), by, key -> null);
+        write(r);
+        Set<String> notWritten = new HashSet<>();
+        for (RowRefusedException e : r.refused()) notWritten.add(e.key());
+        List<String> landed = new ArrayList<>();
+        for (String key : new LinkedHashSet<>(keys)) if (!notWritten.contains(key)) landed.add(key);
+        refused.clear(landed);
+        return r.requests().size();
+    }
+
+    /**
+     * {@link #read} then {@link #write}; @return how many keys were put or deleted
+     *
+     * @throws RowRefusedException the first refused row, once every other key is written
+     */
     public int refresh(Connection c, Collection<String> keys) throws SQLException, InterruptedException {
         Refresh r = read(c, keys);
         write(r);
+        if (!r.refused().isEmpty()) throw r.refused().get(0);
         return r.requests().size();
     }
 }

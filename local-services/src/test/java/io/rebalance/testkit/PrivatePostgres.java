@@ -1,0 +1,146 @@
+package io.rebalance.testkit;
+
+import io.rebalance.local.LocalServices;
+import java.io.File;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.testcontainers.postgresql.PostgreSQLContainer;
+import org.testcontainers.utility.DockerImageName;
+
+/**
+ * A Postgres cluster of a test's own, on a loopback port, for settings the shared one must not have (a small
+ * {@code max_slot_wal_keep_size} that invalidates slots, say), so other tests' slots are never at risk. It is made with
+ * the machine's {@code initdb} and {@code pg_ctl} (as the postgres user when run as root), or, where Postgres is not
+ * installed but a Docker engine runs, as a container. Closing stops it and removes its files.
+ */
+public final class PrivatePostgres implements AutoCloseable {
+    public final String jdbcUrl;
+    private final Path dir;
+    private final PostgreSQLContainer container;
+
+    private PrivatePostgres(String jdbcUrl, Path dir, PostgreSQLContainer container) {
+        this.jdbcUrl = jdbcUrl;
+        this.dir = dir;
+        this.container = container;
+    }
+
+    /** @param settings server settings as {@code name=value}, besides {@code wal_level=logical} */
+    public static PrivatePostgres start(String... settings) throws Exception {
+        Path bin = binDir();
+        if (bin == null) {
+            if (!LocalServices.dockerAvailable()) {
+                throw new IllegalStateException("a private Postgres needs initdb (Debian package postgresql) or a"
+                        + " Docker engine; neither is here");
+            }
+            List<String> cmd = new ArrayList<>(List.of("postgres", "-c", "wal_level=logical"));
+            for (String s : settings) cmd.addAll(List.of("-c", s));
+            PostgreSQLContainer pg = new PostgreSQLContainer(DockerImageName.parse(LocalServices.POSTGRES_IMAGE))
+                    .withDatabaseName("postgres")
+                    .withUsername("postgres")
+                    .withPassword("postgres")
+                    .withCommand(cmd.toArray(String[]::new));
+            pg.start();
+            return new PrivatePostgres(
+                    LocalServices.withPassword(pg.getJdbcUrl(), pg.getPassword()) + "&user=postgres", null, pg);
+        }
+        Path dir = Files.createTempDirectory("rebalance-pg-");
+        boolean root = "root".equals(System.getProperty("user.name"));
+        if (root) run(List.of("chown", "postgres:postgres", dir.toString()));
+        run(asPostgres(
+                root,
+                bin.resolve("initdb").toString(),
+                "-D",
+                dir.resolve("data").toString(),
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "--no-sync"));
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        StringBuilder opts = new StringBuilder(
+                "-p " + port + " -k " + dir + " -c listen_addresses=127.0.0.1" + " -c wal_level=logical -c fsync=off");
+        for (String s : settings) opts.append(" -c ").append(s);
+        run(asPostgres(
+                root,
+                bin.resolve("pg_ctl").toString(),
+                "-D",
+                dir.resolve("data").toString(),
+                "-o",
+                opts.toString(),
+                "-l",
+                dir.resolve("log").toString(),
+                "-w",
+                "start"));
+        return new PrivatePostgres("jdbc:postgresql://127.0.0.1:" + port + "/postgres?user=postgres", dir, null);
+    }
+
+    private static Path binDir() throws IOException {
+        Path root = Path.of("/usr/lib/postgresql");
+        if (!Files.isDirectory(root)) return null;
+        try (Stream<Path> versions = Files.list(root)) {
+            return versions.map(v -> v.resolve("bin"))
+                    .filter(b -> Files.isExecutable(b.resolve("initdb")))
+                    .max(Comparator.comparing(
+                            b -> Integer.parseInt(b.getParent().getFileName().toString())))
+                    .orElse(null);
+        }
+    }
+
+    private static List<String> asPostgres(boolean root, String... cmd) {
+        List<String> out = new ArrayList<>();
+        if (root) out.addAll(List.of("runuser", "-u", "postgres", "--"));
+        out.addAll(List.of(cmd));
+        return out;
+    }
+
+    private static void run(List<String> cmd) throws Exception {
+        File log = File.createTempFile("rebalance-pg-cmd", ".log");
+        try {
+            Process p = new ProcessBuilder(cmd)
+                    .redirectErrorStream(true)
+                    .redirectOutput(log)
+                    .start();
+            if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                p.destroyForcibly();
+                throw new IllegalStateException(String.join(" ", cmd) + " failed: " + Files.readString(log.toPath()));
+            }
+        } finally {
+            log.delete();
+        }
+    }
+
+    @Override
+    public void close() throws Exception {
+        if (container != null) {
+            container.stop();
+            return;
+        }
+        Path bin = binDir();
+        boolean root = "root".equals(System.getProperty("user.name"));
+        try {
+            run(asPostgres(
+                    root,
+                    bin.resolve("pg_ctl").toString(),
+                    "-D",
+                    dir.resolve("data").toString(),
+                    "-m",
+                    "immediate",
+                    "-w",
+                    "stop"));
+        } finally {
+            try (Stream<Path> files = Files.walk(dir)) {
+                files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+            }
+        }
+    }
+}
