@@ -103,7 +103,7 @@ final class ChangeApplier implements AutoCloseable {
         awaitVisible(committed);
         // Read in chunks and hand each chunk's writes over at once: the next chunk's read overlaps them, and the
         // writers never wait for the whole batch to be read. The keys are distinct, so no two writes race.
-        List<Future<?>> pending = new ArrayList<>();
+        List<Future<List<RowRefusedException>>> pending = new ArrayList<>();
         Set<String> refused = new HashSet<>();
         int written = 0;
         try {
@@ -114,16 +114,18 @@ final class ChangeApplier implements AutoCloseable {
                 List<WriteRequest> requests = refresh.requests();
                 for (int j = 0; j < requests.size(); j += BATCH) {
                     List<WriteRequest> part = requests.subList(j, Math.min(requests.size(), j + BATCH));
-                    pending.add(writers.submit(() -> {
-                        refresher.write(part);
-                        return null;
-                    }));
+                    // every attempt bound to the tail's lease (ADR 6); rows DynamoDB itself refuses come back
+                    pending.add(writers.submit(() -> refresher.write(part, lease)));
                 }
                 written += requests.size();
             }
         } finally {
             awaitAll(pending);
         }
+        List<RowRefusedException> byDynamo = new ArrayList<>();
+        for (Future<List<RowRefusedException>> f : pending) byDynamo.addAll(f.get()); // all done: awaitAll returned
+        refusedRows.record(byDynamo, "tail", lsnOf);
+        for (RowRefusedException e : byDynamo) refused.add(e.key());
         List<String> landed = new ArrayList<>(distinct.size());
         for (String key : distinct) if (!refused.contains(key)) landed.add(key);
         refusedRows.clear(landed); // after the writes landed: a listed row stays listed until its item is its row
@@ -152,7 +154,7 @@ final class ChangeApplier implements AutoCloseable {
      * Waits for every write of this call, failed or not, before returning or throwing: a retry must never run
      * beside a write of the failed attempt, which carries an older read and could land last.
      */
-    static void awaitAll(List<Future<?>> pending) throws Exception {
+    static void awaitAll(List<? extends Future<?>> pending) throws Exception {
         Exception first = null;
         boolean interrupted = false;
         for (Future<?> f : pending) {

@@ -110,12 +110,14 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
 
     /**
      * A TRUNCATE names no keys, and emptying the target on the stream's word would race the backfill and cannot be
-     * undone, so the tail does not apply it: it says so loudly, and status keeps saying it (until a reset). The way
-     * out is {@code verify --all --repair} (which deletes the extra items) or starting over.
+     * undone, so the tail does not apply it: it says so loudly, status keeps saying it (until a reset), and every
+     * slot counts as changed at its position, so the cutover refuses until each was verified after it. The way out is
+     * {@code verify --all --repair} (which deletes the extra items) or starting over.
      */
     private void truncated(SourceRecord r) {
         long lsn = r.sourceOffset().get("lsn") instanceof Long l ? l : 0;
         stats.truncatedLsn.set(lsn);
+        changed.truncated(lsn); // every slot changed: the cutover refuses until each is verified after it
         log.error(
                 "the source table was TRUNCATEd (LSN {}); the tail does not empty DynamoDB: run `rebalance verify"
                         + " --all --repair` to delete the items that are gone, or start the migration over",

@@ -19,6 +19,9 @@ public final class ChangedSlots {
     /** The field that stands for every slot. */
     public static final String ALL = "*";
 
+    /** The field that holds the WAL position of the last TRUNCATE of the source table. */
+    public static final String TRUNCATED = "truncated";
+
     private final UnifiedJedis redis;
     private final String key;
     private final SlotKeyspace keyspace;
@@ -44,6 +47,14 @@ public final class ChangedSlots {
     }
 
     /**
+     * A TRUNCATE at {@code lsn} changed every slot: the cutover then re-verifies every slot (their items are still in
+     * DynamoDB, since the tail does not apply it) and refuses until each was verified after it.
+     */
+    void truncated(long lsn) {
+        redis.hset(key, Map.of(ALL, Lsn.text(lsn), TRUNCATED, Lsn.text(lsn)));
+    }
+
+    /**
      * Every slot's last change, read in one round trip: the cutover asks for thousands of slots inside its blocked
      * window.
      */
@@ -55,6 +66,11 @@ public final class ChangedSlots {
 
     /** A snapshot of {@link #positions()}. */
     public record Positions(Map<String, Long> bySlot) {
+        /** The last TRUNCATE's WAL position, if the source table was ever truncated. */
+        public Optional<Long> truncated() {
+            return Optional.ofNullable(bySlot.get(TRUNCATED));
+        }
+
         /** The last change's WAL position in {@code slot} (or in any slot, when keys do not name theirs). */
         public Optional<Long> lastChange(String slot) {
             long best = Math.max(bySlot.getOrDefault(slot, 0L), bySlot.getOrDefault(ALL, 0L));

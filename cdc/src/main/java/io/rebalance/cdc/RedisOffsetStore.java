@@ -69,7 +69,8 @@ public final class RedisOffsetStore extends MemoryOffsetBackingStore {
         });
         Object r = SAVE.eval(redis, List.of(leaseKey, offsetsKey), args);
         if (!"OK".equals(r)) {
-            throw new TailLeaseLostException("offsets not saved: the tail lease is held by '" + r + "', not " + owner);
+            throw new TailLeaseLostException(
+                    String.valueOf(r), "offsets not saved: the tail lease is held by '" + r + "', not " + owner);
         }
     }
 

@@ -387,7 +387,7 @@ public final class Tail implements AutoCloseable {
         p.setProperty(RedisOffsetStore.REDIS_URL, config.redis().url());
         p.setProperty(RedisOffsetStore.OFFSETS_KEY, keys.offsets());
         p.setProperty(RedisOffsetStore.LEASE_KEY, keys.lease());
-        p.setProperty(RedisOffsetStore.OWNER, lease.owner());
+        p.setProperty(RedisOffsetStore.OWNER, lease.member()); // saves compare the member: this grant, not the process
         return p;
     }
 

@@ -1,29 +1,29 @@
 package io.rebalance.cdc;
 
-import io.rebalance.core.redis.LuaScript;
+import io.rebalance.core.lease.LeaseLost;
+import io.rebalance.core.lease.LeaseStore;
+import io.rebalance.core.lease.OwnedLease;
+import io.rebalance.core.lease.WriteFence;
 import java.time.Duration;
-import java.util.List;
 import redis.clients.jedis.UnifiedJedis;
-import redis.clients.jedis.params.SetParams;
 
 /**
- * The one active tail: a Redis key with a TTL holding the owner id. The holder renews it every third of the TTL; a
- * standby retries acquiring it and so takes over within one TTL after the holder dies. The holder also keeps a
- * local deadline (last renewal + TTL, minus a margin) and stops writing when it passes without a renewal, so a
- * process cut off from Redis stops before a standby can start.
+ * The one active tail: the project's one lease ({@code core/lease}) on {@code <prefix>cdc:lease}. The holder renews
+ * it every third of the TTL; a standby retries acquiring it and so takes over within one TTL after the holder dies.
+ * The holder keeps a local deadline (last renewal + four fifths of the TTL) and writes nothing past it: every
+ * DynamoDB write is bound to the lease as a {@link WriteFence} (each attempt checked just before it is sent, ADR 6),
+ * and every Redis write of the offsets compares the lease's member, so a tail paused past its lease writes nothing
+ * over its successor.
  */
-public final class TailLease {
-    private static final LuaScript RENEW = LuaScript.load(TailLease.class, "lease-renew.lua");
-    private static final LuaScript RELEASE = LuaScript.load(TailLease.class, "lease-release.lua");
-
-    private final UnifiedJedis redis;
+public final class TailLease implements WriteFence {
+    private final LeaseStore store;
     private final String key;
     private final String owner;
     private final Duration ttl;
-    private volatile long validUntilNanos;
+    private volatile OwnedLease held;
 
     public TailLease(UnifiedJedis redis, TailKeys keys, String owner, Duration ttl) {
-        this.redis = redis;
+        this.store = new LeaseStore(redis);
         this.key = keys.lease();
         this.owner = owner;
         this.ttl = ttl;
@@ -31,51 +31,69 @@ public final class TailLease {
 
     /** @return true if this process now holds the lease */
     public boolean tryAcquire() {
-        long start = System.nanoTime();
-        boolean ok =
-                "OK".equals(redis.set(key, owner, SetParams.setParams().nx().px(ttl.toMillis())));
-        if (ok) validUntilNanos = start + margin();
-        return ok;
+        OwnedLease.Attempt a = OwnedLease.acquire(store, key, owner, ttl);
+        held = a.lease();
+        return held != null;
     }
 
     /** @throws TailLeaseLostException naming the new holder when another process holds it */
     public void renew() {
-        long start = System.nanoTime();
-        Object r = RENEW.eval(redis, List.of(key), List.of(owner, String.valueOf(ttl.toMillis())));
-        if (!"OK".equals(r)) {
-            validUntilNanos = 0;
-            throw new TailLeaseLostException("the tail lease is now held by '" + r + "'; this tail (" + owner
-                    + ") stops so that only one applies changes");
+        try {
+            current().renew();
+        } catch (LeaseLost e) {
+            throw lost(e);
         }
-        validUntilNanos = start + margin();
     }
 
     /** @throws TailLeaseLostException when the lease may have expired (no renewal within the TTL minus a margin) */
     public void check() {
-        if (System.nanoTime() - validUntilNanos > 0) {
-            throw new TailLeaseLostException("the tail lease of " + owner + " was not renewed within " + ttl
-                    + "; a standby may have taken over, so this tail stops writing");
+        try {
+            current().check();
+        } catch (LeaseLost e) {
+            throw lost(e);
+        }
+    }
+
+    @Override
+    public Duration beforeWrite() {
+        try {
+            return current().beforeWrite();
+        } catch (LeaseLost e) {
+            throw lost(e);
         }
     }
 
     public void release() {
-        RELEASE.eval(redis, List.of(key), List.of(owner));
+        OwnedLease h = held;
+        if (h != null) h.release();
     }
 
     public String holder() {
-        return redis.get(key);
+        return store.holder(key);
     }
 
     public String owner() {
         return owner;
     }
 
+    /** The member of the lease this tail holds ({@code owner#token}), or the owner while it holds none. */
+    public String member() {
+        OwnedLease h = held;
+        return h == null ? owner : h.member();
+    }
+
     public Duration ttl() {
         return ttl;
     }
 
-    // a fifth of the TTL is kept back for clock-rate differences and the time a write is in flight
-    private long margin() {
-        return ttl.toNanos() * 4 / 5;
+    private OwnedLease current() {
+        OwnedLease h = held;
+        if (h == null) throw new TailLeaseLostException("", "this tail (" + owner + ") holds no lease");
+        return h;
+    }
+
+    private TailLeaseLostException lost(LeaseLost e) {
+        return new TailLeaseLostException(
+                e.holder(), e.getMessage() + "; this tail (" + owner + ") stops so that only one applies changes");
     }
 }

@@ -12,10 +12,14 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.awscore.exception.AwsErrorDetails;
 import software.amazon.awssdk.core.interceptor.Context;
 import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.BatchWriteItemRequest;
+import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
+import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
 
 /**
  * One row DynamoDB cannot hold does not stop the stream: it is listed as refused (id, column, reason, WAL position)
@@ -70,6 +74,37 @@ class RefusedRowsIT {
     }
 
     @Test
+    void aRowDynamoDbItselfRefusesIsListedAndTheStreamGoesOn() throws Exception {
+        try (TailFixture f = new TailFixture()) {
+            String bad = ChangeKindsIT.id(3);
+            RefuseItem refuse = new RefuseItem(bad);
+            try (DynamoDbClient refusing =
+                    DynamoClients.create(f.config().target(), f.services.dynamo.endpoint(), 16, List.of(refuse))) {
+                List<Future<?>> outcomes = new ArrayList<>();
+                Tail tail = f.startTail("tail-invalid", outcomes, refusing);
+                f.awaitStreaming();
+                for (int i = 1; i <= 6; i++) f.insert(ChangeKindsIT.id(i), "message", null, i);
+                f.awaitItem(ChangeKindsIT.id(6), true);
+                for (int i = 1; i <= 6; i++) {
+                    assertThat(f.item(ChangeKindsIT.id(i)).isEmpty())
+                            .as("row %d", i)
+                            .isEqualTo(i == 3);
+                }
+                List<RefusedRows.Refusal> listed =
+                        new RefusedRows(f.redis, f.config().redis().prefix()).all();
+                assertThat(listed).extracting(RefusedRows.Refusal::id).containsExactly(bad);
+                assertThat(listed.get(0).reason())
+                        .contains("DynamoDB refused the item")
+                        .contains("injected");
+                assertThat(tail.stats().applyRetries())
+                        .as("a permanent error is not retried")
+                        .isZero();
+                assertThat(outcomes).noneMatch(Future::isDone);
+            }
+        }
+    }
+
+    @Test
     void lagIsTheAgeOfTheOldestWaitingChange() throws Exception {
         try (TailFixture f = new TailFixture()) {
             Gate gate = new Gate();
@@ -99,6 +134,37 @@ class RefusedRowsIT {
     private static long lag(TailFixture f, Tail tail) {
         String v = f.redis.hget(tail.keys().status(), "lag_ms");
         return v == null ? -1 : Long.parseLong(v);
+    }
+
+    /**
+     * DynamoDB's answer to an item it cannot take (ValidationException), for one id: what a real DynamoDB says of an
+     * item the codec let through, which DynamoDB Local cannot be made to say on demand.
+     */
+    static final class RefuseItem implements ExecutionInterceptor {
+        private final String id;
+
+        RefuseItem(String id) {
+            this.id = id;
+        }
+
+        @Override
+        public void beforeExecution(Context.BeforeExecution context, ExecutionAttributes attributes) {
+            if (!(context.request() instanceof BatchWriteItemRequest r)) return;
+            for (List<WriteRequest> writes : r.requestItems().values()) {
+                for (WriteRequest w : writes) {
+                    if (w.putRequest() != null
+                            && id.equals(w.putRequest().item().get("id").s())) {
+                        throw DynamoDbException.builder()
+                                .statusCode(400)
+                                .awsErrorDetails(AwsErrorDetails.builder()
+                                        .errorCode("ValidationException")
+                                        .errorMessage("Item size has exceeded the maximum allowed size (injected)")
+                                        .build())
+                                .build();
+                    }
+                }
+            }
+        }
     }
 
     /** Holds every DynamoDB request before it is sent while closed: a DynamoDB that stopped answering. */

@@ -1,8 +1,10 @@
 package io.rebalance.cli;
 
+import io.rebalance.cdc.ChangedSlots;
 import io.rebalance.cdc.TailKeys;
 import io.rebalance.cdc.TailProgress;
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.handoff.Lsn;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.cutover.PreCheck;
@@ -44,6 +46,7 @@ final class CutoverChecks implements PreChecks {
                                 "copy",
                                 "the copy is " + status + ", not FINISHED; run `rebalance copy` until `rebalance"
                                         + " status` says FINISHED"));
+        out.add(copyProcesses());
         out.add(tail());
         out.add(verified(plan));
         out.add(refused());
@@ -70,6 +73,32 @@ final class CutoverChecks implements PreChecks {
                                 + "; wait until `rebalance status` shows the tail caught up");
     }
 
+    /**
+     * No copy process runs and no slot lease lives: a worker writes DynamoDB without the cutover's fences, and once
+     * its lease has lapsed every write it made under it has landed (ADR 6), so a lapsed lease needs no other wait.
+     */
+    private PreCheck copyProcesses() {
+        Map<String, String> live =
+                c.runState().liveProcesses(config.mover().leaseTtlDuration().toMillis());
+        if (!live.isEmpty()) {
+            return PreCheck.fail(
+                    "copy processes",
+                    live.size() + " copy process" + (live.size() == 1 ? " runs" : "es run") + " ("
+                            + String.join(", ", live.keySet()) + "); a copy writes DynamoDB past the cutover's"
+                            + " fences: wait until `rebalance status` says FINISHED and they exit, or stop them");
+        }
+        List<String> leases = c.runState().heldSlotLeases();
+        if (!leases.isEmpty()) {
+            return PreCheck.fail(
+                    "copy processes",
+                    leases.size() + " slot lease" + (leases.size() == 1 ? " is" : "s are") + " still held ("
+                            + leases.get(0) + (leases.size() > 1 ? ", ..." : "") + "): a copy worker that died may"
+                            + " still have a write in flight until it lapses, within mover.leaseTtl "
+                            + config.mover().leaseTtl() + "; run again after that");
+        }
+        return PreCheck.pass("copy processes", "none runs, no slot lease is held");
+    }
+
     private PreCheck refused() {
         long n = new RefusedRows(c.redis(), config.redis().prefix()).count();
         return n == 0
@@ -85,6 +114,7 @@ final class CutoverChecks implements PreChecks {
         if (plan == null) return PreCheck.fail("verification", "no run: nothing was copied under this prefix");
         Map<String, VerificationStore.Stored> all =
                 new VerificationStore(c.redis(), config.redis().prefix()).all();
+        long truncated = truncatedAt();
         long oldest = System.currentTimeMillis()
                 - config.cutover().verifyMaxAgeDuration().toMillis();
         List<String> missing = new ArrayList<>();
@@ -95,6 +125,8 @@ final class CutoverChecks implements PreChecks {
             if (s == null) missing.add(slot.name() + " never verified");
             else if (s.verdict() != SlotResult.Verdict.MATCH) missing.add(slot.name() + " " + s.verdict());
             else if (s.atMillis() < oldest) missing.add(slot.name() + " verified too long ago");
+            else if (truncated > 0 && lsn(s.walLsn()) < truncated)
+                missing.add(slot.name() + " verified before the TRUNCATE at " + Lsn.text(truncated));
         }
         if (missing.isEmpty()) {
             return PreCheck.pass(
@@ -106,6 +138,21 @@ final class CutoverChecks implements PreChecks {
                 missing.size() + " of " + slots + " slots lack a recent MATCH ("
                         + String.join(", ", missing.subList(0, Math.min(5, missing.size())))
                         + (missing.size() > 5 ? ", ..." : "")
-                        + "); run `rebalance verify --all`");
+                        + "); run `rebalance verify --all`"
+                        + (truncated > 0
+                                ? " (after a TRUNCATE, with --repair: the tail does not delete the items)"
+                                : ""));
+    }
+
+    /** The WAL position of the last TRUNCATE the tail saw, or 0: it changed every slot. */
+    private long truncatedAt() {
+        return new ChangedSlots(c.redis(), new TailKeys(config.redis().prefix()), null)
+                .positions()
+                .truncated()
+                .orElse(0L);
+    }
+
+    private static long lsn(String text) {
+        return text == null || text.isEmpty() ? 0 : Lsn.parse(text);
     }
 }

@@ -92,7 +92,8 @@ final class CutoverVerification implements WindowVerification {
         Set<Slot> candidates = new TreeSet<>();
         plan.range().forEach(candidates::add);
         for (String name : changed.bySlot().keySet()) {
-            if (!name.equals(ChangedSlots.ALL)) candidates.add(Slot.parse(name)); // also slots newer than the plan
+            if (!name.equals(ChangedSlots.ALL) && !name.equals(ChangedSlots.TRUNCATED))
+                candidates.add(Slot.parse(name)); // also slots newer than the plan
         }
         List<Slot> out = new ArrayList<>();
         for (Slot slot : candidates) {

@@ -2,6 +2,7 @@ package io.rebalance.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.rebalance.cdc.ChangedSlots;
 import io.rebalance.cdc.RepairQueue;
 import io.rebalance.cdc.TailKeys;
 import io.rebalance.cdc.TailProgress;
@@ -71,7 +72,10 @@ final class VerifyCommand implements Callable<Integer> {
             description = "A slot like 20241020.02, or a range like 20241020.00..20241020.23. Repeatable.")
     List<String> slots = new ArrayList<>();
 
-    @Option(names = "--all", description = "Every slot of the run (its plan), or of slots.from/to or the table.")
+    @Option(
+            names = "--all",
+            description = "Every slot that holds rows or items: the run's plan, the table's hours now (newer ones"
+                    + " included) and every slot the tail wrote; with slots.from and slots.to both set, that window.")
     boolean all;
 
     @Option(names = "--parallel", description = "Slots verified at once (default verify.parallel).")
@@ -206,14 +210,33 @@ final class VerifyCommand implements Callable<Integer> {
         return out;
     }
 
-    /** The run's plan when there is one (what was copied), else the configured or the table's range. */
+    /**
+     * Every slot that holds rows in Postgres or may hold items in DynamoDB: the run's plan (what was copied), the
+     * table's range now (rows inserted into hours newer, or older, than the plan), and every slot the tail has written
+     * (including deletes of rows that were there). With both slots.from and slots.to set, the configured window stands
+     * in for the table's range and nothing outside it is verified.
+     */
     private static List<Slot> allSlots(MigrationConfig config, Connections c, Connection pg, SourceTable table)
             throws SQLException {
         RunPlan plan = c.runState().plan();
-        SlotRange range = plan != null ? plan.range() : new RunPlanner(config).range(pg, table);
-        List<Slot> out = new ArrayList<>();
-        range.forEach(out::add);
-        return out;
+        Set<Slot> out = new TreeSet<>();
+        if (plan != null) plan.range().forEach(out::add);
+        try {
+            new RunPlanner(config).range(pg, table).forEach(out::add);
+        } catch (RebalanceException e) {
+            if (plan == null) throw e; // no plan and an empty table: nothing to verify, and the error says so
+        }
+        boolean window = config.slots().fromInstant() != null && config.slots().toInstant() != null;
+        if (!window) {
+            for (String name : new ChangedSlots(
+                            c.redis(), new TailKeys(config.redis().prefix()), table.keyspace())
+                    .positions()
+                    .bySlot()
+                    .keySet()) {
+                if (!name.equals(ChangedSlots.ALL) && !name.equals(ChangedSlots.TRUNCATED)) out.add(Slot.parse(name));
+            }
+        }
+        return new ArrayList<>(out);
     }
 
     /** md5() hashes the database's bytes; the Java side hashes UTF-8, so the two agree only in a UTF8 database. */

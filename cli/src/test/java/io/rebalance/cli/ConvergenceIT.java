@@ -28,6 +28,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.LongStream;
 import org.awaitility.Awaitility;
@@ -39,7 +40,8 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 /**
  * Issue 4's acceptance run, once per seed: writers change the table at a steady rate while the tail and two copy
  * processes run (the shaded jar, separate JVMs); at moments the seed picks, the tail and one copy process are
- * killed with SIGKILL and started again. When the copy is FINISHED, the writers stopped and the tail has applied
+ * killed with SIGKILL and started again, and the other copy process is paused with SIGSTOP for longer than its lease,
+ * then resumed. When the copy is FINISHED, the writers stopped and the tail has applied
  * everything and reconciled what it touched, {@code rebalance verify --all} reports MATCH for every slot, and the
  * test kit's row-by-row comparison (independent of the codec) finds no difference. Seeds 1..N, N from
  * {@code -Drebalance.convergence.seeds} (default 10).
@@ -102,10 +104,30 @@ class ConvergenceIT {
                     1000 + random.nextInt(4000),
                     TimeUnit.MILLISECONDS);
 
+            // and when copy b is paused (SIGSTOP: the whole process, as a long GC pause or a suspended VM) for longer
+            // than its lease: the others take its slot, and when it wakes its writes must not land (ADR 6)
+            AtomicBoolean resumed = new AtomicBoolean();
+            chaos.schedule(
+                    () -> {
+                        signal(copies[1], "STOP");
+                        chaos.schedule(
+                                () -> {
+                                    signal(copies[1], "CONT");
+                                    resumed.set(true);
+                                },
+                                3_500 + random.nextInt(2_000),
+                                TimeUnit.MILLISECONDS);
+                    },
+                    1_500 + random.nextInt(4_000),
+                    TimeUnit.MILLISECONDS);
+
             RunState run = new RunState(redis, new RunKeys(prefix), Retrier.standard());
             Awaitility.await()
                     .atMost(Duration.ofSeconds(180))
-                    .until(() -> run.status() == RunStatus.FINISHED && killed.get() == 2);
+                    .until(() -> run.status() == RunStatus.FINISHED && killed.get() == 2 && resumed.get());
+            assertThat(copies[1].waitFor(60, TimeUnit.SECONDS))
+                    .as("the paused copy woke up and exited")
+                    .isTrue();
             chaos.shutdown();
             assertThat(chaos.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
             long writesDuringCopy = writers.writes();
@@ -135,6 +157,17 @@ class ConvergenceIT {
             chaos.shutdownNow();
             for (Process p : processes) p.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
             cleanUp(table);
+        }
+    }
+
+    /** Sends {@code kill -SIGNAL} to a child process (Java has no SIGSTOP of its own). */
+    private static void signal(Process p, String signal) {
+        try {
+            new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid()))
+                    .start()
+                    .waitFor(10, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException("kill -" + signal + " " + p.pid() + " failed", e);
         }
     }
 

@@ -2,6 +2,8 @@ package io.rebalance.mover;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rebalance.core.lease.LeaseStore;
+import io.rebalance.core.lease.OwnedLease;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotRange;
 import java.time.Duration;
@@ -38,11 +40,13 @@ public final class Keeper {
     private final RunPlan plan;
     private final SlotRange range;
     private final String owner;
-    private final String leaseMs;
+    private final LeaseStore leases;
+    private final Duration leaseTtl;
     private final long processTimeoutMs;
     private final Duration logEvery;
 
     private boolean active;
+    private OwnedLease lease;
     /** (ms, rows copied) samples of the last {@link #RATE_WINDOW_MS}: ticks are irregular (a finished slot nudges one). */
     private final java.util.ArrayDeque<long[]> samples = new java.util.ArrayDeque<>();
 
@@ -56,7 +60,8 @@ public final class Keeper {
         this.plan = plan;
         this.range = plan.range();
         this.owner = owner;
-        this.leaseMs = Long.toString(leaseTtl.toMillis());
+        this.leases = new LeaseStore(run.redis());
+        this.leaseTtl = leaseTtl;
         this.processTimeoutMs = leaseTtl.toMillis();
         this.logEvery = logEvery;
     }
@@ -67,9 +72,9 @@ public final class Keeper {
      * @return the run status after the step when this keeper is active, null when it is on standby
      */
     public RunStatus tick() {
-        boolean held = SlotStore.refusal(
-                        SlotStore.CLAIM.eval(run.redis(), List.of(run.keys().keeper()), List.of(owner, leaseMs)))
-                == null;
+        OwnedLease.Attempt claim = OwnedLease.acquire(leases, run.keys().keeper(), owner, leaseTtl);
+        lease = claim.lease();
+        boolean held = lease != null;
         if (held != active) {
             log.info(held ? "keeper: active ({})" : "keeper: standby ({})", owner);
             active = held;
@@ -81,11 +86,13 @@ public final class Keeper {
             status = run.compareAndSet(RunStatus.TO_STOP, RunStatus.STOPPED);
             if (status == RunStatus.STOPPED) log.info("keeper: every process has released its slots; run is STOPPED");
         }
+        lease.check(); // each write below is made only while the lease is this keeper's
         Slot watermark = compact();
         if (watermark != null && watermark.equals(range.oldest()) && status != RunStatus.FINISHED) {
             status = run.compareAndSet(status, RunStatus.FINISHED);
             if (status == RunStatus.FINISHED) log.info("keeper: every slot is finished; run is FINISHED");
         }
+        lease.check();
         run.pruneProcesses(processTimeoutMs);
         publishProgress(status, watermark);
         return status;
@@ -104,8 +111,14 @@ public final class Keeper {
         }
         if (done.isEmpty()) return watermark;
         Slot newWatermark = done.get(done.size() - 1);
+        if (lease != null) lease.check();
         run.setWatermark(newWatermark); // first the watermark, then the states it now stands for
-        for (Slot s : done) run.redis().del(run.keys().slotState(s));
+        for (Slot s : done) {
+            run.redis().del(run.keys().slotState(s));
+            // Its lease's token counter goes too: a slot below the watermark is never copied again (a worker that
+            // takes its lease lets it go without writing), so nothing can be fenced by its tokens any more.
+            run.redis().del(LeaseStore.tokenKey(run.keys().slotLease(s)));
+        }
         return newWatermark;
     }
 
@@ -161,7 +174,7 @@ public final class Keeper {
 
     /** Gives the keeper lease up at shutdown so a standby takes over at once instead of after the TTL. */
     public void resign() {
-        if (active) SlotStore.RELEASE.eval(run.redis(), List.of(run.keys().keeper()), List.of(owner));
+        if (active && lease != null) lease.release();
         active = false;
     }
 

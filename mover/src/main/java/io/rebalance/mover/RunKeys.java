@@ -67,6 +67,11 @@ public record RunKeys(String prefix) {
         return prefix + "{" + slot.name() + "}:worker";
     }
 
+    /** Whether {@code key} is a slot's lease ({@link #slotLease}). */
+    public boolean isSlotLease(String key) {
+        return key.startsWith(prefix + "{") && key.endsWith("}:worker");
+    }
+
     public String slotState(Slot slot) {
         return prefix + "{" + slot.name() + "}:state";
     }

@@ -1,6 +1,7 @@
 package io.rebalance.mover;
 
 import io.rebalance.core.redis.LuaScript;
+import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
 import java.util.List;
@@ -128,6 +129,17 @@ public final class RunState {
     }
 
     /** Live processes (heartbeat within {@code maxAgeMs}) with their info JSON. */
+    /**
+     * The slot leases held now, by SCAN. While one lives its worker may still have a write in flight; once it has
+     * lapsed, every write made under it has landed (ADR 6), whether its process lives or not.
+     */
+    public List<String> heldSlotLeases() {
+        return retrier.call("list slot leases", () -> RedisScan.keys(redis, keys.prefix()).stream()
+                .filter(keys::isSlotLease)
+                .sorted()
+                .toList());
+    }
+
     public Map<String, String> liveProcesses(long maxAgeMs) {
         return retrier.call("list processes", () -> {
             List<String> ids = redis.zrangeByScore(

@@ -1,5 +1,7 @@
 package io.rebalance.mover;
 
+import io.rebalance.core.lease.LeaseStore;
+import io.rebalance.core.lease.OwnedLease;
 import io.rebalance.core.redis.LuaScript;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
@@ -10,18 +12,17 @@ import redis.clients.jedis.UnifiedJedis;
 
 /**
  * A slot's lease and state in Redis, changed only through scripts that check ownership in the same step:
- * a worker can save progress or finish a slot only while it holds the slot's lease. Each call is retried with
+ * a worker can save progress or finish a slot only while it holds the slot's lease (the one lease of
+ * {@code core/lease}; its member, {@code <owner>#<token>}, names one acquisition). Each call is retried with
  * backoff (the Redis layer of recovery); a refusal is an answer, not a failure, and is never retried.
  */
 public final class SlotStore {
-    private static final LuaScript ACQUIRE = LuaScript.load(SlotStore.class, "slot_acquire.lua");
     private static final LuaScript SAVE = LuaScript.load(SlotStore.class, "slot_save.lua");
     private static final LuaScript ERROR = LuaScript.load(SlotStore.class, "slot_error.lua");
-    static final LuaScript RENEW = LuaScript.load(SlotStore.class, "lease_renew.lua");
-    static final LuaScript CLAIM = LuaScript.load(SlotStore.class, "lease_claim.lua");
-    static final LuaScript RELEASE = LuaScript.load(SlotStore.class, "lease_release.lua");
 
     private final UnifiedJedis redis;
+    private final LeaseStore leases;
+    private final Duration leaseTtl;
     private final RunKeys keys;
     private final Retrier retrier;
     private final String leaseMs;
@@ -29,14 +30,20 @@ public final class SlotStore {
 
     public SlotStore(UnifiedJedis redis, RunKeys keys, Retrier retrier, Duration leaseTtl, Duration stateTtl) {
         this.redis = redis;
+        this.leases = new LeaseStore(redis);
+        this.leaseTtl = leaseTtl;
         this.keys = keys;
         this.retrier = retrier;
         this.leaseMs = Long.toString(leaseTtl.toMillis());
         this.stateMs = Long.toString(stateTtl.toMillis());
     }
 
-    /** The answer to an acquire: exactly one of finished, leased by someone else, or acquired with its progress. */
-    public record Acquire(Kind kind, String holder, long holderTtlMs, String lastId, long rows) {
+    /**
+     * The answer to an acquire: exactly one of finished, leased by someone else, or acquired with its progress.
+     *
+     * @param lease the lease when ACQUIRED (its member names this acquisition in every later call), else null
+     */
+    public record Acquire(Kind kind, String holder, long holderTtlMs, String lastId, long rows, OwnedLease lease) {
         public enum Kind {
             FINISHED,
             LEASED,
@@ -49,23 +56,36 @@ public final class SlotStore {
         }
     }
 
+    /**
+     * Takes the slot's lease (or extends it, when {@code owner} holds it already), then reads its state under the lease:
+     * a FINISHED slot's lease is given back at once.
+     */
     public Acquire acquire(Slot slot, String owner) {
-        List<?> r = (List<?>) retrier.call(
-                "acquire slot " + slot, () -> ACQUIRE.eval(redis, slotKeys(slot), List.of(owner, leaseMs)));
-        return switch ((String) r.get(0)) {
-            case "FINISHED" -> new Acquire(Acquire.Kind.FINISHED, null, 0, null, 0);
-            case "LEASED" ->
-                new Acquire(Acquire.Kind.LEASED, (String) r.get(1), Long.parseLong((String) r.get(2)), null, 0);
-            default ->
-                new Acquire(Acquire.Kind.ACQUIRED, owner, 0, (String) r.get(1), Long.parseLong((String) r.get(2)));
-        };
+        OwnedLease.Attempt a = retrier.call(
+                "acquire slot " + slot, () -> OwnedLease.acquire(leases, keys.slotLease(slot), owner, leaseTtl));
+        if (a.lease() == null) {
+            return new Acquire(
+                    Acquire.Kind.LEASED, a.reply().member(), a.reply().remainingMs(), null, 0, null);
+        }
+        Map<String, String> state = state(slot);
+        if ("FINISHED".equals(state.get("status"))) {
+            retrier.run("release finished slot " + slot, () -> a.lease().release());
+            return new Acquire(Acquire.Kind.FINISHED, null, 0, null, 0, null);
+        }
+        return new Acquire(
+                Acquire.Kind.ACQUIRED,
+                a.lease().member(),
+                0,
+                state.getOrDefault("last_id", ""),
+                Long.parseLong(state.getOrDefault("rows", "0")),
+                a.lease());
     }
 
     /** @return null when extended, otherwise the current holder ("" when nobody holds it) */
-    public String renew(Slot slot, String owner) {
-        return refusal(retrier.call(
-                "renew lease of slot " + slot,
-                () -> RENEW.eval(redis, List.of(keys.slotLease(slot)), List.of(owner, leaseMs))));
+    public String renew(Slot slot, String member) {
+        LeaseStore.Reply r =
+                retrier.call("renew lease of slot " + slot, () -> leases.renew(keys.slotLease(slot), member, leaseTtl));
+        return r.granted() ? null : r.member();
     }
 
     /** @return null when saved, otherwise the holder that owns the slot now ("" when the lease lapsed) */
@@ -90,14 +110,32 @@ public final class SlotStore {
         return refusal(retrier.call("save progress of slot " + slot, () -> SAVE.eval(redis, slotKeys(slot), args)));
     }
 
-    public void recordError(Slot slot, String owner, String message) {
+    public void recordError(Slot slot, String member, String message) {
         retrier.call(
                 "record error of slot " + slot,
-                () -> ERROR.eval(redis, slotKeys(slot), List.of(owner, message, stateMs)));
+                () -> ERROR.eval(redis, slotKeys(slot), List.of(member, message, stateMs)));
     }
 
+    /** Gives the slot's lease back if {@code owner} (or the member {@code owner}) holds it. */
     public void release(Slot slot, String owner) {
-        retrier.call("release slot " + slot, () -> RELEASE.eval(redis, List.of(keys.slotLease(slot)), List.of(owner)));
+        retrier.call("release slot " + slot, () -> {
+            String holder = leases.holder(keys.slotLease(slot));
+            if (holder != null && (holder.equals(owner) || holder.startsWith(owner + "#"))) {
+                leases.release(keys.slotLease(slot), holder); // refused if it changed hands since the read
+            }
+            return null;
+        });
+    }
+
+    /**
+     * Gives back the lease of a slot compaction has passed (a worker raced the keeper to it) and deletes its token
+     * counter, as compaction does: nothing is fenced by that slot's tokens any more, and Redis keeps no key for it.
+     */
+    public void releaseCompacted(Slot slot, OwnedLease lease) {
+        retrier.run("release compacted slot " + slot, () -> {
+            lease.release();
+            redis.del(LeaseStore.tokenKey(keys.slotLease(slot)));
+        });
     }
 
     /** The slot's state hash (status, last_id, rows, owner, error); empty when none is stored. */

@@ -3,7 +3,8 @@ package io.rebalance.mover;
 import io.rebalance.core.RebalanceException;
 import io.rebalance.core.codec.RowCodec;
 import io.rebalance.core.codec.SourceRow;
-import io.rebalance.core.dynamo.BatchWriter;
+import io.rebalance.core.lease.LeaseLost;
+import io.rebalance.core.lease.OwnedLease;
 import io.rebalance.core.slot.Slot;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -20,11 +21,11 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * Copies one slot, page by page, from its saved {@code last_id} to its end: the middle layer of recovery. A step
  * that fails is abandoned, and the next attempt starts again from the progress saved in Redis.
  *
- * <p>Per page: read (keyset) → encode → renew the lease → write → save progress. The lease check before the write
- * and the owner check inside the progress save are what keep a worker that paused past its lease from writing or
- * moving {@code last_id} once another worker has the slot. (A pause between the renewal and the write itself
- * cannot be excluded by any lease; for the backfill it only rewrites rows the new owner writes too. The tail's
- * ordering rules, not the lease, protect newer changes.)
+ * <p>Per page: read (keyset) → encode → renew the lease → write → save progress. The write is bound to the lease:
+ * each call and each attempt is checked just before it is sent and given no more time than the lease has left, so
+ * none lands once another worker can hold the slot (ADR 6 states the bound). The member check inside the progress
+ * save keeps a worker that paused past its lease from moving {@code last_id}. A worker whose write would outlive its
+ * lease sends nothing more, says so, and leaves the slot to its new owner.
  *
  * <p>One instance per worker thread; it keeps its Postgres connection across slots and reopens it after a failure.
  */
@@ -61,20 +62,22 @@ public final class SlotWorker {
         SlotStore.Acquire a = ctx.slots().acquire(slot, owner);
         if (a.kind() == SlotStore.Acquire.Kind.FINISHED) return Outcome.FINISHED;
         if (a.kind() == SlotStore.Acquire.Kind.LEASED) return Outcome.SKIPPED;
+        OwnedLease lease = a.lease();
         // Acquired. Compaction moves the watermark before deleting states, so re-reading it now is sound.
         Slot watermark = ctx.runState().watermark();
         if (watermark != null && !slot.isOlderThan(watermark)) {
-            ctx.slots().release(slot, owner);
+            ctx.slots().releaseCompacted(slot, lease);
             return Outcome.FINISHED;
         }
         MDC.put("slot", slot.name());
+        String member = lease.member(); // names this acquisition in every write to the slot's state
         try {
-            return copyLeased(slot, owner, a, keepGoing);
+            return copyLeased(slot, lease, a, keepGoing);
         } catch (InterruptedException e) {
             throw e; // stopping, not failing
         } catch (Exception | Error e) {
             try {
-                ctx.slots().recordError(slot, owner, describe(e));
+                ctx.slots().recordError(slot, member, describe(e));
             } catch (RuntimeException ignored) {
                 // The error itself is what the caller reports; recording it is best effort.
             }
@@ -84,8 +87,9 @@ public final class SlotWorker {
         }
     }
 
-    private Outcome copyLeased(Slot slot, String owner, SlotStore.Acquire a, BooleanSupplier keepGoing)
+    private Outcome copyLeased(Slot slot, OwnedLease lease, SlotStore.Acquire a, BooleanSupplier keepGoing)
             throws Exception {
+        String owner = lease.member();
         String lastId = a.resumeFrom();
         if (lastId != null) {
             log.info("slot {} resumes after last_id {} ({} rows copied before)", slot, lastId, a.rows());
@@ -97,7 +101,7 @@ public final class SlotWorker {
         int pageSize = ctx.pageSize();
         while (true) {
             if (!keepGoing.getAsBoolean()) {
-                ctx.slots().release(slot, owner);
+                lease.release();
                 return Outcome.STOPPED;
             }
             String after = lastId;
@@ -108,14 +112,14 @@ public final class SlotWorker {
             for (SourceRow row : rows) items.add(codec.encode(row));
             ctx.hooks().at(Phase.PAGE_READ, slot, owner);
 
-            String holder = ctx.slots().renew(slot, owner);
-            if (holder != null) return lostLease(slot, owner, holder, "before writing");
-            ctx.hooks().at(Phase.BEFORE_WRITE, slot, owner);
             try {
-                // A rate-limited page can take longer than the lease: renew while writing, not only before.
-                ctx.writer().write(items, new LeaseGuard(slot, owner));
+                lease.renew();
+                ctx.hooks().at(Phase.BEFORE_WRITE, slot, owner);
+                // Every call and every attempt of this write, resubmissions included, is checked against the lease
+                // and given no more time than it has left (ADR 6): none lands once another worker can hold the slot.
+                ctx.writer().write(items, lease);
             } catch (LeaseLost e) {
-                return lostLease(slot, owner, e.holder, "while writing");
+                return lostLease(slot, owner, e.holder(), "before its write could land (nothing more is sent)");
             }
             ctx.counters().rowsWritten(items.size());
             ctx.hooks().at(Phase.PAGE_WRITTEN, slot, owner);
@@ -124,7 +128,7 @@ public final class SlotWorker {
             // Counted before the save: a kill between the two then re-copies and recounts the page (the count runs
             // over by a page), where counting after would lose the page from the count for good (it would run under).
             ctx.runState().addRowsCopied(rows.size());
-            holder = ctx.slots().saveProgress(slot, owner, newLast, rows.size());
+            String holder = ctx.slots().saveProgress(slot, owner, newLast, rows.size());
             if (holder != null) return lostLease(slot, owner, holder, "saving progress");
             lastId = newLast;
             ctx.hooks().at(Phase.PROGRESS_SAVED, slot, owner);
@@ -183,34 +187,5 @@ public final class SlotWorker {
 
     public String name() {
         return workerName;
-    }
-
-    /** Renews the slot's lease during a long write, once a third of the TTL has passed since the last renewal. */
-    private final class LeaseGuard implements BatchWriter.BeforeBatch {
-        private final Slot slot;
-        private final String owner;
-        private long renewedAt = System.nanoTime();
-
-        LeaseGuard(Slot slot, String owner) {
-            this.slot = slot;
-            this.owner = owner;
-        }
-
-        @Override
-        public void check() {
-            if (System.nanoTime() - renewedAt < ctx.leaseTtl().toNanos() / 3) return;
-            String holder = ctx.slots().renew(slot, owner);
-            if (holder != null) throw new LeaseLost(holder);
-            renewedAt = System.nanoTime();
-        }
-    }
-
-    private static final class LeaseLost extends RuntimeException {
-        final String holder;
-
-        LeaseLost(String holder) {
-            super("lease lost to " + holder, null, false, false);
-            this.holder = holder;
-        }
     }
 }

@@ -2,6 +2,7 @@ package io.rebalance.mover;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rebalance.core.lease.LeaseStore;
 import io.rebalance.core.slot.Slot;
 import java.io.IOException;
 import java.io.InputStream;
@@ -21,14 +22,9 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  * different slots spread over the cluster.
  */
 class ClusterLayoutTest {
-    private static final List<String> SCRIPTS = List.of(
-            "slot_acquire.lua",
-            "slot_save.lua",
-            "slot_error.lua",
-            "lease_renew.lua",
-            "lease_claim.lua",
-            "lease_release.lua",
-            "status_cas.lua");
+    private static final List<String> SCRIPTS = List.of("slot_save.lua", "slot_error.lua", "status_cas.lua");
+    private static final List<String> LEASE_SCRIPTS =
+            List.of("lease-acquire.lua", "lease-renew.lua", "lease-release.lua");
 
     @Test
     void aSlotsLeaseAndStateShareAHashSlotAndSlotsSpreadOverTheCluster() {
@@ -40,6 +36,9 @@ class ClusterLayoutTest {
             assertThat(JedisClusterCRC16.getSlot(keys.slotState(s)))
                     .as(s.name())
                     .isEqualTo(lease);
+            assertThat(JedisClusterCRC16.getSlot(LeaseStore.tokenKey(keys.slotLease(s))))
+                    .as(s.name() + " token counter")
+                    .isEqualTo(lease);
             used.add(lease);
         }
         assertThat(used.size()).as("hash slots used by 2,000 slots").isGreaterThan(1_500);
@@ -47,19 +46,22 @@ class ClusterLayoutTest {
 
     @Test
     void everyScriptTouchesOnlyTheKeysItIsGiven() throws IOException {
+        for (String script : SCRIPTS) touchesOnlyItsKeys(SlotStore.class, script);
+        for (String script : LEASE_SCRIPTS) touchesOnlyItsKeys(LeaseStore.class, script);
+    }
+
+    private static void touchesOnlyItsKeys(Class<?> owner, String script) throws IOException {
         Pattern call = Pattern.compile("redis\\.call\\('([A-Z]+)',\\s*([^,)]+)");
-        for (String script : SCRIPTS) {
-            String source;
-            try (InputStream in = SlotStore.class.getResourceAsStream(script)) {
-                source = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-            }
-            Matcher m = call.matcher(source);
-            int calls = 0;
-            while (m.find()) {
-                calls++;
-                assertThat(m.group(2).trim()).as(script + ": " + m.group()).matches("KEYS\\[\\d]");
-            }
-            assertThat(calls).as(script).isPositive();
+        String source;
+        try (InputStream in = owner.getResourceAsStream(script)) {
+            source = new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
+        Matcher m = call.matcher(source);
+        int calls = 0;
+        while (m.find()) {
+            calls++;
+            assertThat(m.group(2).trim()).as(script + ": " + m.group()).matches("KEYS\\[\\d]");
+        }
+        assertThat(calls).as(script).isPositive();
     }
 }

@@ -84,18 +84,25 @@ class LeaseFencingIT {
             SlotStore store = new SlotStore(
                     f.redis(), new RunKeys(f.prefix), Retrier.standard(), Duration.ofMillis(200), Duration.ofDays(1));
             Slot slot = Slot.parse("20241020.02");
-            assertThat(store.acquire(slot, "old").kind()).isEqualTo(SlotStore.Acquire.Kind.ACQUIRED);
-            assertThat(store.saveProgress(slot, "old", "01A", 10)).isNull();
+            SlotStore.Acquire first = store.acquire(slot, "old");
+            assertThat(first.kind()).isEqualTo(SlotStore.Acquire.Kind.ACQUIRED);
+            String old = first.lease().member();
+            assertThat(store.saveProgress(slot, old, "01A", 10)).isNull();
             await().atMost(Duration.ofSeconds(5)).until(() -> store.leaseHolder(slot) == null); // old's lease lapses
             var taken = store.acquire(slot, "new");
             assertThat(taken.kind()).isEqualTo(SlotStore.Acquire.Kind.ACQUIRED);
             assertThat(taken.resumeFrom()).isEqualTo("01A");
+            String now = taken.lease().member();
+            assertThat(now).startsWith("new#");
+            assertThat(taken.lease().token())
+                    .as("tokens only rise")
+                    .isGreaterThan(first.lease().token());
 
-            assertThat(store.saveProgress(slot, "old", "01Z", 99)).isEqualTo("new");
-            assertThat(store.finish(slot, "old", "01Z", 0)).isEqualTo("new");
-            assertThat(store.renew(slot, "old")).isEqualTo("new");
-            store.release(slot, "old"); // a late release must not free the new owner's lease
-            assertThat(store.leaseHolder(slot)).isEqualTo("new");
+            assertThat(store.saveProgress(slot, old, "01Z", 99)).isEqualTo(now);
+            assertThat(store.finish(slot, old, "01Z", 0)).isEqualTo(now);
+            assertThat(store.renew(slot, old)).isEqualTo(now);
+            store.release(slot, old); // a late release must not free the new owner's lease
+            assertThat(store.leaseHolder(slot)).isEqualTo(now);
             assertThat(store.state(slot)).containsEntry("last_id", "01A").containsEntry("rows", "10");
         }
     }

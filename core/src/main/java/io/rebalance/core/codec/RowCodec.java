@@ -62,6 +62,13 @@ public final class RowCodec {
                 attributeNames[keyIndex], values.encode(columns.get(keyIndex).kind(), keyText));
     }
 
+    /** The source key, as text, of an item or a key this codec made (what {@link #key} was given). */
+    public String keyText(Map<String, AttributeValue> itemOrKey) {
+        AttributeValue v = itemOrKey.get(attributeNames[keyIndex]);
+        if (v == null) return "";
+        return v.s() != null ? v.s() : v.n() != null ? v.n() : v.toString();
+    }
+
     /** @throws RowRefusedException naming the row id, the column and why, when DynamoDB cannot hold the row */
     public Map<String, AttributeValue> encode(SourceRow row) {
         Map<String, AttributeValue> item = new HashMap<>(columns.size() * 2 + 2);

@@ -4,6 +4,7 @@ import io.rebalance.core.codec.RowCodec;
 import io.rebalance.core.codec.RowRefusedException;
 import io.rebalance.core.codec.SourceRow;
 import io.rebalance.core.dynamo.BatchWriter;
+import io.rebalance.core.lease.WriteFence;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.source.PageReader;
 import java.sql.Connection;
@@ -13,8 +14,11 @@ import java.util.Collection;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.DeleteRequest;
+import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
 import software.amazon.awssdk.services.dynamodb.model.PutRequest;
 import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
 
@@ -77,14 +81,54 @@ public final class KeyRefresher {
         return new Refresh(rows, absent, requests, refused);
     }
 
-    /** Sends a refresh's writes with BatchWriteItem (its keys are distinct, as one batch requires). */
-    public void write(Refresh refresh) throws InterruptedException {
-        write(refresh.requests());
+    /**
+     * Sends a refresh's writes with BatchWriteItem (its keys are distinct, as one batch requires).
+     *
+     * @return the rows DynamoDB itself refused (see {@link #write(List, WriteFence)})
+     */
+    public List<RowRefusedException> write(Refresh refresh) throws InterruptedException {
+        return write(refresh.requests(), WriteFence.NONE);
     }
 
-    /** Sends part of a refresh's writes (callers that spread one refresh over several threads). */
-    public void write(List<WriteRequest> requests) throws InterruptedException {
-        writer.apply(requests);
+    /**
+     * Sends part of a refresh's writes (callers that spread one refresh over several threads), bound to the writer's
+     * lease when it holds one (ADR 6). A batch DynamoDB refuses as invalid (ValidationException: a permanent error
+     * of one item, such as one the codec let through that DynamoDB still cannot hold) is written again one item at a
+     * time, so the others land and only the invalid ones are returned, never retried.
+     *
+     * @return the rows DynamoDB refused, each with DynamoDB's reason
+     */
+    public List<RowRefusedException> write(List<WriteRequest> requests, WriteFence fence) throws InterruptedException {
+        try {
+            writer.apply(requests, fence);
+            return List.of();
+        } catch (DynamoDbException e) {
+            if (!invalid(e)) throw e;
+        }
+        List<RowRefusedException> refused = new ArrayList<>();
+        for (WriteRequest r : requests) {
+            try {
+                writer.apply(List.of(r), fence);
+            } catch (DynamoDbException e) {
+                if (!invalid(e)) throw e;
+                Map<String, AttributeValue> item = r.putRequest() != null
+                        ? r.putRequest().item()
+                        : r.deleteRequest().key();
+                refused.add(new RowRefusedException(
+                        codec.keyText(item),
+                        null,
+                        null,
+                        "DynamoDB refused the item: " + e.awsErrorDetails().errorMessage(),
+                        null));
+            }
+        }
+        return refused;
+    }
+
+    private static boolean invalid(DynamoDbException e) {
+        return e.statusCode() == 400
+                && e.awsErrorDetails() != null
+                && "ValidationException".equals(e.awsErrorDetails().errorCode());
     }
 
     /**
@@ -95,9 +139,11 @@ public final class KeyRefresher {
             throws SQLException, InterruptedException {
         Refresh r = read(c, keys);
         refused.record(r.refused(), by, key -> null);
-        write(r);
+        List<RowRefusedException> byDynamo = write(r);
+        refused.record(byDynamo, by, key -> null);
         Set<String> notWritten = new HashSet<>();
         for (RowRefusedException e : r.refused()) notWritten.add(e.key());
+        for (RowRefusedException e : byDynamo) notWritten.add(e.key());
         List<String> landed = new ArrayList<>();
         for (String key : new LinkedHashSet<>(keys)) if (!notWritten.contains(key)) landed.add(key);
         refused.clear(landed);
@@ -111,8 +157,9 @@ public final class KeyRefresher {
      */
     public int refresh(Connection c, Collection<String> keys) throws SQLException, InterruptedException {
         Refresh r = read(c, keys);
-        write(r);
+        List<RowRefusedException> byDynamo = write(r);
         if (!r.refused().isEmpty()) throw r.refused().get(0);
+        if (!byDynamo.isEmpty()) throw byDynamo.get(0);
         return r.requests().size();
     }
 }

@@ -1,5 +1,7 @@
 package io.rebalance.core.dynamo;
 
+import io.rebalance.core.lease.LeaseLost;
+import io.rebalance.core.lease.WriteFence;
 import io.rebalance.core.retry.Backoff;
 import io.rebalance.core.retry.Retrier;
 import java.util.ArrayList;
@@ -7,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.BatchWriteItemRequest;
 import software.amazon.awssdk.services.dynamodb.model.BatchWriteItemResponse;
 import software.amazon.awssdk.services.dynamodb.model.PutRequest;
 import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
@@ -15,7 +18,8 @@ import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
  * Writes items with BatchWriteItem, at most 25 per call, and resubmits whatever DynamoDB hands back as
  * UnprocessedItems (it does so under throttling) with backoff until every item is written. Puts overwrite, so a
  * page written twice (a worker resumed from a slightly older last_id) leaves the same items: writes are
- * idempotent, which is what makes resuming safe.
+ * idempotent, which is what makes resuming safe. A lease holder passes its {@link WriteFence}: then no call or attempt
+ * is sent, resubmissions and SDK retries included, that could land after the lease passed to another holder.
  */
 public final class BatchWriter {
     private final DynamoDbClient dynamo;
@@ -42,44 +46,41 @@ public final class BatchWriter {
         this.unprocessedBackoff = Backoff.DEFAULT;
     }
 
-    /** Called before each batch; throws to stop writing (a worker whose lease is gone must not write on). */
-    @FunctionalInterface
-    public interface BeforeBatch {
-        void check();
-
-        BeforeBatch NONE = () -> {};
-    }
-
     /** Writes every item, or throws once retries are spent (nothing is silently dropped). */
     public void write(List<Map<String, AttributeValue>> items) throws InterruptedException {
-        write(items, BeforeBatch.NONE);
+        write(items, WriteFence.NONE);
     }
 
-    /** As {@link #write(List)}, calling {@code beforeBatch} before each batch (after waiting for the rate limit). */
-    public void write(List<Map<String, AttributeValue>> items, BeforeBatch beforeBatch) throws InterruptedException {
-        for (int i = 0; i < items.size(); i += batchSize) {
-            List<WriteRequest> batch = new ArrayList<>(batchSize);
-            for (Map<String, AttributeValue> item : items.subList(i, Math.min(items.size(), i + batchSize))) {
-                batch.add(WriteRequest.builder()
-                        .putRequest(PutRequest.builder().item(item).build())
-                        .build());
-            }
-            limiter.acquire(batch.size());
-            beforeBatch.check();
-            writeBatch(batch);
+    /**
+     * As {@link #write(List)}, every call and every attempt bound to {@code fence} (a lease holder's writes, ADR 6).
+     *
+     * @throws LeaseLost when the lease is gone before every item is written; what was written stays
+     */
+    public void write(List<Map<String, AttributeValue>> items, WriteFence fence) throws InterruptedException {
+        List<WriteRequest> requests = new ArrayList<>(items.size());
+        for (Map<String, AttributeValue> item : items) {
+            requests.add(WriteRequest.builder()
+                    .putRequest(PutRequest.builder().item(item).build())
+                    .build());
         }
+        apply(requests, fence);
     }
 
     /** Sends puts and deletes (a repair), in batches, with the same resubmission and rate limit as items. */
     public void apply(List<WriteRequest> requests) throws InterruptedException {
+        apply(requests, WriteFence.NONE);
+    }
+
+    /** As {@link #apply(List)}, bound to {@code fence}. @throws LeaseLost when the lease is gone first */
+    public void apply(List<WriteRequest> requests, WriteFence fence) throws InterruptedException {
         for (int i = 0; i < requests.size(); i += batchSize) {
             List<WriteRequest> batch = requests.subList(i, Math.min(requests.size(), i + batchSize));
             limiter.acquire(batch.size());
-            writeBatch(batch);
+            writeBatch(batch, fence);
         }
     }
 
-    private void writeBatch(List<WriteRequest> batch) throws InterruptedException {
+    private void writeBatch(List<WriteRequest> batch, WriteFence fence) throws InterruptedException {
         List<WriteRequest> pending = batch;
         for (int attempt = 0; !pending.isEmpty(); attempt++) {
             if (attempt > 0) {
@@ -91,8 +92,17 @@ public final class BatchWriter {
                 Thread.sleep(unprocessedBackoff.delay(Math.min(attempt, 6)).toMillis());
             }
             List<WriteRequest> toSend = pending;
-            BatchWriteItemResponse r = retrier.call(
-                    "write batch to " + table, () -> dynamo.batchWriteItem(b -> b.requestItems(Map.of(table, toSend))));
+            BatchWriteItemResponse r = retrier.call("write batch to " + table, () -> {
+                BatchWriteItemRequest request = BatchWriteItemRequest.builder()
+                        .requestItems(Map.of(table, toSend))
+                        .build();
+                try {
+                    return dynamo.batchWriteItem(FencedWrites.bind(request, fence));
+                } catch (RuntimeException e) {
+                    LeaseLost lost = LeaseLost.in(e); // the SDK wraps what the fence's check before sending threw
+                    throw lost != null ? lost : e;
+                }
+            });
             pending = r.hasUnprocessedItems() ? r.unprocessedItems().getOrDefault(table, List.of()) : List.of();
         }
     }

@@ -22,7 +22,8 @@ public final class DynamoClients {
     /**
      * @param endpoint an http(s) URL, or empty for AWS itself; {@code embedded} must be resolved to the local
      *     server's URL by the caller first
-     * @param interceptors hooks at the SDK boundary; tests inject throttling here, production passes none
+     * @param interceptors hooks at the SDK boundary; tests inject throttling here, production passes none. They run
+     *     before {@link FencedWrites}, which every client has
      */
     public static DynamoDbClient create(
             MigrationConfig.Target target, String endpoint, int connections, List<ExecutionInterceptor> interceptors) {
@@ -30,6 +31,7 @@ public final class DynamoClients {
                 .apiCallAttemptTimeout(Duration.ofSeconds(10))
                 .apiCallTimeout(Duration.ofSeconds(30));
         interceptors.forEach(override::addExecutionInterceptor);
+        override.addExecutionInterceptor(new FencedWrites()); // last: it checks the lease right before sending
         var builder = DynamoDbClient.builder()
                 .region(Region.of(target.region()))
                 .httpClientBuilder(ApacheHttpClient.builder()

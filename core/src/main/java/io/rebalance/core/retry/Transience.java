@@ -1,6 +1,7 @@
 package io.rebalance.core.retry;
 
 import io.rebalance.core.RebalanceException;
+import io.rebalance.core.lease.LeaseLost;
 import java.io.IOException;
 import java.sql.SQLException;
 import java.sql.SQLTransientException;
@@ -18,6 +19,7 @@ public final class Transience {
     private Transience() {}
 
     public static boolean isRetriable(Throwable t) {
+        if (LeaseLost.in(t) != null) return false; // the holder must stop; a retry would write without the lease
         if (t instanceof RebalanceException || t instanceof InterruptedException) return false;
         if (t instanceof SQLException sql) return isRetriable(sql);
         if (t instanceof DynamoDbException d) return isRetriable(d);

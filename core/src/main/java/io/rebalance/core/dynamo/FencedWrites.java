@@ -1,0 +1,45 @@
+package io.rebalance.core.dynamo;
+
+import io.rebalance.core.lease.WriteFence;
+import java.time.Duration;
+import software.amazon.awssdk.core.interceptor.Context;
+import software.amazon.awssdk.core.interceptor.ExecutionAttribute;
+import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.services.dynamodb.model.BatchWriteItemRequest;
+
+/**
+ * Binds a DynamoDB write to the writer's lease (ADR 6): a request carries its {@link WriteFence}, the whole call is
+ * given no more time than the lease has left (so the SDK abandons it, retries included, before the lease can pass to
+ * another holder), and every attempt asks the fence again just before it is sent, so an attempt that was held up
+ * (a stalled thread, a long backoff) past the lease is never sent. This interceptor is added last to every client,
+ * after any a test adds, so it runs right before transmission.
+ */
+public final class FencedWrites implements ExecutionInterceptor {
+    static final ExecutionAttribute<WriteFence> FENCE = new ExecutionAttribute<>("rebalance.writeFence");
+
+    /** A call is abandoned this long before the lease's deadline: time for the abort to reach the connection. */
+    static final Duration ABORT_MARGIN = Duration.ofMillis(100);
+
+    /** The request, bound to {@code fence}; unchanged for {@link WriteFence#NONE}. */
+    static BatchWriteItemRequest bind(BatchWriteItemRequest request, WriteFence fence) {
+        if (fence == WriteFence.NONE) return request;
+        Duration left = fence.beforeWrite().minus(ABORT_MARGIN);
+        if (left.isNegative() || left.isZero()) left = Duration.ofMillis(1); // the check before sending refuses it
+        Duration call = left;
+        return request.toBuilder()
+                .overrideConfiguration(
+                        o -> o.apiCallTimeout(call).apiCallAttemptTimeout(call).putExecutionAttribute(FENCE, fence))
+                .build();
+    }
+
+    @Override
+    public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
+        WriteFence fence = attributes.getAttribute(FENCE);
+        if (fence == null) return;
+        if (fence.beforeWrite().compareTo(ABORT_MARGIN) <= 0) {
+            throw new io.rebalance.core.lease.LeaseLost(
+                    "", "the lease ends before a write sent now could land; it is not sent");
+        }
+    }
+}
