@@ -4,6 +4,7 @@ import io.debezium.engine.ChangeEvent;
 import io.debezium.engine.DebeziumEngine;
 import io.rebalance.core.handoff.ForwardHold;
 import io.rebalance.core.handoff.Lsn;
+import io.rebalance.core.lease.LeaseLost;
 import io.rebalance.core.slot.KeyType;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -132,7 +133,7 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
                 return;
             } catch (InterruptedException e) {
                 throw e;
-            } catch (TailLeaseLostException e) {
+            } catch (LeaseLost e) {
                 throw e;
             } catch (Exception e) {
                 lease.check(); // no retry past the lease: a standby may be applying by now

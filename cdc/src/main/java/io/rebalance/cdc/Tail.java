@@ -13,6 +13,7 @@ import io.rebalance.core.fence.PostgresFence;
 import io.rebalance.core.handoff.ForwardHold;
 import io.rebalance.core.handoff.HandoffKeys;
 import io.rebalance.core.handoff.KeyLog;
+import io.rebalance.core.lease.LeaseLost;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.route.RoutingTable;
@@ -108,7 +109,7 @@ public final class Tail implements AutoCloseable {
                     config.tail().slotName());
             try {
                 streamWhileLeased(session, id);
-            } catch (TailLeaseLostException e) {
+            } catch (LeaseLost e) {
                 log.warn("{}", e.getMessage());
             }
         }
@@ -153,7 +154,7 @@ public final class Tail implements AutoCloseable {
                     () -> {
                         try {
                             lease.renew();
-                        } catch (TailLeaseLostException e) {
+                        } catch (LeaseLost e) {
                             leaseLost.set(e);
                             closeEngine();
                         } catch (RuntimeException e) {
@@ -182,6 +183,8 @@ public final class Tail implements AutoCloseable {
                                     + " `rebalance tail --drop-slot`, `rebalance reset`, then `rebalance tail` and"
                                     + " `rebalance copy` again");
                 }
+                LeaseLost lost = LeaseLost.in(failure); // a write refused by its fence stopped the stream
+                if (lost != null) throw lost;
                 lease.check();
                 try (Connection c = session.openForPreflight()) {
                     refuseLostSlot(c); // restarting a stream whose slot is gone would loop, or start from a new slot
@@ -198,7 +201,7 @@ public final class Tail implements AutoCloseable {
             timers.shutdownNow();
             status.close();
         }
-        if (leaseLost.get() != null) throw (TailLeaseLostException) leaseLost.get();
+        if (leaseLost.get() != null) throw (LeaseLost) leaseLost.get();
     }
 
     /**
@@ -221,12 +224,21 @@ public final class Tail implements AutoCloseable {
                             + " Raise max_slot_wal_keep_size, or watch safe_wal_bytes in `rebalance status`, so it does"
                             + " not happen again.");
         }
-        if (!slot.exists() && redis.exists(keys.offsets())) {
+        if (!slot.exists() && offsetsSaved()) {
             throw new RebalanceException(
                     ErrorCode.TAIL_OFFSETS_GONE,
                     "replication slot '" + name + "' is gone while the tail has saved positions in it ("
                             + keys.offsets() + "): it was dropped under the tail, so changes since are gone from the"
                             + " stream." + startOver);
+        }
+    }
+
+    /** Whether the tail saved positions; false while Redis is away (the check runs again before the next restart). */
+    private boolean offsetsSaved() {
+        try {
+            return redis.exists(keys.offsets());
+        } catch (RuntimeException redisAway) {
+            return false;
         }
     }
 
@@ -243,7 +255,7 @@ public final class Tail implements AutoCloseable {
         while (!stopping && leaseLost.get() == null && !Thread.currentThread().isInterrupted()) {
             try {
                 repairs.serveOne(applier, 1.0);
-            } catch (TailLeaseLostException e) {
+            } catch (LeaseLost e) {
                 return;
             } catch (Exception e) {
                 log.warn("a repair request failed, retrying in 1 s: {}", e.toString());
@@ -289,7 +301,7 @@ public final class Tail implements AutoCloseable {
                 long wait;
                 try {
                     wait = reverse.round() > 0 ? 0 : reverse.idleWaitMs();
-                } catch (TailLeaseLostException e) {
+                } catch (LeaseLost e) {
                     return;
                 } catch (Exception e) {
                     reverse.reset();
@@ -430,7 +442,7 @@ public final class Tail implements AutoCloseable {
     private static void quietly(String what, Task task) {
         try {
             task.run();
-        } catch (TailLeaseLostException e) {
+        } catch (LeaseLost e) {
             log.warn("{}: {}", what, e.getMessage());
         } catch (Exception e) {
             log.warn("{} failed: {}", what, e.toString());

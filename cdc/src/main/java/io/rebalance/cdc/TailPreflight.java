@@ -25,8 +25,11 @@ public final class TailPreflight {
         }
     }
 
-    /** The replication slot as Postgres reports it, or null fields when it does not exist. */
-    /** @param walStatus {@code reserved}, {@code extended}, {@code unreserved} or {@code lost}; null when absent */
+    /**
+     * The replication slot as Postgres reports it, or null fields when it does not exist.
+     *
+     * @param walStatus {@code reserved}, {@code extended}, {@code unreserved} or {@code lost}; null when absent
+     */
     public record SlotInfo(
             boolean exists, String plugin, String database, boolean active, Integer activePid, String walStatus) {
         /** Postgres invalidated it (it fell more than {@code max_slot_wal_keep_size} behind): its WAL is gone. */

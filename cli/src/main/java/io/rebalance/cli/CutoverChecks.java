@@ -75,7 +75,8 @@ final class CutoverChecks implements PreChecks {
 
     /**
      * No copy process runs and no slot lease lives: a worker writes DynamoDB without the cutover's fences, and once
-     * its lease has lapsed every write it made under it has landed (ADR 6), so a lapsed lease needs no other wait.
+     * its lease has lapsed every write it made under it was sent, and landed or was abandoned, before its holder's
+     * deadline (ADR 6), so a lapsed lease needs no other wait.
      */
     private PreCheck copyProcesses() {
         Map<String, String> live =

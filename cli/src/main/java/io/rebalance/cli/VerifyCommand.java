@@ -159,7 +159,10 @@ final class VerifyCommand implements Callable<Integer> {
             if (throughTail) verifier.repairThrough(throughTail(new RepairQueue(c.redis(), tailKeys)));
             else verifier.recordRefusals(refused);
             if (retryRefused) {
-                int left = retryRefused(config, verifier, refused, throughTail, out);
+                // with --json and slots to verify, stdout holds their one JSON document: the retry's summary goes to
+                // stderr
+                boolean alone = ordered.isEmpty();
+                int left = retryRefused(config, verifier, refused, throughTail, alone ? out : err, json && alone);
                 if (ordered.isEmpty()) return left == 0 ? MATCH : MISMATCH;
             }
             Map<String, RefusedRows.Refusal> known = new HashMap<>();
@@ -269,7 +272,12 @@ final class VerifyCommand implements Callable<Integer> {
 
     /** Writes the refused rows again, then says which are still refused. @return how many are left */
     private int retryRefused(
-            MigrationConfig config, Verifier verifier, RefusedRows refused, boolean throughTail, PrintWriter out)
+            MigrationConfig config,
+            Verifier verifier,
+            RefusedRows refused,
+            boolean throughTail,
+            PrintWriter out,
+            boolean asJson)
             throws Exception {
         List<String> ids = refused.all().stream().map(RefusedRows.Refusal::id).toList();
         if (!ids.isEmpty()) {
@@ -278,7 +286,7 @@ final class VerifyCommand implements Callable<Integer> {
             }
         }
         List<RefusedRows.Refusal> left = refused.all();
-        if (json && slots.isEmpty() && !all) {
+        if (asJson) {
             Map<String, Object> doc = new LinkedHashMap<>();
             doc.put("retried", ids.size());
             doc.put("stillRefused", left);

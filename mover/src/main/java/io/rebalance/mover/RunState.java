@@ -128,10 +128,10 @@ public final class RunState {
         });
     }
 
-    /** Live processes (heartbeat within {@code maxAgeMs}) with their info JSON. */
     /**
      * The slot leases held now, by SCAN. While one lives its worker may still have a write in flight; once it has
-     * lapsed, every write made under it has landed (ADR 6), whether its process lives or not.
+     * lapsed, every write made under it was sent before its holder's deadline (ADR 6), whether its process lives or
+     * not.
      */
     public List<String> heldSlotLeases() {
         return retrier.call("list slot leases", () -> RedisScan.keys(redis, keys.prefix()).stream()
@@ -140,6 +140,7 @@ public final class RunState {
                 .toList());
     }
 
+    /** Live processes (heartbeat within {@code maxAgeMs}) with their info JSON. */
     public Map<String, String> liveProcesses(long maxAgeMs) {
         return retrier.call("list processes", () -> {
             List<String> ids = redis.zrangeByScore(

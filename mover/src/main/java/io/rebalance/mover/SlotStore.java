@@ -81,13 +81,6 @@ public final class SlotStore {
                 a.lease());
     }
 
-    /** @return null when extended, otherwise the current holder ("" when nobody holds it) */
-    public String renew(Slot slot, String member) {
-        LeaseStore.Reply r =
-                retrier.call("renew lease of slot " + slot, () -> leases.renew(keys.slotLease(slot), member, leaseTtl));
-        return r.granted() ? null : r.member();
-    }
-
     /** @return null when saved, otherwise the holder that owns the slot now ("" when the lease lapsed) */
     public String saveProgress(Slot slot, String owner, String lastId, long rows) {
         return save(slot, owner, lastId, rows, "IN_PROGRESS");

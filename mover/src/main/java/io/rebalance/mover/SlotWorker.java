@@ -113,7 +113,8 @@ public final class SlotWorker {
             ctx.hooks().at(Phase.PAGE_READ, slot, owner);
 
             try {
-                lease.renew();
+                ctx.retrier()
+                        .run("renew lease of slot " + slot, lease::renew); // a Redis blip is retried; a loss is not
                 ctx.hooks().at(Phase.BEFORE_WRITE, slot, owner);
                 // Every call and every attempt of this write, resubmissions included, is checked against the lease
                 // and given no more time than it has left (ADR 6): none lands once another worker can hold the slot.

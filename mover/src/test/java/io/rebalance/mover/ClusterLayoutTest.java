@@ -45,6 +45,18 @@ class ClusterLayoutTest {
     }
 
     @Test
+    void everyLeaseSharesAHashSlotWithItsTokenCounter() {
+        for (String prefix : List.of("mgre:", "{run7}:", "")) {
+            for (String lease : List.of(new RunKeys(prefix).keeper(), prefix + "cdc:lease")) {
+                assertThat(JedisClusterCRC16.getSlot(LeaseStore.tokenKey(lease)))
+                        .as(lease)
+                        .isEqualTo(JedisClusterCRC16.getSlot(lease));
+                assertThat(LeaseStore.tokenKey(lease)).as("under the prefix").startsWith(prefix);
+            }
+        }
+    }
+
+    @Test
     void everyScriptTouchesOnlyTheKeysItIsGiven() throws IOException {
         for (String script : SCRIPTS) touchesOnlyItsKeys(SlotStore.class, script);
         for (String script : LEASE_SCRIPTS) touchesOnlyItsKeys(LeaseStore.class, script);

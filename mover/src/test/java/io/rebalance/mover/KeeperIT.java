@@ -55,7 +55,9 @@ class KeeperIT {
             finish(store, "20241020.00");
             assertThat(keeper.tick()).isEqualTo(RunStatus.FINISHED);
             assertThat(run.watermark()).isEqualTo(Slot.parse("20241020.00"));
-            assertThat(io.rebalance.core.redis.RedisScan.keys(redis, prefix)).noneMatch(k -> k.contains("{"));
+            assertThat(io.rebalance.core.redis.RedisScan.keys(redis, prefix))
+                    .as("no slot key is left")
+                    .noneMatch(k -> k.startsWith(prefix + "{"));
         }
     }
 

@@ -1,8 +1,12 @@
 package io.rebalance.mover;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.rebalance.core.lease.LeaseLost;
+import io.rebalance.core.lease.LeaseStore;
+import io.rebalance.core.lease.OwnedLease;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
 import java.time.Duration;
@@ -100,10 +104,33 @@ class LeaseFencingIT {
 
             assertThat(store.saveProgress(slot, old, "01Z", 99)).isEqualTo(now);
             assertThat(store.finish(slot, old, "01Z", 0)).isEqualTo(now);
-            assertThat(store.renew(slot, old)).isEqualTo(now);
+            assertThatThrownBy(() -> first.lease().renew())
+                    .isInstanceOfSatisfying(
+                            LeaseLost.class, e -> assertThat(e.holder()).isEqualTo(now));
             store.release(slot, old); // a late release must not free the new owner's lease
             assertThat(store.leaseHolder(slot)).isEqualTo(now);
             assertThat(store.state(slot)).containsEntry("last_id", "01A").containsEntry("rows", "10");
+        }
+    }
+
+    /**
+     * Renewals can overlap (the worker's and its write's): once one found the lease lost, a renewal answered later
+     * must not bring it back, or writes would go on under a lease another holder may have.
+     */
+    @Test
+    void aLeaseFoundLostStaysLostWhateverALaterRenewalSays() throws Exception {
+        try (MoverFixture f = new MoverFixture()) {
+            LeaseStore leases = new LeaseStore(f.redis());
+            String key = new RunKeys(f.prefix).slotLease(Slot.parse("20241020.03"));
+            OwnedLease lease =
+                    OwnedLease.acquire(leases, key, "w", Duration.ofSeconds(30)).lease();
+            String member = lease.member();
+            f.redis().del(key); // the lease lapses under the holder
+            assertThatThrownBy(lease::renew).isInstanceOf(LeaseLost.class);
+            f.redis().set(key, member); // a late reply: Redis says this member holds it after all
+            assertThatThrownBy(lease::renew).as("a later renewal").isInstanceOf(LeaseLost.class);
+            assertThatThrownBy(lease::check).isInstanceOf(LeaseLost.class);
+            assertThatThrownBy(lease::beforeWrite).isInstanceOf(LeaseLost.class);
         }
     }
 }

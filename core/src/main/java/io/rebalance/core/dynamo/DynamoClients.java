@@ -17,6 +17,12 @@ import software.amazon.awssdk.services.dynamodb.streams.DynamoDbStreamsClient;
 
 /** Builds the DynamoDB client every part uses. */
 public final class DynamoClients {
+    /** One attempt's limit: a reply that never arrives is given up on and retried. */
+    static final Duration ATTEMPT_TIMEOUT = Duration.ofSeconds(10);
+
+    /** One call's limit, retries included. */
+    static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
+
     private DynamoClients() {}
 
     /**
@@ -28,8 +34,8 @@ public final class DynamoClients {
     public static DynamoDbClient create(
             MigrationConfig.Target target, String endpoint, int connections, List<ExecutionInterceptor> interceptors) {
         ClientOverrideConfiguration.Builder override = ClientOverrideConfiguration.builder()
-                .apiCallAttemptTimeout(Duration.ofSeconds(10))
-                .apiCallTimeout(Duration.ofSeconds(30));
+                .apiCallAttemptTimeout(ATTEMPT_TIMEOUT)
+                .apiCallTimeout(CALL_TIMEOUT);
         interceptors.forEach(override::addExecutionInterceptor);
         override.addExecutionInterceptor(new FencedWrites()); // last: it checks the lease right before sending
         var builder = DynamoDbClient.builder()
@@ -51,8 +57,8 @@ public final class DynamoClients {
                 .credentialsProvider(config.credentialsProvider())
                 .httpClientBuilder(ApacheHttpClient.builder().connectionTimeout(Duration.ofSeconds(2)))
                 .overrideConfiguration(ClientOverrideConfiguration.builder()
-                        .apiCallAttemptTimeout(Duration.ofSeconds(10))
-                        .apiCallTimeout(Duration.ofSeconds(30))
+                        .apiCallAttemptTimeout(ATTEMPT_TIMEOUT)
+                        .apiCallTimeout(CALL_TIMEOUT)
                         .build());
         config.endpointOverride().ifPresent(builder::endpointOverride);
         return builder.build();

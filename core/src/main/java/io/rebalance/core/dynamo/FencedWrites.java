@@ -1,5 +1,6 @@
 package io.rebalance.core.dynamo;
 
+import io.rebalance.core.lease.LeaseLost;
 import io.rebalance.core.lease.WriteFence;
 import java.time.Duration;
 import software.amazon.awssdk.core.interceptor.Context;
@@ -26,11 +27,16 @@ public final class FencedWrites implements ExecutionInterceptor {
         if (fence == WriteFence.NONE) return request;
         Duration left = fence.beforeWrite().minus(ABORT_MARGIN);
         if (left.isNegative() || left.isZero()) left = Duration.ofMillis(1); // the check before sending refuses it
-        Duration call = left;
+        Duration call = min(left, DynamoClients.CALL_TIMEOUT);
+        Duration attempt = min(left, DynamoClients.ATTEMPT_TIMEOUT);
         return request.toBuilder()
-                .overrideConfiguration(
-                        o -> o.apiCallTimeout(call).apiCallAttemptTimeout(call).putExecutionAttribute(FENCE, fence))
+                .overrideConfiguration(o ->
+                        o.apiCallTimeout(call).apiCallAttemptTimeout(attempt).putExecutionAttribute(FENCE, fence))
                 .build();
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
     }
 
     @Override
@@ -38,8 +44,7 @@ public final class FencedWrites implements ExecutionInterceptor {
         WriteFence fence = attributes.getAttribute(FENCE);
         if (fence == null) return;
         if (fence.beforeWrite().compareTo(ABORT_MARGIN) <= 0) {
-            throw new io.rebalance.core.lease.LeaseLost(
-                    "", "the lease ends before a write sent now could land; it is not sent");
+            throw new LeaseLost("", "the lease ends before a write sent now could land; it is not sent");
         }
     }
 }

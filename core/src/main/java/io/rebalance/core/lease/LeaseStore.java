@@ -39,9 +39,16 @@ public final class LeaseStore {
         }
     }
 
-    /** The counter key for a lease key: its name plus {@code :token}, so it shares the lease's hash tag. */
+    /**
+     * The counter key for a lease key, in the lease's Redis Cluster hash slot so one script can touch both: its name
+     * plus {@code :token} when the name has a hash tag; otherwise the name is appended as the tag
+     * ({@code mgre:keeper:token{mgre:keeper}}), since a key without a tag hashes as a whole.
+     */
     public static String tokenKey(String leaseKey) {
-        return leaseKey + ":token";
+        if (leaseKey.indexOf('{') >= 0 || leaseKey.indexOf('}') >= 0) {
+            return leaseKey + ":token"; // the tag, if any, comes first, so the counter shares it
+        }
+        return leaseKey + ":token{" + leaseKey + "}";
     }
 
     /** Takes the lease if free, or extends it if {@code owner} holds it already. */

@@ -16,7 +16,8 @@ public final class OwnedLease implements WriteFence {
     private final String key;
     private final String member;
     private final Duration ttl;
-    private volatile long validUntilNanos;
+    private long validUntilNanos; // guarded by this: renewals may overlap, and a later reply must not undo a loss
+    private boolean lost;
 
     private OwnedLease(LeaseStore store, String key, String member, Duration ttl, long requestedAtNanos) {
         this.store = store;
@@ -41,16 +42,34 @@ public final class OwnedLease implements WriteFence {
 
     /** Extends the lease. @throws LeaseLost naming the holder when this one no longer holds it */
     public void renew() {
+        if (lost()) {
+            throw new LeaseLost("", "lease " + key + " of " + member + " was lost earlier; it is never renewed again");
+        }
         long at = System.nanoTime();
         LeaseStore.Reply r = store.renew(key, member, ttl);
         if (!r.granted()) {
-            validUntilNanos = at; // gone: every later check refuses without asking Redis
+            markLost(); // gone: every later check refuses without asking Redis
             throw new LeaseLost(
                     r.member(),
                     "lease " + key + " of " + member + " is "
                             + (r.member().isEmpty() ? "gone (it lapsed)" : "held by " + r.member()));
         }
-        validUntilNanos = at + margin(ttl);
+        extendTo(at + margin(ttl));
+    }
+
+    private synchronized boolean lost() {
+        return lost;
+    }
+
+    private synchronized void markLost() {
+        lost = true;
+    }
+
+    /** Deadlines only move forward, and never again once the lease was found lost. */
+    private synchronized void extendTo(long deadline) {
+        if (!lost && deadline - validUntilNanos > 0) {
+            validUntilNanos = deadline;
+        }
     }
 
     /** @throws LeaseLost when the local deadline has passed without a renewal */
@@ -95,6 +114,7 @@ public final class OwnedLease implements WriteFence {
         return member;
     }
 
+    /** The fencing token: grants of one lease get ever larger tokens. */
     public long token() {
         return new LeaseStore.Reply(true, member, 0).token();
     }
@@ -103,8 +123,8 @@ public final class OwnedLease implements WriteFence {
         return ttl;
     }
 
-    public long remainingNanos() {
-        return validUntilNanos - System.nanoTime();
+    public synchronized long remainingNanos() {
+        return lost ? -1 : validUntilNanos - System.nanoTime();
     }
 
     private static long margin(Duration ttl) {

@@ -36,7 +36,7 @@ public final class RefusedRows {
      *
      * @param slot the row's slot, or "" when it has none
      * @param column the refused column, or "" when the row as a whole is refused (its size)
-     * @param by what met it: {@code tail}, {@code repair}, {@code copy}
+     * @param by what met it: {@code tail} (a change or a reconciliation) or {@code repair} (verify's repair or retry)
      * @param lsn the WAL position of the change that carried it (tail), or "" when none
      */
     public record Refusal(String id, String slot, String column, String reason, String by, String lsn, long atMs) {
@@ -85,13 +85,6 @@ public final class RefusedRows {
         List<Refusal> out = new ArrayList<>();
         for (Map.Entry<String, String> e : redis.hgetAll(key).entrySet()) out.add(decode(e.getKey(), e.getValue()));
         out.sort(Comparator.comparing(Refusal::slot).thenComparing(Refusal::id));
-        return out;
-    }
-
-    /** The listed ids of one slot. */
-    public List<String> idsOf(String slot) {
-        List<String> out = new ArrayList<>();
-        for (Refusal r : all()) if (r.slot().equals(slot)) out.add(r.id());
         return out;
     }
 
