@@ -162,7 +162,8 @@ final class VerifyCommand implements Callable<Integer> {
                 // with --json and slots to verify, stdout holds their one JSON document: the retry's summary goes to
                 // stderr
                 boolean alone = ordered.isEmpty();
-                int left = retryRefused(config, verifier, refused, throughTail, alone ? out : err, json && alone);
+                int left =
+                        retryRefused(config, verifier, refused, throughTail, json && !alone ? err : out, json && alone);
                 if (ordered.isEmpty()) return left == 0 ? MATCH : MISMATCH;
             }
             Map<String, RefusedRows.Refusal> known = new HashMap<>();

@@ -64,6 +64,13 @@ class RefusedRowsCommandIT {
             assertThat(still.exitCode()).as(still.out() + still.err()).isEqualTo(1);
             assertThat(still.out()).contains("retried 1 refused row: 0 written, 1 still refused");
 
+            CliRun asJson = run(flags, "verify", "--retry-refused", "--all", "--json");
+            assertThat(asJson.err()).contains("retried 1 refused row: 0 written, 1 still refused");
+            assertThat(asJson.out().trim())
+                    .as("stdout is the one JSON document")
+                    .startsWith("{");
+            assertThat(new ObjectMapper().readTree(asJson.out()).has("slots")).isTrue();
+
             sql("UPDATE " + table + " SET data = '{\"x\": 1.5}' WHERE id = '" + id + "'");
             CliRun fixed = run(flags, "verify", "--retry-refused", "--all");
             assertThat(fixed.exitCode()).as(fixed.out() + fixed.err()).isZero();
