@@ -20,7 +20,8 @@ import java.time.Duration;
  * does recovery after a command died, whatever step it reached. Every move is idempotent.
  *
  * <ul>
- *   <li>{@code SOURCE}: the DynamoDB fence admits nobody, the Postgres fence admits applications, the tail applies.
+ *   <li>{@code SOURCE}: the DynamoDB fence admits nobody, the tail applies, then the Postgres fence admits
+ *       applications.
  *   <li>{@code TARGET}, {@code FINAL}: the Postgres fence admits only the reverse stream, the forward tail holds
  *       (acknowledged, so DynamoDB has every Postgres change), then the DynamoDB fence admits applications.
  * </ul>
@@ -40,16 +41,25 @@ final class Alignment {
         this.scope = scope;
     }
 
-    /** @param tailWait how long to wait for the forward tail to acknowledge a hold, when one is needed */
-    void to(RouteStatus route, long token, Duration tailWait) throws Exception {
+    /**
+     * @param tailWait how long to wait for the forward tail to acknowledge a hold, when one is needed
+     * @param hooks called before each store move ({@link AlignInstruction}, in its order there)
+     */
+    void to(RouteStatus route, long token, Duration tailWait, CutoverHooks hooks) throws Exception {
         if (route == RouteStatus.SOURCE) {
+            hooks.inside(AlignInstruction.CLOSE_DYNAMO);
             dynamoFence.set(scope, FenceWriter.NONE, token);
+            hooks.inside(AlignInstruction.LIFT_HOLD);
+            hold.lift(); // before Postgres reopens: a held tail would skip the applications' changes
+            hooks.inside(AlignInstruction.OPEN_POSTGRES);
             setPostgres(FenceWriter.APP, token, Duration.ofSeconds(30));
-            hold.lift();
             return;
         }
+        hooks.inside(AlignInstruction.CLOSE_POSTGRES);
         if (postgres().writer() != FenceWriter.REVERSE) setPostgres(FenceWriter.REVERSE, token, Duration.ofSeconds(30));
+        hooks.inside(AlignInstruction.HOLD_TAIL);
         if (hold.state().phase() != ForwardHold.Phase.HELD) holdTail(tailWait);
+        hooks.inside(AlignInstruction.OPEN_DYNAMO);
         FenceState d = dynamoFence.state(scope);
         if (d.writer() != FenceWriter.APP || d.minToken() < token) dynamoFence.set(scope, FenceWriter.APP, token);
     }

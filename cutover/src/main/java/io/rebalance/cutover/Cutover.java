@@ -40,6 +40,9 @@ public final class Cutover {
     private final Alignment stores;
     private final ReverseStreamView reverse;
     private final String owner;
+    private static final String ROLLED_BACK = "reads and writes go to Postgres again";
+    private static final String WINDOW_CLOSED = "DynamoDB is the store of record; rollback is no longer possible";
+
     private CutoverHooks hooks = CutoverHooks.NONE;
 
     public Cutover(
@@ -152,6 +155,7 @@ public final class Cutover {
                 throw new RebalanceException(ErrorCode.CUTOVER_REFUSED, why + ". Nothing was changed.");
             }
             boolean flipped = false;
+            String done = "";
             try {
                 run.step(CutoverStep.PRE_VERIFY, "");
                 WindowVerification.Result pre = verification.before();
@@ -175,14 +179,15 @@ public final class Cutover {
                 run.step(CutoverStep.OPEN_TARGET, "token " + token);
                 stores.setDynamo(FenceWriter.APP, token);
                 run.remaining();
+                done = "reads and writes go to DynamoDB; the rollback window is open. Verified before the window: "
+                        + pre.detail() + "; in it: " + v.detail();
                 run.step(CutoverStep.FLIP, "epoch " + (route.epoch() + 1));
                 flip(run, RouteStatus.SOURCE, RouteStatus.TARGET);
                 flipped = true; // the point of no return: from here on, nothing is undone
-                return run.done("reads and writes go to DynamoDB; the rollback window is open. Verified before the"
-                        + " window: " + pre.detail() + "; in it: " + v.detail());
+                return run.done(done);
             } catch (Exception e) {
                 if (flipped) throw e;
-                throw abort(run, RouteStatus.SOURCE, e);
+                return settle(run, RouteStatus.SOURCE, RouteStatus.TARGET, e, done);
             } finally {
                 quietly(verification);
             }
@@ -226,10 +231,10 @@ public final class Cutover {
                 run.step(CutoverStep.FLIP_BACK, "");
                 flip(run, RouteStatus.TARGET, RouteStatus.SOURCE);
                 flipped = true; // the point of no return
-                return run.done("reads and writes go to Postgres again");
+                return run.done(ROLLED_BACK);
             } catch (Exception e) {
                 if (flipped) throw e;
-                throw abort(run, RouteStatus.TARGET, e);
+                return settle(run, RouteStatus.TARGET, RouteStatus.SOURCE, e, ROLLED_BACK);
             }
         }
     }
@@ -243,9 +248,9 @@ public final class Cutover {
                 run.acquire(false);
                 run.step(CutoverStep.CLOSE_WINDOW, "");
                 flip(run, RouteStatus.TARGET, RouteStatus.FINAL);
-                return run.done("DynamoDB is the store of record; rollback is no longer possible");
-            } catch (StepFailed e) {
-                throw abort(run, RouteStatus.TARGET, e);
+                return run.done(WINDOW_CLOSED);
+            } catch (Exception e) {
+                return settle(run, RouteStatus.TARGET, RouteStatus.FINAL, e, WINDOW_CLOSED);
             }
         }
     }
@@ -261,7 +266,7 @@ public final class Cutover {
             run.acquire(true);
             Route route = routes.get(settings.scope()).orElseThrow(this::notPrepared);
             run.step(CutoverStep.RECOVER, "route " + route.status());
-            stores.to(route.status(), run.lease.token(), settings.alignWait());
+            stores.to(route.status(), run.lease.token(), settings.alignWait(), hooks);
             return run.done("the stores follow the route (" + route.status() + ")");
         }
     }
@@ -332,13 +337,54 @@ public final class Cutover {
         }
     }
 
-    /** Before the point of no return: align the stores to the unchanged route, release, and say so. */
+    /**
+     * A step failed before the point of no return, as far as this command knows: the route is read again, since a
+     * flip whose reply was lost did happen. When it says {@code to}, the command is done (the stores are aligned to
+     * it, which they are already); otherwise the stores are aligned to the route as it is and the command aborts.
+     */
+    private CutoverOutcome settle(Run run, RouteStatus from, RouteStatus to, Exception cause, String done)
+            throws Exception {
+        RouteStatus now;
+        try {
+            now = routes.get(settings.scope()).map(Route::status).orElse(from);
+        } catch (RuntimeException unreadable) {
+            throw unknownRoute(run, cause, unreadable);
+        }
+        if (now != to) throw abort(run, now, cause);
+        log.warn(
+                "{}: {} failed ({}), but the route says {}: the flip happened and its reply was lost",
+                run.op,
+                run.current,
+                cause.toString(),
+                to);
+        if (run.lease != null) stores.to(to, run.lease.token(), settings.alignWait(), hooks);
+        return run.done(done + " (the flip's reply was lost; the route, read again, says " + to + ")");
+    }
+
+    /** Redis cannot say where the route stands: leave the stores as they are (each half refuses what it must). */
+    private RebalanceException unknownRoute(Run run, Exception cause, RuntimeException unreadable) {
+        String at = run.current == null ? "start" : run.current.name();
+        String reason = cause instanceof StepFailed ? cause.getMessage() : cause.toString();
+        try {
+            journal.end(run.op, "failed", "at " + at + ": " + reason + "; the route could not be read", 0);
+        } catch (RuntimeException journalAway) {
+            log.warn("journaling the failure failed too: {}", journalAway.toString());
+        }
+        return new RebalanceException(
+                ErrorCode.CUTOVER_INTERRUPTED,
+                run.op + " failed at step " + at + ": " + reason + ", and the route could not be read (" + unreadable
+                        + "), so the stores were left as they are: fences refuse what the route does not allow, so"
+                        + " nothing is lost. Run `rebalance cutover --recover` once Redis answers",
+                cause);
+    }
+
+    /** Before the point of no return: align the stores to the route as it is, release, and say so. */
     private RebalanceException abort(Run run, RouteStatus route, Exception cause) {
         String reason = cause instanceof StepFailed ? cause.getMessage() : cause.toString();
         String at = run.current == null ? "start" : run.current.name();
         try {
             if (run.lease != null) {
-                stores.to(route, run.lease.token(), settings.alignWait());
+                stores.to(route, run.lease.token(), settings.alignWait(), hooks);
                 run.lease.release();
             }
             long blocked = run.blockedMs();

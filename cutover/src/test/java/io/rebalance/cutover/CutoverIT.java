@@ -9,11 +9,17 @@ import io.rebalance.core.ErrorCode;
 import io.rebalance.core.RebalanceException;
 import io.rebalance.core.fence.FenceState;
 import io.rebalance.core.fence.FenceWriter;
+import io.rebalance.core.fence.FencedException;
 import io.rebalance.core.handoff.ForwardHold;
 import io.rebalance.core.lock.LockHolders;
+import io.rebalance.core.lock.ScopeKeys;
+import io.rebalance.core.redis.RedisConnector;
 import io.rebalance.core.route.Route;
 import io.rebalance.core.route.RouteStatus;
 import io.rebalance.core.route.Target;
+import io.rebalance.core.source.SourceSession;
+import io.rebalance.testkit.TcpProxy;
+import java.net.URI;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -23,6 +29,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import redis.clients.jedis.UnifiedJedis;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.Put;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
@@ -43,6 +50,10 @@ class CutoverIT {
     static final class Killed extends Error {
         Killed(CutoverStep step) {
             super("killed at " + step);
+        }
+
+        Killed(AlignInstruction instruction) {
+            super("killed before " + instruction);
         }
     }
 
@@ -196,6 +207,140 @@ class CutoverIT {
                 await().atMost(BOUND).until(() -> !item(f, after).isEmpty());
             }
         }
+    }
+
+    /**
+     * An abort or a recovery may die between any two of its store moves. Whatever prefix of them ran, a write the
+     * stores accept is never lost: towards SOURCE it reaches DynamoDB through the tail (a tail still held would skip
+     * it and confirm the WAL past it), towards TARGET it reaches Postgres through the reverse stream. A write the
+     * fences refuse is the application's to retry; the next command recovers.
+     */
+    @Test
+    void killedAtEveryInstructionOfAnAbortOrARecoveryNoAcceptedWriteIsLost() throws Exception {
+        WindowVerification mismatch = budget -> new WindowVerification.Result(false, "slot 20241020.02: 1 missing");
+        try (CutoverFixture f = new CutoverFixture();
+                WriteGuard guard = f.guard()) {
+            f.startTail();
+            for (AlignInstruction at : AlignInstruction.TO_SOURCE) {
+                Cutover aborting = f.cutover("abort-" + at).hooks(killInside(at));
+                assertThatThrownBy(() -> aborting.cutover(PASS, mismatch)).isInstanceOf(Killed.class);
+                awaitLockFree(f);
+                acceptedWritesArrive(f, guard, RouteStatus.SOURCE, "after an abort killed before " + at);
+                f.cutover("recover").recover();
+                assertAligned(f, RouteStatus.SOURCE, 0);
+
+                Cutover dies = f.cutover("dies-" + at).hooks(killAt(CutoverStep.VERIFY)); // leaves the tail held
+                assertThatThrownBy(() -> dies.cutover(PASS, MATCH)).isInstanceOf(Killed.class);
+                awaitLockFree(f);
+                Cutover recovering = f.cutover("recover-" + at).hooks(killInside(at));
+                assertThatThrownBy(recovering::recover).isInstanceOf(Killed.class);
+                awaitLockFree(f);
+                acceptedWritesArrive(f, guard, RouteStatus.SOURCE, "after a recovery killed before " + at);
+                f.cutover("recover").recover();
+                assertAligned(f, RouteStatus.SOURCE, 0);
+                acceptedWritesArrive(f, guard, RouteStatus.SOURCE, "once recovered from " + at);
+            }
+            for (AlignInstruction at : AlignInstruction.TO_TARGET) {
+                f.cutover("forward").cutover(PASS, MATCH);
+                Cutover dies = f.cutover("rollback-dies-" + at).hooks(killAt(CutoverStep.LIFT_HOLD));
+                assertThatThrownBy(dies::rollback).isInstanceOf(Killed.class);
+                awaitLockFree(f);
+                Cutover recovering = f.cutover("recover-" + at).hooks(killInside(at));
+                assertThatThrownBy(recovering::recover).isInstanceOf(Killed.class);
+                awaitLockFree(f);
+                acceptedWritesArrive(f, guard, RouteStatus.TARGET, "after a recovery killed before " + at);
+                f.cutover("recover").recover();
+                assertAligned(f, RouteStatus.TARGET, 0);
+                acceptedWritesArrive(f, guard, RouteStatus.TARGET, "once recovered from " + at);
+                f.cutover("back").rollback();
+                assertAligned(f, RouteStatus.SOURCE, 0);
+            }
+        }
+    }
+
+    /**
+     * The flip ran in Redis but its reply was lost (the connection dropped right after the request): the command
+     * reads the route again and finishes as what it is, so the stores end aligned to the route. Before, it aborted
+     * as if the route had not changed, set the fences for the old route, and said "Routing is unchanged".
+     */
+    @Test
+    void aFlipWhoseReplyIsLostEndsWithTheStoresAlignedToTheRoute() throws Exception {
+        try (CutoverFixture f = new CutoverFixture();
+                WriteGuard guard = f.guard();
+                TcpProxy proxy = new TcpProxy(
+                        "127.0.0.1", URI.create(f.services.redisUrl).getPort());
+                UnifiedJedis viaProxy = RedisConnector.connect("redis://127.0.0.1:" + proxy.port(), 4)) {
+            f.startTail();
+            String routeKey = new ScopeKeys(f.prefix, f.table).route();
+            CutoverHooks loseTheFlipsReply = step -> {
+                if (step == CutoverStep.FLIP || step == CutoverStep.FLIP_BACK) proxy.dropReplyTo(routeKey);
+            };
+            CutoverParts lossy = new CutoverParts(
+                    f.parts.settings(),
+                    viaProxy,
+                    f.prefix,
+                    new SourceSession(f.config().source()),
+                    f.dynamo,
+                    f.pgFence,
+                    f.dynamoFence);
+
+            CutoverOutcome out = lossy.cutover("lossy").hooks(loseTheFlipsReply).cutover(PASS, MATCH);
+            assertThat(proxy.replyDropPending())
+                    .as("the flip's reply was dropped")
+                    .isFalse();
+            assertThat(out.detail()).contains("the flip's reply was lost");
+            assertWhole(f, RouteStatus.TARGET);
+            assertAligned(f, RouteStatus.TARGET, 0);
+            assertThat(f.parts.journal().read().orElseThrow().status()).isEqualTo("done");
+            String during = write(f, guard);
+            assertThat(item(f, during)).as("a write after the flip").isNotEmpty();
+
+            CutoverOutcome back =
+                    lossy.cutover("lossy-back").hooks(loseTheFlipsReply).rollback();
+            assertThat(proxy.replyDropPending())
+                    .as("the flip back's reply was dropped")
+                    .isFalse();
+            assertThat(back.detail()).contains("the flip's reply was lost");
+            assertWhole(f, RouteStatus.SOURCE);
+            assertAligned(f, RouteStatus.SOURCE, 0);
+            assertThat(kind(f, during))
+                    .as("the write made under TARGET, in Postgres")
+                    .isEqualTo("guarded");
+            String after = write(f, guard);
+            await().atMost(BOUND).until(() -> !item(f, after).isEmpty());
+        }
+    }
+
+    /** A guarded write: refused by a fence, or accepted and then in the other store too. */
+    private void acceptedWritesArrive(CutoverFixture f, WriteGuard guard, RouteStatus route, String when)
+            throws Exception {
+        String id;
+        try {
+            id = write(f, guard);
+        } catch (FencedException refused) {
+            return; // not acknowledged: the application retries it
+        }
+        if (route == RouteStatus.SOURCE) {
+            await().atMost(BOUND).untilAsserted(() -> assertThat(item(f, id))
+                    .as("a write Postgres accepted " + when + " is in DynamoDB")
+                    .isNotEmpty());
+        } else {
+            await().atMost(BOUND).untilAsserted(() -> assertThat(kind(f, id))
+                    .as("a write DynamoDB accepted " + when + " is in Postgres")
+                    .isEqualTo("guarded"));
+        }
+    }
+
+    private static CutoverHooks killInside(AlignInstruction at) {
+        return new CutoverHooks() {
+            @Override
+            public void before(CutoverStep step) {}
+
+            @Override
+            public void inside(AlignInstruction instruction) {
+                if (instruction == at) throw new Killed(instruction);
+            }
+        };
     }
 
     private static CutoverHooks killAt(CutoverStep at) {

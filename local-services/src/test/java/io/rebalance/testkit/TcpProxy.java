@@ -6,12 +6,14 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A loopback TCP proxy that can make a service unreachable on demand: {@link #cut()} drops every open connection
- * and refuses new ones until {@link #restore()}. The service itself keeps running and keeps its data, which is
+ * and refuses new ones until {@link #restore()}; {@link #dropReplyTo} loses one reply. The service itself keeps running and keeps its data, which is
  * what "Redis unavailable for 10 s" means to a client (and a Redis without persistence would lose its data if it
  * were really stopped).
  */
@@ -22,6 +24,12 @@ public final class TcpProxy implements AutoCloseable {
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     private volatile boolean cut;
     private volatile boolean closed;
+    private final AtomicReference<byte[]> dropReplyMarker = new AtomicReference<>();
+
+    /** One client connection and its upstream: whether the service's next reply on it is to be lost. */
+    private static final class Pair {
+        volatile boolean loseNextReply;
+    }
 
     public TcpProxy(String targetHost, int targetPort) throws IOException {
         this.targetHost = targetHost;
@@ -47,6 +55,20 @@ public final class TcpProxy implements AutoCloseable {
         cut = false;
     }
 
+    /**
+     * A reply that never arrives: the next request that contains {@code marker} reaches the service, which carries
+     * it out, but its reply is dropped and the connection closed, as when the network fails right after the request.
+     * Once only; other connections and later requests are untouched.
+     */
+    public void dropReplyTo(String marker) {
+        dropReplyMarker.set(marker.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** Whether an armed {@link #dropReplyTo} is still waiting for its request. */
+    public boolean replyDropPending() {
+        return dropReplyMarker.get() != null;
+    }
+
     private void acceptLoop() {
         while (!closed) {
             try {
@@ -58,15 +80,16 @@ public final class TcpProxy implements AutoCloseable {
                 Socket upstream = new Socket(targetHost, targetPort);
                 open.add(client);
                 open.add(upstream);
-                pump(client, upstream);
-                pump(upstream, client);
+                Pair pair = new Pair();
+                pump(client, upstream, pair, true);
+                pump(upstream, client, pair, false);
             } catch (IOException e) {
                 if (closed) return;
             }
         }
     }
 
-    private void pump(Socket from, Socket to) {
+    private void pump(Socket from, Socket to, Pair pair, boolean requests) {
         Thread t = new Thread(
                 () -> {
                     byte[] buf = new byte[16 * 1024];
@@ -74,6 +97,16 @@ public final class TcpProxy implements AutoCloseable {
                             OutputStream out = to.getOutputStream()) {
                         int n;
                         while ((n = in.read(buf)) >= 0) {
+                            if (requests) {
+                                byte[] marker = dropReplyMarker.get();
+                                if (marker != null
+                                        && contains(buf, n, marker)
+                                        && dropReplyMarker.compareAndSet(marker, null)) {
+                                    pair.loseNextReply = true; // before the request goes on, so before its reply
+                                }
+                            } else if (pair.loseNextReply) {
+                                return; // the reply is dropped; the finally below closes the connection
+                            }
                             out.write(buf, 0, n);
                             out.flush();
                         }
@@ -89,6 +122,17 @@ public final class TcpProxy implements AutoCloseable {
                 "tcp-proxy-pump");
         t.setDaemon(true);
         t.start();
+    }
+
+    private static boolean contains(byte[] buf, int n, byte[] marker) {
+        outer:
+        for (int i = 0; i + marker.length <= n; i++) {
+            for (int j = 0; j < marker.length; j++) {
+                if (buf[i + j] != marker[j]) continue outer;
+            }
+            return true;
+        }
+        return false;
     }
 
     private static void closeQuietly(Socket s) {

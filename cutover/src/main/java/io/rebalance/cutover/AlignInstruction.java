@@ -1,0 +1,36 @@
+package io.rebalance.cutover;
+
+import java.util.List;
+
+/**
+ * The single store moves inside an alignment ({@link Alignment#to}), which abort and recovery run: a command may die
+ * between any two of them, so their order is chosen so that every prefix leaves no write unprotected (ADR 7).
+ */
+public enum AlignInstruction {
+    CLOSE_DYNAMO("close the DynamoDB fence to applications"),
+    LIFT_HOLD("let the forward tail apply again"),
+    OPEN_POSTGRES("open the Postgres fence to applications"),
+    CLOSE_POSTGRES("close the Postgres fence to applications"),
+    HOLD_TAIL("hold the forward tail once it has applied everything up to now"),
+    OPEN_DYNAMO("open the DynamoDB fence to applications");
+
+    /**
+     * Towards SOURCE: the hold is lifted before Postgres reopens, so no application change can reach a held tail (which
+     * would skip it and confirm the WAL past it); a death in between leaves both fences closed, refusing writes, and
+     * the next command recovers.
+     */
+    public static final List<AlignInstruction> TO_SOURCE = List.of(CLOSE_DYNAMO, LIFT_HOLD, OPEN_POSTGRES);
+
+    /** Towards TARGET: DynamoDB opens only after the tail has applied every Postgres change and holds. */
+    public static final List<AlignInstruction> TO_TARGET = List.of(CLOSE_POSTGRES, HOLD_TAIL, OPEN_DYNAMO);
+
+    private final String what;
+
+    AlignInstruction(String what) {
+        this.what = what;
+    }
+
+    public String what() {
+        return what;
+    }
+}
