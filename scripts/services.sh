@@ -44,10 +44,19 @@ fi
 if ! redis_ok; then
   say "starting Redis"
   mkdir -p /var/lib/redis /var/log/redis
-  as_root redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
-    --dir /var/lib/redis --logfile /var/log/redis/ci.log
+  # an append-only file and no eviction: the cutover refuses a Redis that could lose its route (docs/redis.md)
+  as_root redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly yes \
+    --maxmemory-policy noeviction --dir /var/lib/redis --logfile /var/log/redis/ci.log
   for _ in $(seq 1 40); do redis_ok && break; sleep 0.25; done
 fi
 redis_ok || { say "Redis did not come up on 127.0.0.1:6379" >&2; exit 1; }
+if [[ "$(redis-cli -h 127.0.0.1 -p 6379 config get appendonly | tail -n 1)" != "yes" ]]; then
+  say "Redis runs without an append-only file; turning it on (CONFIG SET appendonly yes)"
+  redis-cli -h 127.0.0.1 -p 6379 config set appendonly yes >/dev/null
+fi
+if [[ "$(redis-cli -h 127.0.0.1 -p 6379 config get maxmemory-policy | tail -n 1)" != "noeviction" ]]; then
+  say "Redis may evict keys; setting maxmemory-policy noeviction"
+  redis-cli -h 127.0.0.1 -p 6379 config set maxmemory-policy noeviction >/dev/null
+fi
 
 say "Postgres $cluster_version (wal_level=$wal_level) and Redis are up"

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.FencedWrites;
 import io.rebalance.core.redis.RedisConnector;
+import io.rebalance.testkit.Paused;
 import io.rebalance.testkit.TcpProxy;
 import java.net.URI;
 import java.sql.Connection;
@@ -149,16 +150,7 @@ class TailLeaseFencingIT {
                 stalledThread = Thread.currentThread();
             }
             stalled.countDown();
-            boolean interrupted = false;
-            while (true) {
-                try {
-                    release.await();
-                    break;
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-            if (interrupted) Thread.currentThread().interrupt();
+            Paused.until(release);
         }
 
         @Override

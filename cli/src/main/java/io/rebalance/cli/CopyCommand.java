@@ -67,6 +67,12 @@ final class CopyCommand implements Callable<Integer> {
         }
         CountDownLatch stopped = new CountDownLatch(1);
         try (Connections c = new Connections(config, config.mover().workers() + 6)) {
+            RedisChecks.volatileWarning(
+                            c.redis(),
+                            "the copy's progress is lost and it starts over (rows are copied again, none is lost),"
+                                    + " and the tail's record of keys it wrote during the copy is lost too: run"
+                                    + " `rebalance verify --all --repair` after such a restart")
+                    .ifPresent(spec.commandLine().getErr()::println);
             RunState run = c.runState();
             var prepared = new RunPlanner(config).prepare(run, c.dynamo(), c.dynamoWhere(), createTable);
             RunStatus status = run.compareAndSet(RunStatus.NOT_STARTED, RunStatus.TO_START);

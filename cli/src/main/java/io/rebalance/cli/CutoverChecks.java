@@ -21,17 +21,20 @@ import java.util.Map;
 
 /**
  * The cutover's pre-checks, each with a reason a person can act on: the copy is FINISHED, the tail runs and keeps up,
- * every slot of the run has a recent MATCH, and the reverse stream runs (so the cutover can be rolled back).
+ * every slot of the run has a recent MATCH, the reverse stream runs (so the cutover can be rolled back), and Redis
+ * keeps what the cutover writes to it ({@link RedisChecks}).
  */
 final class CutoverChecks implements PreChecks {
     private final MigrationConfig config;
     private final Connections c;
     private final ReverseStreamView reverse;
+    private final boolean allowRedisWithoutAof;
 
-    CutoverChecks(MigrationConfig config, Connections c, ReverseStreamView reverse) {
+    CutoverChecks(MigrationConfig config, Connections c, ReverseStreamView reverse, boolean allowRedisWithoutAof) {
         this.config = config;
         this.c = c;
         this.reverse = reverse;
+        this.allowRedisWithoutAof = allowRedisWithoutAof;
     }
 
     @Override
@@ -53,6 +56,7 @@ final class CutoverChecks implements PreChecks {
         out.add(reverse.notReady()
                 .map(why -> PreCheck.fail("reverse stream", why + " (without it the cutover could not be undone)"))
                 .orElseGet(() -> PreCheck.pass("reverse stream", "running")));
+        out.addAll(RedisChecks.run(c.redis(), allowRedisWithoutAof));
         return out;
     }
 

@@ -1,5 +1,6 @@
 package io.rebalance.cli;
 
+import io.rebalance.core.ErrorCode;
 import io.rebalance.core.ProcessId;
 import io.rebalance.core.config.Durations;
 import io.rebalance.core.config.MigrationConfig;
@@ -15,6 +16,7 @@ import io.rebalance.cutover.PreCheck;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -75,6 +77,12 @@ final class CutoverCommand implements Callable<Integer> {
                     + " keys written since inside it: slower, for small tables or to be sure.")
     boolean verifyAll;
 
+    @Option(
+            names = RedisChecks.ALLOW_FLAG,
+            description = "Run --prepare, the cutover or a rollback on a Redis without an append-only file: a restart"
+                    + " of it loses the route and the cutover's state (docs/redis.md). The check then only warns.")
+    boolean allowRedisWithoutAof;
+
     @Option(names = "--kill-at", hidden = true, description = "Test hook: halt the process before this step.")
     CutoverStep killAt;
 
@@ -102,6 +110,23 @@ final class CutoverCommand implements Callable<Integer> {
                     c.dynamo(),
                     config.cutover().pgFence(),
                     config.cutover().dynamoFence());
+            if (mode.prepare || mode.rollback) {
+                List<PreCheck> redisChecks = RedisChecks.run(c.redis(), allowRedisWithoutAof);
+                List<PreCheck> failed =
+                        redisChecks.stream().filter(p -> !p.passed()).toList();
+                if (!failed.isEmpty()) {
+                    failed.forEach(p -> spec.commandLine().getErr().println(p));
+                    spec.commandLine()
+                            .getErr()
+                            .println("error: " + (mode.prepare ? "--prepare" : "rollback")
+                                    + " refused: the Redis it would use could lose the cutover's state. Nothing was"
+                                    + " changed. [" + ErrorCode.CUTOVER_REFUSED + "]");
+                    return ErrorCode.CUTOVER_REFUSED.exitCode();
+                }
+                redisChecks.stream()
+                        .filter(p -> p.detail().startsWith("RISK ACCEPTED"))
+                        .forEach(p -> spec.commandLine().getErr().println("warning: " + p.detail()));
+            }
             if (mode.prepare) {
                 parts.prepare().forEach(line -> out.println("prepared: " + line));
                 return 0;
@@ -124,7 +149,7 @@ final class CutoverCommand implements Callable<Integer> {
                 try (Connection pg = session.openForPreflight()) {
                     table = SourceTable.inspect(pg, config);
                 }
-                CutoverChecks checks = new CutoverChecks(config, c, parts.reverse());
+                CutoverChecks checks = new CutoverChecks(config, c, parts.reverse(), allowRedisWithoutAof);
                 CutoverVerification verification = new CutoverVerification(config, c, table, verifyAll);
                 if (mode.dryRun) return dryRun(out, scope, block, checks, verification);
                 outcome = cutover.cutover(checks, verification);

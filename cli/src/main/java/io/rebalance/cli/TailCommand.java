@@ -55,6 +55,12 @@ final class TailCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         try (Connections c = new Connections(config, config.tail().applyThreads() + 4)) {
             if (dropSlot) return dropSlot(config, c, out);
+            RedisChecks.volatileWarning(
+                            c.redis(),
+                            "the tail resumes from its replication slot, but its record of the keys it wrote while"
+                                    + " their slots were being copied is lost, so a copy may overwrite newer changes:"
+                                    + " run `rebalance verify --all --repair` after such a restart")
+                    .ifPresent(spec.commandLine().getErr()::println);
             SourceTable table;
             try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
                 table = SourceTable.inspect(pg, config);

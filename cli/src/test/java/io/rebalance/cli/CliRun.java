@@ -20,6 +20,13 @@ record CliRun(int exitCode, String out, String err) {
         return new CliRun(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 
+    /** {@code words} (a command and its own flags) followed by {@code flags}. */
+    static CliRun of(List<String> flags, String... words) {
+        List<String> args = new ArrayList<>(List.of(words));
+        args.addAll(flags);
+        return of(args.toArray(String[]::new));
+    }
+
     /** The flags that point a command at the shared test services, a table and a prefix of its own. */
     static List<String> base(SharedServices s, String table, String prefix) {
         List<String> args = new ArrayList<>();

@@ -11,7 +11,6 @@ import io.rebalance.testkit.SharedServices;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.awaitility.Awaitility;
@@ -34,14 +33,14 @@ class CutoverRefusalsIT {
         settings.put("mover.leaseTtl", "2s");
         List<String> flags = TailedTable.args(settings);
         try (TailedTable t = new TailedTable(services, table, settings, 600, 17)) {
-            assertThat(run(flags, "cutover", "--prepare").exitCode()).isZero();
-            assertThat(run(flags, "copy", "--no-progress").exitCode()).isZero();
-            assertThat(run(flags, "verify", "--all").exitCode()).isZero();
+            assertThat(CliRun.of(flags, "cutover", "--prepare").exitCode()).isZero();
+            assertThat(CliRun.of(flags, "copy", "--no-progress").exitCode()).isZero();
+            assertThat(CliRun.of(flags, "verify", "--all").exitCode()).isZero();
             awaitDryRun(flags, 0, "ok     copy processes: none runs, no slot lease is held");
 
             RunState run = new RunState(t.redis, new RunKeys(prefix), Retrier.standard());
             run.heartbeat("host-a:123", "{\"host\":\"host-a\",\"pid\":123,\"slots\":[]}");
-            CliRun alive = run(flags, "cutover", "--dry-run");
+            CliRun alive = CliRun.of(flags, "cutover", "--dry-run");
             assertThat(alive.exitCode()).as(alive.out()).isEqualTo(31);
             assertThat(alive.out()).contains("FAILED copy processes: 1 copy process runs (host-a:123)");
             run.leave("host-a:123");
@@ -50,7 +49,7 @@ class CutoverRefusalsIT {
                     new SlotStore(t.redis, run.keys(), Retrier.standard(), Duration.ofSeconds(2), Duration.ofDays(1));
             Slot slot = run.plan().range().newest();
             slots.acquire(slot, "dead-worker"); // as a worker that died holding it would leave it
-            CliRun leased = run(flags, "cutover", "--dry-run");
+            CliRun leased = CliRun.of(flags, "cutover", "--dry-run");
             assertThat(leased.exitCode()).as(leased.out()).isEqualTo(31);
             assertThat(leased.out()).contains("FAILED copy processes: 1 slot lease is still held");
             awaitDryRun(flags, 0, "ok     copy processes"); // it lapses within mover.leaseTtl
@@ -59,13 +58,13 @@ class CutoverRefusalsIT {
             Awaitility.await()
                     .atMost(Duration.ofSeconds(30))
                     .until(() -> t.redis.hget(prefix + "cdc:changed", "truncated") != null);
-            CliRun truncated = run(flags, "cutover", "--dry-run");
+            CliRun truncated = CliRun.of(flags, "cutover", "--dry-run");
             assertThat(truncated.exitCode()).as(truncated.out()).isEqualTo(31);
             assertThat(truncated.out())
                     .contains("verified before the TRUNCATE at")
                     .contains("--repair");
 
-            CliRun repaired = run(flags, "verify", "--all", "--repair");
+            CliRun repaired = CliRun.of(flags, "verify", "--all", "--repair");
             assertThat(repaired.exitCode()).as(repaired.out()).isZero();
             awaitDryRun(flags, 0, "all pre-checks pass");
         }
@@ -73,16 +72,10 @@ class CutoverRefusalsIT {
 
     private static void awaitDryRun(List<String> flags, int code, String text) {
         Awaitility.await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-            CliRun dry = run(flags, "cutover", "--dry-run");
+            CliRun dry = CliRun.of(flags, "cutover", "--dry-run");
             assertThat(dry.exitCode()).as(dry.out()).isEqualTo(code);
             assertThat(dry.out()).contains(text);
         });
-    }
-
-    private static CliRun run(List<String> flags, String... words) {
-        List<String> args = new ArrayList<>(List.of(words));
-        args.addAll(flags);
-        return CliRun.of(args.toArray(String[]::new));
     }
 
     private void sql(String statement) throws Exception {

@@ -31,40 +31,40 @@ class RefusedRowsCommandIT {
         settings.put("target.json", "map");
         List<String> flags = TailedTable.args(settings);
         try (TailedTable t = new TailedTable(services, table, settings, 400, 21)) {
-            assertThat(run(flags, "copy", "--no-progress").exitCode()).isZero();
+            assertThat(CliRun.of(flags, "copy", "--no-progress").exitCode()).isZero();
             String id = oneId();
             sql("UPDATE " + table + " SET data = '{\"x\": 1.5e300}' WHERE id = '" + id + "'");
             RefusedRows refused = new RefusedRows(t.redis, prefix);
             Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> refused.count() == 1);
 
-            CliRun status = run(flags, "status");
+            CliRun status = CliRun.of(flags, "status");
             assertThat(status.out())
                     .contains("refused    1 row DynamoDB cannot hold")
                     .contains("id " + id);
-            JsonNode json =
-                    new ObjectMapper().readTree(run(flags, "status", "--json").out());
+            JsonNode json = new ObjectMapper()
+                    .readTree(CliRun.of(flags, "status", "--json").out());
             assertThat(json.path("refused").path("count").asInt()).isEqualTo(1);
             assertThat(json.path("refused").path("rows").get(0).path("id").asText())
                     .isEqualTo(id);
             assertThat(json.path("refused").path("rows").get(0).path("column").asText())
                     .isEqualTo("data");
 
-            CliRun verify = run(flags, "verify", "--all");
+            CliRun verify = CliRun.of(flags, "verify", "--all");
             assertThat(verify.exitCode()).as(verify.out()).isEqualTo(1);
             assertThat(verify.out())
                     .contains("[known: refused, column data:")
                     .contains("1 of the differences are known refused rows");
 
-            CliRun dry = run(flags, "cutover", "--dry-run");
+            CliRun dry = CliRun.of(flags, "cutover", "--dry-run");
             assertThat(dry.exitCode()).as(dry.out()).isEqualTo(31);
             assertThat(dry.out()).contains("FAILED refused rows").contains("verify --retry-refused");
 
             t.stopTail();
-            CliRun still = run(flags, "verify", "--retry-refused");
+            CliRun still = CliRun.of(flags, "verify", "--retry-refused");
             assertThat(still.exitCode()).as(still.out() + still.err()).isEqualTo(1);
             assertThat(still.out()).contains("retried 1 refused row: 0 written, 1 still refused");
 
-            CliRun asJson = run(flags, "verify", "--retry-refused", "--all", "--json");
+            CliRun asJson = CliRun.of(flags, "verify", "--retry-refused", "--all", "--json");
             assertThat(asJson.err()).contains("retried 1 refused row: 0 written, 1 still refused");
             assertThat(asJson.out().trim())
                     .as("stdout is the one JSON document")
@@ -72,17 +72,11 @@ class RefusedRowsCommandIT {
             assertThat(new ObjectMapper().readTree(asJson.out()).has("slots")).isTrue();
 
             sql("UPDATE " + table + " SET data = '{\"x\": 1.5}' WHERE id = '" + id + "'");
-            CliRun fixed = run(flags, "verify", "--retry-refused", "--all");
+            CliRun fixed = CliRun.of(flags, "verify", "--retry-refused", "--all");
             assertThat(fixed.exitCode()).as(fixed.out() + fixed.err()).isZero();
             assertThat(fixed.out()).contains("retried 1 refused row: 1 written, 0 still refused");
             assertThat(refused.count()).isZero();
         }
-    }
-
-    private static CliRun run(List<String> flags, String... words) {
-        List<String> args = new java.util.ArrayList<>(List.of(words));
-        args.addAll(flags);
-        return CliRun.of(args.toArray(String[]::new));
     }
 
     private String oneId() throws Exception {

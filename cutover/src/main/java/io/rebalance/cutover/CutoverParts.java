@@ -1,5 +1,7 @@
 package io.rebalance.cutover;
 
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
 import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.fence.DynamoFence;
 import io.rebalance.core.fence.PostgresFence;
@@ -15,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import redis.clients.jedis.UnifiedJedis;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
 
 /** The pieces one scope's cutover works on, wired once: what {@code --prepare} installs and every command uses. */
 public final class CutoverParts {
@@ -54,6 +57,15 @@ public final class CutoverParts {
      * @return what was done, one line each
      */
     public List<String> prepare() throws Exception {
+        try {
+            dynamo.describeTable(b -> b.tableName(settings.targetTable()));
+        } catch (ResourceNotFoundException e) {
+            throw new RebalanceException(
+                    ErrorCode.TARGET_TABLE_MISSING,
+                    "DynamoDB table '" + settings.targetTable() + "' (target.table) does not exist, so there is nothing"
+                            + " to cut over to: copy first (`rebalance copy --create-table`), then run --prepare."
+                            + " Nothing was changed.");
+        }
         List<String> done = new ArrayList<>();
         try (Connection c = session.open()) {
             pgFence.install(c, settings.scope());

@@ -76,7 +76,10 @@ public final class LocalServices {
 
     @SuppressWarnings("resource")
     public static GenericContainer<?> startRedisContainer() {
-        GenericContainer<?> redis = new GenericContainer<>(DockerImageName.parse(REDIS_IMAGE)).withExposedPorts(6379);
+        GenericContainer<?> redis = new GenericContainer<>(DockerImageName.parse(REDIS_IMAGE))
+                .withExposedPorts(6379)
+                // the cutover refuses a Redis that could lose its route on a restart (docs/redis.md)
+                .withCommand("redis-server", "--appendonly", "yes", "--maxmemory-policy", "noeviction");
         redis.start();
         return redis;
     }

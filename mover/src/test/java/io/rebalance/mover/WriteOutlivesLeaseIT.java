@@ -2,6 +2,7 @@ package io.rebalance.mover;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rebalance.testkit.Paused;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
@@ -99,17 +100,8 @@ class WriteOutlivesLeaseIT {
                     .s());
             stalledThread = Thread.currentThread();
             stalled.countDown();
-            boolean interrupted = false;
-            while (true) {
-                try {
-                    release.await();
-                    break;
-                } catch (InterruptedException e) {
-                    interrupted = true; // a paused process does not notice timers: keep stalling
-                }
-            }
+            Paused.until(release);
             after.incrementAndGet();
-            if (interrupted) Thread.currentThread().interrupt();
         }
 
         @Override

@@ -1,0 +1,99 @@
+package io.rebalance.testkit;
+
+import io.rebalance.local.LocalServices;
+import java.io.File;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.testcontainers.containers.GenericContainer;
+import org.testcontainers.utility.DockerImageName;
+import redis.clients.jedis.UnifiedJedis;
+
+/**
+ * A Redis of a test's own on a loopback port, for settings the shared one must not have (no append-only file, an
+ * evicting policy), so the shared one is never at risk. It is the machine's {@code redis-server} as a child process,
+ * or, where Redis is not installed but a Docker engine runs, a container. Closing stops it and removes its files.
+ */
+public final class PrivateRedis implements AutoCloseable {
+    public final String url;
+    private final Process process;
+    private final Path dir;
+    private final GenericContainer<?> container;
+
+    private PrivateRedis(String url, Process process, Path dir, GenericContainer<?> container) {
+        this.url = url;
+        this.process = process;
+        this.dir = dir;
+        this.container = container;
+    }
+
+    /** @param args server arguments, e.g. {@code "--appendonly", "no"} */
+    public static PrivateRedis start(String... args) throws Exception {
+        if (!onPath("redis-server")) {
+            if (!LocalServices.dockerAvailable()) {
+                throw new IllegalStateException("a private Redis needs redis-server (Debian package redis-server) or a"
+                        + " Docker engine; neither is here");
+            }
+            List<String> cmd = new ArrayList<>(List.of("redis-server"));
+            cmd.addAll(List.of(args));
+            GenericContainer<?> c = new GenericContainer<>(DockerImageName.parse(LocalServices.REDIS_IMAGE))
+                    .withExposedPorts(6379)
+                    .withCommand(cmd.toArray(String[]::new));
+            c.start();
+            return new PrivateRedis("redis://" + c.getHost() + ":" + c.getMappedPort(6379), null, null, c);
+        }
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        Path dir = Files.createTempDirectory("rebalance-redis-");
+        List<String> cmd = new ArrayList<>(List.of(
+                "redis-server", "--port", Integer.toString(port), "--bind", "127.0.0.1", "--dir", dir.toString()));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd)
+                .redirectErrorStream(true)
+                .redirectOutput(dir.resolve("redis.log").toFile())
+                .start();
+        PrivateRedis r = new PrivateRedis("redis://127.0.0.1:" + port, p, dir, null);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+            try (UnifiedJedis j = io.rebalance.core.redis.RedisConnector.connect(r.url, 1)) {
+                if ("PONG".equals(j.ping())) return r;
+            } catch (RuntimeException notYet) {
+                if (!p.isAlive() || System.nanoTime() > deadline) {
+                    r.close();
+                    throw new IllegalStateException(
+                            "redis-server did not come up: " + Files.readString(dir.resolve("redis.log")));
+                }
+            }
+            Thread.sleep(50); // poll until it accepts connections
+        }
+    }
+
+    private static boolean onPath(String binary) {
+        for (String d : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+            if (Files.isExecutable(Path.of(d, binary))) return true;
+        }
+        return false;
+    }
+
+    @Override
+    public void close() throws Exception {
+        if (container != null) container.stop();
+        if (process != null) {
+            process.destroy();
+            if (!process.waitFor(10, TimeUnit.SECONDS))
+                process.destroyForcibly().waitFor();
+        }
+        if (dir != null) {
+            try (Stream<Path> files = Files.walk(dir)) {
+                for (Path f : files.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(f);
+            }
+        }
+    }
+}
