@@ -55,6 +55,7 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             DebeziumEngine.RecordCommitter<ChangeEvent<SourceRecord, SourceRecord>> committer)
             throws InterruptedException {
         List<String> keys = new ArrayList<>(events.size());
+        List<String> reverseWritten = new ArrayList<>();
         Map<String, Long> keyLsn = new HashMap<>();
         Set<Long> transactions = new HashSet<>();
         ForwardHold.State hold = applier.hold().state(); // read once per batch; only this tail acknowledges
@@ -72,6 +73,9 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             if (!tableTopic.equals(r.topic())) continue;
             if (r.sourceOffset().get("lsn") instanceof Long at && !hold.applies(at)) {
                 stats.skippedWhileHeld.incrementAndGet();
+                // the reverse stream wrote it from DynamoDB: not applied back, but its slot changed, so the next
+                // cutover verifies it again
+                if (r.key() instanceof Struct key) reverseWritten.add(KeyType.text(key.get(keyColumn)));
                 continue;
             }
             if (!(r.key() instanceof Struct key)) {
@@ -93,7 +97,8 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             Long at = keyLsn.get(k);
             return at == null ? null : Lsn.text(at);
         });
-        changed.record(keys, lsn);
+        if (reverseWritten.isEmpty()) changed.record(keys, lsn);
+        else changed.record(concat(keys, reverseWritten), lsn);
         for (ChangeEvent<SourceRecord, SourceRecord> e : events) committer.markProcessed(e);
         committer.markBatchFinished();
         stats.appliedLsn.accumulateAndGet(lsn, Math::max);
@@ -148,5 +153,12 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
                 Thread.sleep(wait); // backoff: the source or DynamoDB is away; the batch is kept until it lands
             }
         }
+    }
+
+    private static List<String> concat(List<String> a, List<String> b) {
+        List<String> all = new ArrayList<>(a.size() + b.size());
+        all.addAll(a);
+        all.addAll(b);
+        return all;
     }
 }

@@ -3,6 +3,7 @@ package io.rebalance.cli;
 import io.rebalance.core.redis.RedisFitness;
 import io.rebalance.cutover.PreCheck;
 import java.util.List;
+import java.util.Optional;
 import redis.clients.jedis.UnifiedJedis;
 
 /**
@@ -39,14 +40,14 @@ final class RedisChecks {
      * The warning {@code copy} and {@code tail} print on a Redis without an append-only file, saying what a restart
      * would cost them; empty when it has one (or INFO cannot be read: the command's own calls will say so).
      */
-    static java.util.Optional<String> volatileWarning(UnifiedJedis redis, String what) {
+    static Optional<String> volatileWarning(UnifiedJedis redis, String what) {
         try {
             return RedisFitness.of(redis).aof()
-                    ? java.util.Optional.empty()
-                    : java.util.Optional.of("warning: Redis keeps no append-only file (aof_enabled:0): if it restarts, "
-                            + what + ". `CONFIG SET appendonly yes` avoids it (docs/redis.md)");
+                    ? Optional.empty()
+                    : Optional.of("warning: Redis keeps no append-only file (aof_enabled:0): if it restarts, " + what
+                            + ". `CONFIG SET appendonly yes` avoids it (docs/redis.md)");
         } catch (RuntimeException e) {
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
     }
 }

@@ -33,6 +33,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class Cutover {
     private static final Logger log = LoggerFactory.getLogger(Cutover.class);
+    private static final String ROLLED_BACK = "reads and writes go to Postgres again";
+    private static final String WINDOW_CLOSED = "DynamoDB is the store of record; rollback is no longer possible";
     private final CutoverSettings settings;
     private final SharedExclusiveLock lock;
     private final RoutingTable routes;
@@ -40,9 +42,6 @@ public final class Cutover {
     private final Alignment stores;
     private final ReverseStreamView reverse;
     private final String owner;
-    private static final String ROLLED_BACK = "reads and writes go to Postgres again";
-    private static final String WINDOW_CLOSED = "DynamoDB is the store of record; rollback is no longer possible";
-
     private CutoverHooks hooks = CutoverHooks.NONE;
 
     public Cutover(

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.rebalance.cdc.ChangedSlots;
+import io.rebalance.cdc.TailKeys;
 import io.rebalance.client.WriteGuard;
 import io.rebalance.core.ErrorCode;
 import io.rebalance.core.RebalanceException;
@@ -83,8 +85,18 @@ class CutoverIT {
                             CutoverStep.RELEASE);
             assertThat(f.parts.journal().read().orElseThrow().status()).isEqualTo("done");
 
+            ChangedSlots changed = new ChangedSlots(f.redis, new TailKeys(f.prefix), null);
+            Map<String, Long> changedBefore = changed.positions().bySlot();
+            long skippedBefore = skippedWhileHeld(f);
             String during = write(f, guard);
             assertThat(item(f, during)).as("written to DynamoDB").isNotEmpty();
+            // the reverse stream carries it to Postgres, and the held tail skips that change: its slot still counts
+            // as changed, so the next cutover verifies it again
+            await().atMost(BOUND).until(() -> "guarded".equals(kind(f, during)) && skippedWhileHeld(f) > skippedBefore);
+            await().atMost(BOUND)
+                    .untilAsserted(() -> assertThat(changed.positions().bySlot())
+                            .as("changed slots after a write the reverse stream carried back")
+                            .isNotEqualTo(changedBefore));
             CutoverOutcome back = f.cutover("second").rollback();
             assertThat(route(f).status()).isEqualTo(RouteStatus.SOURCE);
             assertAligned(f, RouteStatus.SOURCE, back.token());
@@ -341,6 +353,11 @@ class CutoverIT {
                 if (instruction == at) throw new Killed(instruction);
             }
         };
+    }
+
+    private static long skippedWhileHeld(CutoverFixture f) {
+        String n = f.redis.hget(new TailKeys(f.prefix).status(), "skipped_while_held");
+        return n == null ? 0 : Long.parseLong(n);
     }
 
     private static CutoverHooks killAt(CutoverStep at) {
