@@ -18,6 +18,7 @@ import picocli.CommandLine.Command;
 @Command(
         name = "rebalance",
         mixinStandardHelpOptions = true,
+        scope = CommandLine.ScopeType.INHERIT, // --help and --version on every subcommand too
         version = "rebalance 0.1.0",
         description = "Move a large time-ordered Postgres table into DynamoDB with zero downtime.",
         subcommands = {
