@@ -97,8 +97,8 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             Long at = keyLsn.get(k);
             return at == null ? null : Lsn.text(at);
         });
-        if (reverseWritten.isEmpty()) changed.record(keys, lsn);
-        else changed.record(concat(keys, reverseWritten), lsn);
+        changed.record(keys, lsn);
+        changed.record(reverseWritten, lsn); // nothing to do when empty; both are rarely non-empty in one batch
         for (ChangeEvent<SourceRecord, SourceRecord> e : events) committer.markProcessed(e);
         committer.markBatchFinished();
         stats.appliedLsn.accumulateAndGet(lsn, Math::max);
@@ -153,12 +153,5 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
                 Thread.sleep(wait); // backoff: the source or DynamoDB is away; the batch is kept until it lands
             }
         }
-    }
-
-    private static List<String> concat(List<String> a, List<String> b) {
-        List<String> all = new ArrayList<>(a.size() + b.size());
-        all.addAll(a);
-        all.addAll(b);
-        return all;
     }
 }

@@ -16,7 +16,6 @@ import io.rebalance.cutover.PreCheck;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -90,6 +89,7 @@ final class CutoverCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         MigrationConfig config = options.load();
         PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
         Duration block =
                 maxWriteBlock == null ? config.cutover().maxWriteBlockDuration() : Durations.parse(maxWriteBlock);
         String scope = config.cutover().scopeOr(config.target().table());
@@ -110,22 +110,11 @@ final class CutoverCommand implements Callable<Integer> {
                     c.dynamo(),
                     config.cutover().pgFence(),
                     config.cutover().dynamoFence());
-            if (mode.prepare || mode.rollback) {
-                List<PreCheck> redisChecks = RedisChecks.run(c.redis(), allowRedisWithoutAof);
-                List<PreCheck> failed =
-                        redisChecks.stream().filter(p -> !p.passed()).toList();
-                if (!failed.isEmpty()) {
-                    failed.forEach(p -> spec.commandLine().getErr().println(p));
-                    spec.commandLine()
-                            .getErr()
-                            .println("error: " + (mode.prepare ? "--prepare" : "rollback")
-                                    + " refused: the Redis it would use could lose the cutover's state. Nothing was"
-                                    + " changed. [" + ErrorCode.CUTOVER_REFUSED + "]");
-                    return ErrorCode.CUTOVER_REFUSED.exitCode();
-                }
-                redisChecks.stream()
-                        .filter(p -> p.detail().startsWith("RISK ACCEPTED"))
-                        .forEach(p -> spec.commandLine().getErr().println("warning: " + p.detail()));
+            if ((mode.prepare || mode.rollback) && !RedisChecks.admit(c.redis(), allowRedisWithoutAof, err)) {
+                err.println("error: " + (mode.prepare ? "--prepare" : "rollback")
+                        + " refused: the Redis it would use could lose the cutover's state. Nothing was changed. ["
+                        + ErrorCode.CUTOVER_REFUSED + "]");
+                return ErrorCode.CUTOVER_REFUSED.exitCode();
             }
             if (mode.prepare) {
                 parts.prepare().forEach(line -> out.println("prepared: " + line));

@@ -2,6 +2,7 @@ package io.rebalance.cli;
 
 import io.rebalance.core.redis.RedisFitness;
 import io.rebalance.cutover.PreCheck;
+import java.io.PrintWriter;
 import java.util.List;
 import java.util.Optional;
 import redis.clients.jedis.UnifiedJedis;
@@ -13,6 +14,7 @@ import redis.clients.jedis.UnifiedJedis;
  */
 final class RedisChecks {
     static final String ALLOW_FLAG = "--allow-redis-without-aof";
+    private static final String ACCEPTED = "RISK ACCEPTED by " + ALLOW_FLAG + ": ";
 
     private RedisChecks() {}
 
@@ -27,13 +29,26 @@ final class RedisChecks {
         }
         PreCheck persistence = f.persistenceProblem()
                 .map(p -> allowWithoutAof
-                        ? PreCheck.pass("redis persistence", "RISK ACCEPTED by " + ALLOW_FLAG + ": " + p)
+                        ? PreCheck.pass("redis persistence", ACCEPTED + p)
                         : PreCheck.fail("redis persistence", p + "; or pass " + ALLOW_FLAG + " to accept the risk"))
                 .orElseGet(() -> PreCheck.pass("redis persistence", "append-only file on"));
         PreCheck eviction = f.evictionProblem()
                 .map(p -> PreCheck.fail("redis eviction", p))
                 .orElseGet(() -> PreCheck.pass("redis eviction", "maxmemory-policy noeviction"));
         return List.of(persistence, eviction);
+    }
+
+    /**
+     * For {@code --prepare} and {@code --rollback}, which have no pre-check list of their own: prints the failed
+     * checks and returns false when the command must refuse; prints the accepted risk as a warning otherwise.
+     */
+    static boolean admit(UnifiedJedis redis, boolean allowWithoutAof, PrintWriter err) {
+        List<PreCheck> checks = run(redis, allowWithoutAof);
+        checks.stream().filter(p -> !p.passed()).forEach(err::println);
+        checks.stream()
+                .filter(p -> p.detail().startsWith(ACCEPTED))
+                .forEach(p -> err.println("warning: " + p.detail()));
+        return checks.stream().allMatch(PreCheck::passed);
     }
 
     /**

@@ -164,7 +164,7 @@ final class VerifyCommand implements Callable<Integer> {
                 boolean alone = ordered.isEmpty();
                 int left =
                         retryRefused(config, verifier, refused, throughTail, json && !alone ? err : out, json && alone);
-                if (ordered.isEmpty()) return left == 0 ? MATCH : MISMATCH;
+                if (alone) return left == 0 ? MATCH : MISMATCH;
             }
             Map<String, RefusedRows.Refusal> known = new HashMap<>();
             for (RefusedRows.Refusal r : refused.all()) known.put(r.id(), r);

@@ -1,15 +1,19 @@
 package io.rebalance.testkit;
 
+import io.rebalance.core.redis.RedisConnector;
 import io.rebalance.local.LocalServices;
 import java.io.File;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.utility.DockerImageName;
 import redis.clients.jedis.UnifiedJedis;
@@ -60,18 +64,27 @@ public final class PrivateRedis implements AutoCloseable {
                 .redirectOutput(dir.resolve("redis.log").toFile())
                 .start();
         PrivateRedis r = new PrivateRedis("redis://127.0.0.1:" + port, p, dir, null);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (true) {
-            try (UnifiedJedis j = io.rebalance.core.redis.RedisConnector.connect(r.url, 1)) {
-                if ("PONG".equals(j.ping())) return r;
-            } catch (RuntimeException notYet) {
-                if (!p.isAlive() || System.nanoTime() > deadline) {
-                    r.close();
-                    throw new IllegalStateException(
-                            "redis-server did not come up: " + Files.readString(dir.resolve("redis.log")));
-                }
-            }
-            Thread.sleep(50); // poll until it accepts connections
+        try {
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(50))
+                    .until(() -> !p.isAlive() || answers(r.url));
+        } catch (ConditionTimeoutException e) {
+            // reported below with the server's log
+        }
+        if (!p.isAlive() || !answers(r.url)) {
+            String log = Files.readString(dir.resolve("redis.log"));
+            r.close();
+            throw new IllegalStateException("redis-server did not come up: " + log);
+        }
+        return r;
+    }
+
+    private static boolean answers(String url) {
+        try (UnifiedJedis j = RedisConnector.connect(url, 1)) {
+            return "PONG".equals(j.ping());
+        } catch (RuntimeException notYet) {
+            return false;
         }
     }
 
