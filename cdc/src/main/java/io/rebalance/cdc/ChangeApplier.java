@@ -44,7 +44,7 @@ final class ChangeApplier implements AutoCloseable {
     private final TailLease lease;
     private final ExecutorService writers;
     private final Runnable onCommitWait;
-    private final ForwardHold hold;
+    private final TailHold hold;
     private final KeyLog keyLog;
     private final RefusedRows refusedRows;
     private Connection connection;
@@ -56,7 +56,7 @@ final class ChangeApplier implements AutoCloseable {
             TailLease lease,
             int threads,
             Runnable onCommitWait,
-            ForwardHold hold,
+            TailHold hold,
             KeyLog keyLog,
             RefusedRows refusedRows) {
         this.refusedRows = refusedRows;
@@ -75,7 +75,11 @@ final class ChangeApplier implements AutoCloseable {
     }
 
     /** Writes keys as Postgres holds them now (reconciliation, repairs). @return items put or deleted */
-    int apply(Collection<String> keys) throws Exception {
+    synchronized int apply(Collection<String> keys) throws Exception {
+        if (hold.state().blocksRewrites()) {
+            throw new IllegalStateException("the tail is held for a cutover: it rewrites nothing in DynamoDB until the"
+                    + " hold is lifted (ADR 7)");
+        }
         return apply(keys, List.of(), key -> null);
     }
 
@@ -132,13 +136,13 @@ final class ChangeApplier implements AutoCloseable {
         return written;
     }
 
-    ForwardHold hold() {
+    TailHold hold() {
         return hold;
     }
 
     /** Whether a cutover holds the tail (reconciliation and repairs wait for the hold to be lifted). */
-    boolean held() {
-        return hold.state().phase() == ForwardHold.Phase.HELD;
+    boolean held() throws SQLException {
+        return hold.state().blocksRewrites();
     }
 
     /**
@@ -147,7 +151,7 @@ final class ChangeApplier implements AutoCloseable {
      */
     synchronized void acknowledge(ForwardHold.Request request, long appliedLsn) {
         lease.check(); // a tail that may have lost its lease answers for nothing
-        hold.acknowledge(request, appliedLsn);
+        hold.requests().acknowledge(request, appliedLsn);
     }
 
     /**

@@ -58,7 +58,7 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
         List<String> reverseWritten = new ArrayList<>();
         Map<String, Long> keyLsn = new HashMap<>();
         Set<Long> transactions = new HashSet<>();
-        ForwardHold.State hold = applier.hold().state(); // read once per batch; only this tail acknowledges
+        ForwardHold.State hold = holdState(); // read once per batch; only this tail acknowledges
         long lsn = 0;
         int changes = 0;
         for (ChangeEvent<SourceRecord, SourceRecord> e : events) {
@@ -104,6 +104,7 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
         stats.appliedLsn.accumulateAndGet(lsn, Math::max);
         stats.waitingSinceCommitMs.set(0); // nothing delivered waits now
         if (hold.phase() == ForwardHold.Phase.REQUESTED
+                && !hold.fromFence() // the fence's hold has nobody waiting for an answer
                 && stats.appliedLsn() >= hold.request().lsn()) {
             applier.acknowledge(hold.request(), stats.appliedLsn());
         }
@@ -128,6 +129,26 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
                 "the source table was TRUNCATEd (LSN {}); the tail does not empty DynamoDB: run `rebalance verify"
                         + " --all --repair` to delete the items that are gone, or start the migration over",
                 Lsn.text(lsn));
+    }
+
+    /** The hold this batch obeys, read again until Redis and Postgres answer: nothing is skipped on a guess. */
+    private ForwardHold.State holdState() throws InterruptedException {
+        for (int attempt = 0; ; attempt++) {
+            try {
+                return applier.hold().state();
+            } catch (LeaseLost e) {
+                throw e;
+            } catch (Exception e) {
+                lease.check();
+                long wait = Math.min(5_000, 100L << Math.min(attempt, 6));
+                log.warn(
+                        "reading the cutover's hold failed (attempt {}), retrying in {} ms: {}",
+                        attempt + 1,
+                        wait,
+                        e.toString());
+                Thread.sleep(wait);
+            }
+        }
     }
 
     private void applyUntilDone(List<String> keys, Set<Long> transactions, Function<String, String> lsnOf)

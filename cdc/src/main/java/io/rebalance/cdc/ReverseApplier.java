@@ -1,6 +1,8 @@
 package io.rebalance.cdc;
 
 import io.rebalance.core.codec.RowDecoder;
+import io.rebalance.core.fence.FenceState;
+import io.rebalance.core.fence.FenceWriter;
 import io.rebalance.core.fence.PostgresFence;
 import io.rebalance.core.handoff.ForwardHold;
 import io.rebalance.core.retry.Backoff;
@@ -22,11 +24,13 @@ import software.amazon.awssdk.services.dynamodb.model.KeysAndAttributes;
  * stream gives keys, the store gives values, so a record applied twice or late writes the current state.
  *
  * <p>The gate, in one Postgres transaction: the fence row is share-locked first and must say {@code reverse}, and
- * then the forward tail must be held. Both together mean applications write DynamoDB only, and DynamoDB already has
- * every Postgres change: writing DynamoDB's value cannot overwrite a Postgres change the forward tail has not carried
- * over yet. The fence cannot change before this transaction ends (the cutover's UPDATE waits for the share lock), and
- * the hold is lifted only after the fence changed. A closed gate skips the batch: its records are the forward tail's
- * own writes, since no application writes DynamoDB while the gate is closed.
+ * then the forward tail must be held (by the cutover's request in Redis, or by the fence itself: {@link TailHold}).
+ * Both together mean applications write DynamoDB only, and DynamoDB already has every Postgres change: writing
+ * DynamoDB's value cannot overwrite a Postgres change the forward tail has not carried over yet. The fence cannot
+ * change before this transaction ends (the cutover's UPDATE waits for the share lock). A fence that admits
+ * applications skips the batch: its records are the forward tail's own writes, since DynamoDB admits no application
+ * while Postgres does. A fence that says {@code reverse} while the tail is not held yet makes the batch wait: DynamoDB
+ * may already take application writes then (Redis lost the hold, say), so the records are kept, never skipped.
  */
 final class ReverseApplier implements AutoCloseable {
     private static final int GET_BATCH = 100; // BatchGetItem's limit
@@ -38,7 +42,7 @@ final class ReverseApplier implements AutoCloseable {
     private final RowWriteBack writeBack;
     private final PostgresFence fence;
     private final String scope;
-    private final ForwardHold hold;
+    private final TailHold hold;
     private final TailLease lease;
     private Connection connection;
 
@@ -50,7 +54,7 @@ final class ReverseApplier implements AutoCloseable {
             RowWriteBack writeBack,
             PostgresFence fence,
             String scope,
-            ForwardHold hold,
+            TailHold hold,
             TailLease lease) {
         this.session = session;
         this.dynamo = dynamo;
@@ -63,18 +67,26 @@ final class ReverseApplier implements AutoCloseable {
         this.lease = lease;
     }
 
-    /**
-     * @param keys DynamoDB keys, as stream records carry them; duplicates are fine
-     * @return true when written, false when the gate was closed and the batch skipped
-     */
-    boolean apply(Collection<Map<String, AttributeValue>> keys) throws SQLException {
+    /** What became of a batch. */
+    enum Outcome {
+        /** Written to Postgres. */
+        APPLIED,
+        /** Passed over: applications write Postgres, so these records are the forward tail's own writes. */
+        SKIPPED,
+        /** Not written and not passed: the gate may open for them; read them again later. */
+        WAITING
+    }
+
+    /** @param keys DynamoDB keys, as stream records carry them; duplicates are fine */
+    Outcome apply(Collection<Map<String, AttributeValue>> keys) throws SQLException {
         Map<String, Map<String, AttributeValue>> byKey = new LinkedHashMap<>();
         for (Map<String, AttributeValue> k : keys) byKey.put(decoder.key(k), k);
         Connection c = connection();
         try {
-            if (!gateOpen(c)) {
+            Outcome gate = gate(c);
+            if (gate != Outcome.APPLIED) {
                 c.rollback();
-                return false;
+                return gate;
             }
             Map<String, Map<String, AttributeValue>> items = read(byKey);
             List<String[]> rows = new ArrayList<>(items.size());
@@ -88,20 +100,23 @@ final class ReverseApplier implements AutoCloseable {
             writeBack.delete(c, gone);
             lease.check(); // a tail that lost its lease commits nothing: a newer one may be writing these keys
             c.commit();
-            return true;
+            return Outcome.APPLIED;
         } catch (SQLException | RuntimeException e) {
             discard();
             throw e;
         }
     }
 
-    private boolean gateOpen(Connection c) throws SQLException {
+    private Outcome gate(Connection c) throws SQLException {
+        FenceState f;
         try {
-            if (!fence.admitsReverse(c, scope)) return false;
+            f = fence.lockForReverse(c, scope);
         } catch (IllegalStateException notInstalled) {
-            return false; // no fence row: no cutover was prepared, so no application writes DynamoDB
+            return Outcome.SKIPPED; // no fence row: no cutover was prepared, so no application writes DynamoDB
         }
-        return hold.state().phase() == ForwardHold.Phase.HELD; // read under the share lock, see the class note
+        if (f.writer() != FenceWriter.REVERSE) return Outcome.SKIPPED;
+        // read under the share lock, see the class note
+        return hold.state(f).phase() == ForwardHold.Phase.HELD ? Outcome.APPLIED : Outcome.WAITING;
     }
 
     /** Consistent reads of the current items, by the key's text. */

@@ -59,6 +59,7 @@ final class ReverseStream {
     private long describedMs;
     private boolean describeDue = true;
     private boolean streaming;
+    private boolean waited;
 
     ReverseStream(
             DynamoDbClient dynamo,
@@ -88,6 +89,7 @@ final class ReverseStream {
     int round() throws Exception {
         String drainId = drain.pending(); // read first: only a round begun after the request may answer it
         streaming = false;
+        waited = false;
         if (routes.get(scope).map(r -> r.status() == RouteStatus.FINAL).orElse(false)) {
             publish("closed", 0);
             return 0;
@@ -120,13 +122,15 @@ final class ReverseStream {
                 progress = true;
             }
         }
-        publish("streaming", read == 0 ? 0 : Math.max(0, System.currentTimeMillis() - oldestMs));
+        publish(waited ? "waiting" : "streaming", read == 0 ? 0 : Math.max(0, System.currentTimeMillis() - oldestMs));
+        if (waited) return 0; // a round that left records unread answers no drain; the next round reads them again
         if (drainId != null) drain.answer(drainId);
         return read;
     }
 
     /** How long to wait after a round that read nothing: short while a stream is read (rollback waits for rounds). */
     long idleWaitMs() {
+        if (waited) return 250; // until the forward tail is held: it acknowledges at its next batch
         return streaming ? 20 : 1_000;
     }
 
@@ -173,7 +177,15 @@ final class ReverseStream {
             if (!batch.isEmpty()) {
                 List<Map<String, AttributeValue>> changed = new ArrayList<>(batch.size());
                 for (Record rec : batch) changed.add(rec.dynamodb().keys());
-                if (applier.apply(changed)) applied.addAndGet(batch.size());
+                ReverseApplier.Outcome outcome = applier.apply(changed);
+                if (outcome == ReverseApplier.Outcome.WAITING) {
+                    // the gate may open for these records (the forward tail is not held yet): keep the position
+                    // before them, and take a new iterator there next round
+                    iterators.remove(shardId);
+                    waited = true;
+                    return new ShardRead(records, creationMs);
+                }
+                if (outcome == ReverseApplier.Outcome.APPLIED) applied.addAndGet(batch.size());
                 else skipped.addAndGet(batch.size());
                 Record last = batch.get(batch.size() - 1);
                 positions.put(shardId, last.dynamodb().sequenceNumber());

@@ -138,16 +138,22 @@ public final class Tail implements AutoCloseable {
         TailStatusPublisher status = new TailStatusPublisher(
                 redis, keys, session, t.slotName(), t.retentionWarnMb(), stats, lease.owner(), refused);
         AtomicReference<Throwable> leaseLost = new AtomicReference<>();
-        try (ChangeApplier applier = new ChangeApplier(
-                session,
-                refresher,
-                touched,
-                lease,
-                t.applyThreads(),
-                stats.commitWaits::incrementAndGet,
-                new ForwardHold(redis, new HandoffKeys(config.redis().prefix())),
-                new KeyLog(redis, new HandoffKeys(config.redis().prefix())),
-                refused)) {
+        try (TailHold hold = new TailHold(
+                        new ForwardHold(redis, new HandoffKeys(config.redis().prefix())),
+                        session,
+                        new PostgresFence(config.cutover().pgFence()),
+                        config.cutover().scopeOr(config.target().table()),
+                        stats::appliedLsn);
+                ChangeApplier applier = new ChangeApplier(
+                        session,
+                        refresher,
+                        touched,
+                        lease,
+                        t.applyThreads(),
+                        stats.commitWaits::incrementAndGet,
+                        hold,
+                        new KeyLog(redis, new HandoffKeys(config.redis().prefix())),
+                        refused)) {
             Reconciler reconciler = new Reconciler(touched, applier, stats);
             long third = lease.ttl().toMillis() / 3;
             timers.scheduleWithFixedDelay(
@@ -170,7 +176,7 @@ public final class Tail implements AutoCloseable {
                     () -> quietly("reconcile", () -> reconciler.runOnce()), 1, 1, TimeUnit.SECONDS);
             RepairQueue repairs = new RepairQueue(redis, keys);
             timers.execute(() -> serveRepairs(repairs, applier, leaseLost));
-            timers.execute(() -> runReverse(leaseLost));
+            timers.execute(() -> runReverse(hold, leaseLost));
             while (!stopping && leaseLost.get() == null) {
                 Throwable failure = runEngine(id, applier);
                 if (stopping || leaseLost.get() != null) break;
@@ -272,7 +278,7 @@ public final class Tail implements AutoCloseable {
      * Runs the reverse stream (ADR 7) beside the forward one, under the same lease: it writes Postgres only while a
      * cutover has made DynamoDB the store of record, and otherwise reads along, so its positions stay current.
      */
-    private void runReverse(AtomicReference<Throwable> leaseLost) {
+    private void runReverse(TailHold hold, AtomicReference<Throwable> leaseLost) {
         HandoffKeys handoff = new HandoffKeys(config.redis().prefix());
         String scope = config.cutover().scopeOr(config.target().table());
         try (DynamoDbStreamsClient streams = DynamoClients.streamsOf(dynamo);
@@ -284,7 +290,7 @@ public final class Tail implements AutoCloseable {
                         new RowWriteBack(table),
                         new PostgresFence(config.cutover().pgFence()),
                         scope,
-                        new ForwardHold(redis, handoff),
+                        hold,
                         lease)) {
             ReverseStream reverse = new ReverseStream(
                     dynamo,

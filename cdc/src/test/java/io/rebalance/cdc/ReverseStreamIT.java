@@ -102,14 +102,25 @@ class ReverseStreamIT {
             drained(drain);
             assertThat(kind(f, ChangeKindsIT.id(200))).isNull();
 
-            // a closed fence alone is not enough: while the forward tail has not acknowledged, nothing is written
+            // a closed fence alone is not enough: while the forward tail has not acknowledged, nothing is written,
+            // and nothing is passed over either (DynamoDB may take application writes then): the records wait
             try (Connection c = f.services.postgres()) {
                 fence.set(c, f.table, FenceWriter.REVERSE, 12, Duration.ofSeconds(5));
             }
             hold.request(Long.MAX_VALUE);
             put(f, ChangeKindsIT.id(300), "not-held-yet", f.item(ChangeKindsIT.id(0)));
-            drained(drain);
+            String waiting = drain.request();
+            await().atMost(BOUND).until(() -> "waiting".equals(f.redis.hget(keys.reverseStatus(), "state")));
             assertThat(kind(f, ChangeKindsIT.id(300))).isNull();
+            assertThat(f.redis.hget(keys.reverseStatus(), "drained_id"))
+                    .as("a round that left records waiting answers no drain")
+                    .isNotEqualTo(waiting);
+            assertThat(hold.awaitHeld(hold.request(ForwardHoldIT.emitMarker(f)), BOUND))
+                    .isTrue();
+            assertThat(drain.awaitDrained(waiting, BOUND))
+                    .as("drain answered once held")
+                    .isTrue();
+            assertThat(kind(f, ChangeKindsIT.id(300))).isEqualTo("not-held-yet");
             assertThat(f.redis.hget(keys.reverseStatus(), "state")).isEqualTo("streaming");
             assertThat(f.redis.hget(keys.reverseStatus(), "lag_ms")).isNotNull();
             assertThat(outcomes.subList(1, outcomes.size())).noneMatch(Future::isDone);

@@ -7,6 +7,7 @@ import io.rebalance.core.lock.ScopeKeys;
 import io.rebalance.core.lock.SharedExclusiveLock;
 import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.retry.Retrier;
+import io.rebalance.core.route.RouteStatus;
 import io.rebalance.core.route.RoutingTable;
 import io.rebalance.mover.RunKeys;
 import io.rebalance.mover.RunState;
@@ -84,7 +85,7 @@ class CommandsIT {
         try (UnifiedJedis redis = services.redis()) {
             assertThat(run("status").out()).contains("routing    no scope prepared for cutover");
 
-            new RoutingTable(redis, prefix).create("room_events");
+            new RoutingTable(redis, prefix).create("room_events", RouteStatus.SOURCE, 1);
             SharedExclusiveLock lock = new SharedExclusiveLock(redis, new ScopeKeys(prefix, "room_events"));
             lock.tryShared("app-host:42:ab12/writer-1", Duration.ofSeconds(30));
             lock.tryExclusive("cutover-host:7:cd34/main", Duration.ofSeconds(30));

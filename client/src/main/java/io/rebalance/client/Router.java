@@ -1,6 +1,7 @@
 package io.rebalance.client;
 
 import io.rebalance.core.route.Route;
+import io.rebalance.core.route.RouteMissingException;
 import io.rebalance.core.route.RoutingTable;
 import io.rebalance.core.route.Target;
 import redis.clients.jedis.UnifiedJedis;
@@ -18,11 +19,9 @@ public final class Router {
         this.prefix = prefix;
     }
 
-    /** @throws IllegalStateException when the scope has no routing entry */
+    /** @throws RouteMissingException when the scope has no routing entry (none was prepared, or Redis lost it) */
     public Route route(String scope) {
-        return routes.get(scope)
-                .orElseThrow(() -> new IllegalStateException("scope '" + scope + "' has no routing entry under prefix '"
-                        + prefix + "': run `rebalance cutover --prepare` first"));
+        return routes.get(scope).orElseThrow(() -> new RouteMissingException(scope, prefix));
     }
 
     public Target readTarget(String scope) {

@@ -8,6 +8,7 @@ import io.rebalance.core.lock.LockOwner;
 import io.rebalance.core.lock.ScopeKeys;
 import io.rebalance.core.lock.SharedExclusiveLock;
 import io.rebalance.core.route.Route;
+import io.rebalance.core.route.RouteMissingException;
 import io.rebalance.core.route.RoutingTable;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -83,7 +84,7 @@ public final class WriteGuard implements AutoCloseable {
     /**
      * @throws io.rebalance.core.lock.LockWaitTimeoutException writes stayed blocked longer than {@code maxWait}
      * @throws io.rebalance.core.fence.FencedException a store refused the write (its lease lapsed meanwhile)
-     * @throws IllegalStateException the scope has no routing entry (no cutover was prepared for it)
+     * @throws RouteMissingException the scope has no routing entry (none was prepared, or Redis lost it)
      */
     public <T> T write(String scope, GuardedWrite<T> write) throws Exception {
         SharedExclusiveLock lock =
@@ -92,9 +93,7 @@ public final class WriteGuard implements AutoCloseable {
         active.put(lease, Boolean.TRUE);
         try {
             // Read after the lease is held: the route cannot change until every shared lease is gone.
-            Route route = routes.get(scope)
-                    .orElseThrow(() -> new IllegalStateException("scope '" + scope + "' has no routing entry under"
-                            + " prefix '" + settings.prefix() + "': run `rebalance cutover --prepare` first"));
+            Route route = routes.get(scope).orElseThrow(() -> new RouteMissingException(scope, settings.prefix()));
             return write.run(new WritePermit(route, lease, postgresFence, dynamoFence));
         } finally {
             active.remove(lease);

@@ -84,7 +84,7 @@ class WriteGuardIT {
                         .attributeName("id")
                         .keyType(KeyType.HASH)
                         .build()));
-        routes.create(SCOPE);
+        routes.create(SCOPE, RouteStatus.SOURCE, 1);
     }
 
     @AfterEach
@@ -229,12 +229,12 @@ class WriteGuardIT {
                         instanceof SharedExclusiveLock.Granted g
                 ? g.lease()
                 : null;
-        assertThat(routes.set(lapsed, RouteStatus.SOURCE, RouteStatus.TARGET))
+        assertThat(routes.set(lapsed, RouteStatus.SOURCE, RouteStatus.TARGET, 0))
                 .isEqualTo(new RoutingTable.LeaseGone("next-cutover"));
-        assertThat(routes.set(other, RouteStatus.TARGET, RouteStatus.SOURCE))
+        assertThat(routes.set(other, RouteStatus.TARGET, RouteStatus.SOURCE, 0))
                 .isEqualTo(new RoutingTable.StatusChanged("SOURCE"));
         assertThat(routes.get(SCOPE).orElseThrow().status()).isEqualTo(RouteStatus.SOURCE);
-        var changed = (RoutingTable.Changed) routes.set(other, RouteStatus.SOURCE, RouteStatus.TARGET);
+        var changed = (RoutingTable.Changed) routes.set(other, RouteStatus.SOURCE, RouteStatus.TARGET, 0);
         assertThat(changed.route().read()).isEqualTo(Target.DYNAMODB);
         assertThat(changed.route().write()).isEqualTo(Target.DYNAMODB);
         assertThat(changed.route().token()).isEqualTo(other.token());
@@ -259,7 +259,7 @@ class WriteGuardIT {
             dynamoFence.set(SCOPE, FenceWriter.NONE, ex.token());
             pgFence.set(admin, SCOPE, FenceWriter.APP, ex.token(), LONG);
         }
-        assertThat(routes.set(ex, from, to)).isInstanceOf(RoutingTable.Changed.class);
+        assertThat(routes.set(ex, from, to, 0)).isInstanceOf(RoutingTable.Changed.class);
         lock.release(ex);
     }
 

@@ -6,6 +6,7 @@ import io.rebalance.core.fence.FenceWriter;
 import io.rebalance.core.fence.PostgresFence;
 import io.rebalance.core.handoff.ForwardHold;
 import io.rebalance.core.handoff.Lsn;
+import io.rebalance.core.route.FencedRoute;
 import io.rebalance.core.route.RouteStatus;
 import io.rebalance.core.source.SourceSession;
 import java.sql.Connection;
@@ -13,6 +14,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.Optional;
+import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
 
 /**
  * The store-side moves of every command, and the one rule that undoes them: the route is the truth, and the fences
@@ -72,6 +75,28 @@ final class Alignment {
 
     FenceState dynamo() {
         return dynamoFence.state(scope);
+    }
+
+    /** The route as the fences keep it (ADR 8); empty when they were never installed. */
+    Optional<FencedRoute> fenced() throws SQLException {
+        Optional<FenceState> pg;
+        try (Connection c = session.open()) {
+            pg = pgFence.find(c, scope);
+        }
+        if (pg.isEmpty()) return Optional.empty();
+        try {
+            return Optional.of(FencedRoute.of(pg.get(), dynamoFence.state(scope)));
+        } catch (ResourceNotFoundException | IllegalStateException notInstalled) {
+            return Optional.empty();
+        }
+    }
+
+    /** Records {@code route} and its epoch on both fences, Postgres first (ADR 8). */
+    void record(RouteStatus route, long epoch, Duration lockWait) throws SQLException {
+        try (Connection c = session.open()) {
+            pgFence.record(c, scope, route, epoch, lockWait);
+        }
+        dynamoFence.record(scope, route, epoch);
     }
 
     /** Waits at most {@code lockWait} for transactions that checked the fence. */

@@ -6,6 +6,7 @@ import io.rebalance.core.fence.FenceWriter;
 import io.rebalance.core.handoff.Lsn;
 import io.rebalance.core.lock.LockHolders;
 import io.rebalance.core.lock.SharedExclusiveLock;
+import io.rebalance.core.route.FencedRoute;
 import io.rebalance.core.route.Route;
 import io.rebalance.core.route.RouteStatus;
 import io.rebalance.core.route.RoutingTable;
@@ -76,6 +77,8 @@ public final class Cutover {
         long blockStartNanos;
         long stepStart;
         CutoverStep current;
+        /** The epoch this command's flip recorded on the fences (0 before it did). */
+        long recordedEpoch;
 
         Run(String op) {
             this.op = op;
@@ -180,8 +183,8 @@ public final class Cutover {
                 run.remaining();
                 done = "reads and writes go to DynamoDB; the rollback window is open. Verified before the window: "
                         + pre.detail() + "; in it: " + v.detail();
-                run.step(CutoverStep.FLIP, "epoch " + (route.epoch() + 1));
-                flip(run, RouteStatus.SOURCE, RouteStatus.TARGET);
+                run.step(CutoverStep.FLIP, "");
+                flip(run, route, RouteStatus.TARGET);
                 flipped = true; // the point of no return: from here on, nothing is undone
                 return run.done(done);
             } catch (Exception e) {
@@ -200,7 +203,7 @@ public final class Cutover {
      *     CUTOVER_ABORTED
      */
     public CutoverOutcome rollback() throws Exception {
-        startFrom(RouteStatus.TARGET, "rollback");
+        Route route = startFrom(RouteStatus.TARGET, "rollback");
         Optional<String> notReady = reverse.notReady();
         if (notReady.isPresent()) {
             throw new RebalanceException(
@@ -228,7 +231,7 @@ public final class Cutover {
                 stores.liftHold(); // before the flip: once writers resume on Postgres, the tail must carry them
                 run.remaining();
                 run.step(CutoverStep.FLIP_BACK, "");
-                flip(run, RouteStatus.TARGET, RouteStatus.SOURCE);
+                flip(run, route, RouteStatus.SOURCE);
                 flipped = true; // the point of no return
                 return run.done(ROLLED_BACK);
             } catch (Exception e) {
@@ -240,13 +243,13 @@ public final class Cutover {
 
     /** Ends the rollback window: the route becomes FINAL, the reverse stream stops, rollback is refused from then. */
     public CutoverOutcome closeWindow() throws Exception {
-        startFrom(RouteStatus.TARGET, "close-window");
+        Route route = startFrom(RouteStatus.TARGET, "close-window");
         try (Run run = new Run("close-window")) {
             journal.begin(run.op, owner);
             try {
                 run.acquire(false);
                 run.step(CutoverStep.CLOSE_WINDOW, "");
-                flip(run, RouteStatus.TARGET, RouteStatus.FINAL);
+                flip(run, route, RouteStatus.FINAL);
                 return run.done(WINDOW_CLOSED);
             } catch (Exception e) {
                 return settle(run, RouteStatus.TARGET, RouteStatus.FINAL, e, WINDOW_CLOSED);
@@ -256,17 +259,46 @@ public final class Cutover {
 
     /**
      * Brings the fences and the forward tail in line with the route after a command died mid-way, waiting out its
-     * lease first. Harmless when nothing is wrong.
+     * lease first. When Redis lost the route, or holds one older than a flip the fences recorded, the route is first
+     * rebuilt from the fences and the token counter raised to their high-water mark (ADR 8). Harmless when nothing is
+     * wrong.
      */
     public CutoverOutcome recover() throws Exception {
-        routes.get(settings.scope()).orElseThrow(this::notPrepared);
+        FencedRoute fenced = stores.fenced().orElseThrow(this::notPrepared);
+        lock.seedTokens(fenced.highWater()); // before any lease is granted: no token a fence already refuses
         try (Run run = new Run("recover")) {
             journal.begin(run.op, owner);
             run.acquire(true);
+            fenced = stores.fenced().orElseThrow(this::notPrepared); // again, under the lease
+            Optional<Route> before = routes.get(settings.scope());
+            run.step(
+                    CutoverStep.RECOVER,
+                    "route " + before.map(r -> r.status().name()).orElse("missing"));
+            if (fenced.conflict()) {
+                journal.end(run.op, "failed", "both fences admit applications: " + fenced.detail(), 0);
+                throw new RebalanceException(
+                        ErrorCode.CUTOVER_INTERRUPTED,
+                        "both fences admit applications (" + fenced.detail() + "), which no order of the cutover's"
+                                + " steps leaves: something else changed them. Nothing was changed; see"
+                                + " docs/cutover.md (\"Recovering by hand\")");
+            }
+            String found = "";
+            if (fenced.supersedes(before)) {
+                if (!routes.restore(run.lease.lease(), fenced.status(), fenced.epoch())) {
+                    throw new StepFailed("the exclusive lease lapsed before the route could be rebuilt");
+                }
+                found = before.isEmpty()
+                        ? "; Redis had no route (it lost its data), so it was rebuilt from the fences: "
+                                + fenced.status() + ", epoch " + fenced.epoch()
+                        : "; Redis' route (" + before.get().status() + ", epoch "
+                                + before.get().epoch()
+                                + ") had missed a flip the fences recorded, so it was set to " + fenced.status()
+                                + ", epoch " + fenced.epoch();
+                log.warn("recover{}", found);
+            }
             Route route = routes.get(settings.scope()).orElseThrow(this::notPrepared);
-            run.step(CutoverStep.RECOVER, "route " + route.status());
             stores.to(route.status(), run.lease.token(), settings.alignWait(), hooks);
-            return run.done("the stores follow the route (" + route.status() + ")");
+            return run.done("the stores follow the route (" + route.status() + ")" + found);
         }
     }
 
@@ -287,7 +319,13 @@ public final class Cutover {
     }
 
     private Route startFrom(RouteStatus expected, String op) throws Exception {
-        if (interrupted().isPresent()) recover();
+        Optional<FencedRoute> fenced = stores.fenced();
+        if (fenced.isPresent()) lock.seedTokens(fenced.get().highWater());
+        boolean redisBehind = fenced.isPresent() && fenced.get().supersedes(routes.get(settings.scope()));
+        if (interrupted().isPresent() || redisBehind) {
+            CutoverOutcome recovered = recover();
+            log.warn("{}: recovered first: {}", op, recovered.detail());
+        }
         Optional<CutoverJournal.Entry> last = journal.read();
         if (last.isPresent() && last.get().running()) {
             throw new RebalanceException(
@@ -326,8 +364,20 @@ public final class Cutover {
         }
     }
 
-    private void flip(Run run, RouteStatus from, RouteStatus to) throws StepFailed {
-        RoutingTable.SetResult r = routes.set(run.lease.lease(), from, to);
+    /**
+     * Records the new route on the fences, then sets it in Redis, under one epoch past every epoch either has seen: a
+     * route applications may be using is always one the fences can give back (ADR 8).
+     */
+    private void flip(Run run, Route start, RouteStatus to) throws Exception {
+        RouteStatus from = start.status();
+        long redisEpoch = start.epoch(); // read when the command started: only the exclusive lease's holder changes it
+        long fenceEpoch = stores.fenced().map(FencedRoute::epoch).orElse(0L);
+        long epoch = Math.max(redisEpoch, fenceEpoch) + 1;
+        hooks.inside(AlignInstruction.RECORD_ROUTE);
+        run.recordedEpoch = epoch;
+        stores.record(to, epoch, run.remaining());
+        hooks.inside(AlignInstruction.SET_ROUTE);
+        RoutingTable.SetResult r = routes.set(run.lease.lease(), from, to, epoch);
         if (r instanceof RoutingTable.LeaseGone g) {
             throw new StepFailed("the exclusive lease lapsed before the flip (now held by '" + g.holder() + "')");
         }
@@ -343,12 +393,14 @@ public final class Cutover {
      */
     private CutoverOutcome settle(Run run, RouteStatus from, RouteStatus to, Exception cause, String done)
             throws Exception {
-        RouteStatus now;
+        Optional<Route> read;
         try {
-            now = routes.get(settings.scope()).map(Route::status).orElse(from);
+            read = routes.get(settings.scope());
         } catch (RuntimeException unreadable) {
-            throw unknownRoute(run, cause, unreadable);
+            throw unknownRoute(run, cause, unreadable.toString());
         }
+        if (read.isEmpty()) throw unknownRoute(run, cause, "Redis has no route for the scope: it lost its data");
+        RouteStatus now = read.get().status();
         if (now != to) throw abort(run, now, cause);
         log.warn(
                 "{}: {} failed ({}), but the route says {}: the flip happened and its reply was lost",
@@ -361,7 +413,7 @@ public final class Cutover {
     }
 
     /** Redis cannot say where the route stands: leave the stores as they are (each half refuses what it must). */
-    private RebalanceException unknownRoute(Run run, Exception cause, RuntimeException unreadable) {
+    private RebalanceException unknownRoute(Run run, Exception cause, String unreadable) {
         String at = run.current == null ? "start" : run.current.name();
         String reason = cause instanceof StepFailed ? cause.getMessage() : cause.toString();
         try {
@@ -373,7 +425,8 @@ public final class Cutover {
                 ErrorCode.CUTOVER_INTERRUPTED,
                 run.op + " failed at step " + at + ": " + reason + ", and the route could not be read (" + unreadable
                         + "), so the stores were left as they are: fences refuse what the route does not allow, so"
-                        + " nothing is lost. Run `rebalance cutover --recover` once Redis answers",
+                        + " nothing is lost. Run `rebalance cutover --recover` once Redis answers: it rebuilds the"
+                        + " route from the fences if Redis lost it",
                 cause);
     }
 
@@ -384,6 +437,8 @@ public final class Cutover {
         try {
             if (run.lease != null) {
                 stores.to(route, run.lease.token(), settings.alignWait(), hooks);
+                // the flip's record named the route abandoned: a newer record names the one the stores follow
+                if (run.recordedEpoch > 0) stores.record(route, run.recordedEpoch + 1, settings.alignWait());
                 run.lease.release();
             }
             long blocked = run.blockedMs();

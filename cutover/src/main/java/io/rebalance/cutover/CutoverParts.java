@@ -9,12 +9,15 @@ import io.rebalance.core.handoff.ForwardHold;
 import io.rebalance.core.handoff.HandoffKeys;
 import io.rebalance.core.lock.ScopeKeys;
 import io.rebalance.core.lock.SharedExclusiveLock;
+import io.rebalance.core.route.FencedRoute;
+import io.rebalance.core.route.Route;
 import io.rebalance.core.route.RoutingTable;
 import io.rebalance.core.source.SourceSession;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import redis.clients.jedis.UnifiedJedis;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
@@ -52,9 +55,12 @@ public final class CutoverParts {
 
     /**
      * Installs what applications and the cutover need, idempotently: both fences (Postgres open to applications,
-     * DynamoDB closed), the route (SOURCE), and the target table's stream for the reverse stream.
+     * DynamoDB closed), the route (SOURCE), and the target table's stream for the reverse stream. Fences installed
+     * before are kept, and Redis must agree with them: a route Redis lost is rebuilt from fences that are aligned to
+     * the route they recorded; otherwise it refuses and names {@code --recover} (ADR 8).
      *
      * @return what was done, one line each
+     * @throws RebalanceException CUTOVER_REFUSED when Redis and the fences disagree
      */
     public List<String> prepare() throws Exception {
         try {
@@ -73,7 +79,30 @@ public final class CutoverParts {
         done.add("Postgres fence " + pgFence.table() + " has scope '" + settings.scope() + "'");
         dynamoFence.install(settings.scope());
         done.add("DynamoDB fence table " + dynamoFence.table() + " has scope '" + settings.scope() + "'");
-        done.add("route: " + routes.create(settings.scope()).status());
+        FencedRoute fenced = alignment().fenced().orElseThrow();
+        lock().seedTokens(fenced.highWater());
+        Optional<Route> route = routes.get(settings.scope());
+        if (!fenced.aligned()
+                || (route.isPresent() && fenced.supersedes(route))
+                || (route.isPresent() && route.get().status() != fenced.status())) {
+            throw new RebalanceException(
+                    ErrorCode.CUTOVER_REFUSED,
+                    "the route in Redis ("
+                            + route.map(r -> r.status() + ", epoch " + r.epoch())
+                                    .orElse("none")
+                            + ") and the fences (" + fenced.detail() + ") disagree: a cutover command stopped mid-way,"
+                            + " or Redis lost its data. Run `rebalance cutover --recover`, which aligns the stores"
+                            + " and rebuilds the route from the fences. The route was not changed.");
+        }
+        if (route.isEmpty() && fenced.epoch() > 1) {
+            Route rebuilt = routes.create(settings.scope(), fenced.status(), fenced.epoch());
+            done.add("route: " + rebuilt.status() + ", epoch " + rebuilt.epoch()
+                    + " (rebuilt from the fences: Redis had no route, so it lost its data)");
+        } else {
+            done.add("route: "
+                    + routes.create(settings.scope(), fenced.status(), fenced.epoch())
+                            .status());
+        }
         boolean enabled = TargetTable.enableStream(dynamo, settings.targetTable());
         done.add("stream of " + settings.targetTable() + (enabled ? " enabled" : " already enabled")
                 + " (the reverse stream of `rebalance tail` reads it)");

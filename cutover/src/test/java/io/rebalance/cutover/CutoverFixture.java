@@ -13,6 +13,7 @@ import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.local.RoomEventsGenerator;
 import io.rebalance.testkit.SharedServices;
+import java.net.URI;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
@@ -22,7 +23,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
 import org.awaitility.Awaitility;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.UnifiedJedis;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
@@ -41,18 +45,26 @@ final class CutoverFixture implements AutoCloseable {
     final String dynamoFence = table + "_fence";
     final Map<String, String> overrides = new HashMap<>();
     final DynamoDbClient dynamo = services.dynamoClient();
-    final UnifiedJedis redis = services.redis();
+    final String redisUrl;
+    final UnifiedJedis redis;
     final ExecutorService threads = Executors.newCachedThreadPool();
     final CutoverParts parts;
     Tail tail;
     Future<?> tailOutcome;
 
     CutoverFixture() throws Exception {
+        this(SharedServices.get().redisUrl);
+    }
+
+    /** @param redisUrl a Redis of the test's own (one it restarts), or the shared one */
+    CutoverFixture(String redisUrl) throws Exception {
+        this.redisUrl = redisUrl;
+        this.redis = redisCheckedOnBorrow(redisUrl);
         overrides.put("source.jdbcUrl", services.jdbcUrl);
         overrides.put("source.table", table);
         overrides.put("target.table", table);
         overrides.put("target.endpoint", services.dynamo.endpoint());
-        overrides.put("redis.url", services.redisUrl);
+        overrides.put("redis.url", redisUrl);
         overrides.put("redis.prefix", prefix);
         overrides.put("tail.slotName", table + "_slot");
         overrides.put("tail.publication", table + "_pub");
@@ -78,6 +90,25 @@ final class CutoverFixture implements AutoCloseable {
         parts.prepare();
     }
 
+    /**
+     * Like a new process's client, every borrowed connection works: a restarted Redis leaves the pool's connections
+     * broken, and each would fail one call, which a test would have to tell from a real failure.
+     */
+    private static UnifiedJedis redisCheckedOnBorrow(String url) {
+        GenericObjectPoolConfig<redis.clients.jedis.Connection> pool = new GenericObjectPoolConfig<>();
+        pool.setMaxTotal(16);
+        pool.setMaxIdle(16);
+        pool.setTestOnBorrow(true);
+        URI uri = URI.create(url);
+        return RedisClient.builder()
+                .hostAndPort(uri.getHost(), uri.getPort())
+                .clientConfig(DefaultJedisClientConfig.builder()
+                        .socketTimeoutMillis(5_000)
+                        .build())
+                .poolConfig(pool)
+                .build();
+    }
+
     MigrationConfig config() {
         return ConfigValidator.validate(new ConfigLoader(Map.of()).load(null, overrides));
     }
@@ -95,6 +126,10 @@ final class CutoverFixture implements AutoCloseable {
             tail.run();
             return null;
         });
+        awaitStreaming();
+    }
+
+    private void awaitStreaming() {
         Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> {
             try (Connection c = services.postgres()) {
                 return TailPreflight.slot(c, table + "_slot").active();
@@ -103,6 +138,18 @@ final class CutoverFixture implements AutoCloseable {
         Awaitility.await()
                 .atMost(Duration.ofSeconds(30))
                 .until(() -> parts.reverse().notReady().isEmpty());
+    }
+
+    /**
+     * After Redis came back empty: a tail that lost its lease with Redis stands by and takes the new lease on its own;
+     * one that stopped is started again. Waits until it streams and its reverse stream reports again.
+     */
+    void startTailIfStopped() throws Exception {
+        if (tailOutcome.isDone()) {
+            startTail();
+            return;
+        }
+        awaitStreaming();
     }
 
     WriteGuard guard() {

@@ -43,10 +43,10 @@ import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
  * its lease lapses, and the next command brings the stores in line (issue 5, acceptance point 2).
  */
 class CutoverIT {
-    private static final PreChecks PASS = () -> List.of(PreCheck.pass("test", "all good"));
-    private static final WindowVerification MATCH = budget -> new WindowVerification.Result(true, "no slot changed");
+    static final PreChecks PASS = () -> List.of(PreCheck.pass("test", "all good"));
+    static final WindowVerification MATCH = budget -> new WindowVerification.Result(true, "no slot changed");
     private static final Duration BOUND = Duration.ofSeconds(30);
-    private final AtomicInteger ids = new AtomicInteger();
+    private static final AtomicInteger ids = new AtomicInteger();
 
     /** What a kill hook throws: an Error, so no abort handler runs, as when the process dies. */
     static final class Killed extends Error {
@@ -324,7 +324,7 @@ class CutoverIT {
     }
 
     /** A guarded write: refused by a fence, or accepted and then in the other store too. */
-    private void acceptedWritesArrive(CutoverFixture f, WriteGuard guard, RouteStatus route, String when)
+    static void acceptedWritesArrive(CutoverFixture f, WriteGuard guard, RouteStatus route, String when)
             throws Exception {
         String id;
         try {
@@ -355,18 +355,18 @@ class CutoverIT {
         };
     }
 
-    private static long skippedWhileHeld(CutoverFixture f) {
+    static long skippedWhileHeld(CutoverFixture f) {
         String n = f.redis.hget(new TailKeys(f.prefix).status(), "skipped_while_held");
         return n == null ? 0 : Long.parseLong(n);
     }
 
-    private static CutoverHooks killAt(CutoverStep at) {
+    static CutoverHooks killAt(CutoverStep at) {
         return step -> {
             if (step == at) throw new Killed(step);
         };
     }
 
-    private static Route route(CutoverFixture f) {
+    static Route route(CutoverFixture f) {
         return f.parts.routes().get(f.table).orElseThrow();
     }
 
@@ -378,7 +378,7 @@ class CutoverIT {
         assertThat(r.write()).isEqualTo(expected == RouteStatus.SOURCE ? Target.POSTGRES : Target.DYNAMODB);
     }
 
-    private static void awaitLockFree(CutoverFixture f) {
+    static void awaitLockFree(CutoverFixture f) {
         await().atMost(CutoverFixture.LEASE.multipliedBy(5)).until(() -> {
             LockHolders h = f.parts.lock().holders();
             return h.exclusive() == null && h.pending() == null;
@@ -386,7 +386,7 @@ class CutoverIT {
     }
 
     /** The fences and the forward hold as the route needs them; {@code token} 0: any token. */
-    private static void assertAligned(CutoverFixture f, RouteStatus route, long token) throws Exception {
+    static void assertAligned(CutoverFixture f, RouteStatus route, long token) throws Exception {
         FenceState pg = f.parts.alignment().postgres();
         FenceState dynamo = f.parts.alignment().dynamo();
         ForwardHold.Phase hold = f.parts.hold().state().phase();
@@ -404,7 +404,7 @@ class CutoverIT {
     }
 
     /** One guarded application write to wherever the route says; @return its id. */
-    private String write(CutoverFixture f, WriteGuard guard) throws Exception {
+    static String write(CutoverFixture f, WriteGuard guard) throws Exception {
         String id = String.format("01JAXT%020d", ids.incrementAndGet());
         guard.run(f.table, permit -> {
             switch (permit.target()) {
@@ -446,7 +446,7 @@ class CutoverIT {
         return id;
     }
 
-    private static Map<String, AttributeValue> item(CutoverFixture f, String id) {
+    static Map<String, AttributeValue> item(CutoverFixture f, String id) {
         return f.dynamo
                 .getItem(b -> b.tableName(f.table)
                         .key(Map.of("id", AttributeValue.fromS(id)))
@@ -454,7 +454,7 @@ class CutoverIT {
                 .item();
     }
 
-    private static String kind(CutoverFixture f, String id) throws Exception {
+    static String kind(CutoverFixture f, String id) throws Exception {
         try (Connection c = f.services.postgres();
                 PreparedStatement ps = c.prepareStatement("SELECT kind FROM " + f.table + " WHERE id = ?")) {
             ps.setString(1, id);

@@ -25,15 +25,41 @@ import redis.clients.jedis.UnifiedJedis;
  */
 public final class PrivateRedis implements AutoCloseable {
     public final String url;
-    private final Process process;
+    private Process process;
     private final Path dir;
     private final GenericContainer<?> container;
+    private final List<String> command;
 
-    private PrivateRedis(String url, Process process, Path dir, GenericContainer<?> container) {
+    private PrivateRedis(String url, Process process, Path dir, GenericContainer<?> container, List<String> command) {
         this.url = url;
         this.process = process;
         this.dir = dir;
         this.container = container;
+        this.command = command;
+    }
+
+    /**
+     * Stops the server and starts it again on the same port, as a crash and restart would: started without
+     * persistence ({@code "--appendonly", "no", "--save", ""}), it comes back empty. Clients reconnect on their own.
+     */
+    public void restart() throws Exception {
+        if (container != null) {
+            container
+                    .getDockerClient()
+                    .restartContainerCmd(container.getContainerId())
+                    .exec();
+        } else {
+            process.destroyForcibly().waitFor();
+            process = new ProcessBuilder(command)
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(
+                            dir.resolve("redis.log").toFile()))
+                    .start();
+        }
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> answers(url));
     }
 
     /** @param args server arguments, e.g. {@code "--appendonly", "no"} */
@@ -49,7 +75,7 @@ public final class PrivateRedis implements AutoCloseable {
                     .withExposedPorts(6379)
                     .withCommand(cmd.toArray(String[]::new));
             c.start();
-            return new PrivateRedis("redis://" + c.getHost() + ":" + c.getMappedPort(6379), null, null, c);
+            return new PrivateRedis("redis://" + c.getHost() + ":" + c.getMappedPort(6379), null, null, c, cmd);
         }
         int port;
         try (ServerSocket s = new ServerSocket(0)) {
@@ -63,7 +89,7 @@ public final class PrivateRedis implements AutoCloseable {
                 .redirectErrorStream(true)
                 .redirectOutput(dir.resolve("redis.log").toFile())
                 .start();
-        PrivateRedis r = new PrivateRedis("redis://127.0.0.1:" + port, p, dir, null);
+        PrivateRedis r = new PrivateRedis("redis://127.0.0.1:" + port, p, dir, null, cmd);
         try {
             Awaitility.await()
                     .atMost(Duration.ofSeconds(10))

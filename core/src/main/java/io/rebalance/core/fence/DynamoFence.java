@@ -1,5 +1,6 @@
 package io.rebalance.core.fence;
 
+import io.rebalance.core.route.RouteStatus;
 import java.util.Map;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeDefinition;
@@ -58,7 +59,17 @@ public final class DynamoFence {
         }
         try {
             dynamo.putItem(b -> b.tableName(table)
-                    .item(Map.of(SCOPE, s(scope), "writer", s(FenceWriter.NONE.wire()), "min_token", n(0)))
+                    .item(Map.of(
+                            SCOPE,
+                            s(scope),
+                            "writer",
+                            s(FenceWriter.NONE.wire()),
+                            "min_token",
+                            n(0),
+                            "route",
+                            s(RouteStatus.SOURCE.name()),
+                            "epoch",
+                            n(1)))
                     .conditionExpression("attribute_not_exists(#s)")
                     .expressionAttributeNames(Map.of("#s", SCOPE)));
         } catch (ConditionalCheckFailedException exists) {
@@ -98,19 +109,48 @@ public final class DynamoFence {
             throw new IllegalStateException("no item for scope '" + scope + "' in DynamoDB table " + table
                     + ": the fence is not installed; run `rebalance cutover --prepare` first");
         }
+        Map<String, AttributeValue> item = r.item();
+        AttributeValue route = item.get("route");
+        AttributeValue epoch = item.get("epoch");
         return new FenceState(
-                FenceWriter.ofWire(r.item().get("writer").s()),
-                Long.parseLong(r.item().get("min_token").n()));
+                FenceWriter.ofWire(item.get("writer").s()),
+                Long.parseLong(item.get("min_token").n()),
+                route == null ? RouteStatus.SOURCE : RouteStatus.valueOf(route.s()), // installed before it was kept
+                epoch == null ? 1 : Long.parseLong(epoch.n()),
+                0);
     }
 
-    /** Sets the fence; transactions that checked the old state either committed before or fail their check. */
+    /**
+     * Sets the fence; transactions that checked the old state either committed before or fail their check.
+     *
+     * @throws TokenBehindException when {@code minToken} is below the fence's (nothing is changed: tokens only rise)
+     */
     public void set(String scope, FenceWriter writer, long minToken) {
-        dynamo.updateItem(b -> b.tableName(table)
-                .key(Map.of(SCOPE, s(scope)))
-                .updateExpression("SET #w = :w, #m = :m")
-                .conditionExpression("attribute_exists(#s)")
-                .expressionAttributeNames(Map.of("#w", "writer", "#m", "min_token", "#s", SCOPE))
-                .expressionAttributeValues(Map.of(":w", s(writer.wire()), ":m", n(minToken))));
+        try {
+            dynamo.updateItem(b -> b.tableName(table)
+                    .key(Map.of(SCOPE, s(scope)))
+                    .updateExpression("SET #w = :w, #m = :m")
+                    .conditionExpression("attribute_exists(#s) AND #m <= :m")
+                    .expressionAttributeNames(Map.of("#w", "writer", "#m", "min_token", "#s", SCOPE))
+                    .expressionAttributeValues(Map.of(":w", s(writer.wire()), ":m", n(minToken))));
+        } catch (ConditionalCheckFailedException e) {
+            throw new TokenBehindException(
+                    "DynamoDB", scope, minToken, state(scope).minToken());
+        }
+    }
+
+    /** Records the route a flip moves to, with its epoch; an older epoch never replaces a newer one. */
+    public void record(String scope, RouteStatus route, long epoch) {
+        try {
+            dynamo.updateItem(b -> b.tableName(table)
+                    .key(Map.of(SCOPE, s(scope)))
+                    .updateExpression("SET #r = :r, #e = :e")
+                    .conditionExpression("attribute_exists(#s) AND (attribute_not_exists(#e) OR #e <= :e)")
+                    .expressionAttributeNames(Map.of("#r", "route", "#e", "epoch", "#s", SCOPE))
+                    .expressionAttributeValues(Map.of(":r", s(route.name()), ":e", n(epoch))));
+        } catch (ConditionalCheckFailedException newer) {
+            // a newer flip recorded already: keep it
+        }
     }
 
     private static AttributeValue s(String v) {

@@ -1,5 +1,7 @@
 package io.rebalance.core.handoff;
 
+import io.rebalance.core.fence.FenceState;
+import io.rebalance.core.fence.FenceWriter;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
@@ -23,7 +25,10 @@ public final class ForwardHold {
     }
 
     /** @param id names one request, so an acknowledgement of an older one never answers a newer one */
-    public record Request(String id, long lsn) {}
+    public record Request(String id, long lsn) {
+        /** The id of the hold the Postgres fence implies ({@link #effective}); nobody waits for its acknowledgement. */
+        public static final String FENCE = "fence";
+    }
 
     public enum Phase {
         /** No hold: the tail applies everything. */
@@ -41,6 +46,34 @@ public final class ForwardHold {
         public boolean applies(long lsn) {
             return phase == Phase.NONE || (phase == Phase.REQUESTED && lsn <= request.lsn());
         }
+
+        /** Whether the hold comes from the Postgres fence rather than a request in Redis. */
+        public boolean fromFence() {
+            return request != null && Request.FENCE.equals(request.id());
+        }
+
+        /**
+         * Whether reconciliation and repairs must wait: once acknowledged, and whenever the fence implies the hold
+         * (DynamoDB may be taking application writes then, and a row read from Postgres could overwrite one).
+         */
+        public boolean blocksRewrites() {
+            return phase == Phase.HELD || fromFence();
+        }
+    }
+
+    /**
+     * The hold as the forward tail must obey it (ADR 8): Redis' request when there is one; otherwise, while the
+     * Postgres fence admits only the reverse stream, a hold at the position where the fence closed, held once the
+     * tail has applied past it. Redis may lose a request; the fence cannot, and every application change lies before
+     * that position, every reverse-stream write after it.
+     *
+     * @param pgFence the Postgres fence, or null when none is installed
+     * @param appliedLsn the highest position the forward tail has applied (or passed over) up to
+     */
+    public static State effective(State redis, FenceState pgFence, long appliedLsn) {
+        if (redis.phase() != Phase.NONE || pgFence == null || pgFence.writer() != FenceWriter.REVERSE) return redis;
+        Request r = new Request(Request.FENCE, pgFence.closedLsn());
+        return new State(appliedLsn >= r.lsn() ? Phase.HELD : Phase.REQUESTED, r);
     }
 
     /** Asks the tail to hold at {@code lsn}; replaces any earlier request. @return the request */

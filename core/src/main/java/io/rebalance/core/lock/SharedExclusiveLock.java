@@ -35,6 +35,7 @@ public final class SharedExclusiveLock {
     private static final LuaScript EXCLUSIVE_RELEASE =
             LuaScript.load(SharedExclusiveLock.class, "exclusive-release.lua");
     private static final LuaScript NOW = LuaScript.load(SharedExclusiveLock.class, "now.lua");
+    private static final LuaScript TOKEN_SEED = LuaScript.load(SharedExclusiveLock.class, "token-seed.lua");
     /** Waits poll Redis no more often than this; the longest extra delay a waiter sees once the way is clear. */
     private static final long MAX_POLL_MS = 5;
 
@@ -159,6 +160,16 @@ public final class SharedExclusiveLock {
                         redis.pttl(keys.pending()),
                         now - Long.parseLong(pending.get("since_ms")));
         return new LockHolders(exclusive, waiting, shared);
+    }
+
+    /**
+     * Raises the token counter to at least {@code floor}, never lowers it: after Redis lost its data, the counter
+     * starts again from the fences' high-water mark, so no new lease gets a token a fence already refuses (ADR 8).
+     *
+     * @return the counter after
+     */
+    public long seedTokens(long floor) {
+        return num(TOKEN_SEED.eval(redis, List.of(keys.token()), List.of(Long.toString(floor))));
     }
 
     private long redisNowMs() {

@@ -18,6 +18,7 @@ import redis.clients.jedis.UnifiedJedis;
  */
 public final class RoutingTable {
     private static final LuaScript SET = LuaScript.load(RoutingTable.class, "route-set.lua");
+    private static final LuaScript RESTORE = LuaScript.load(RoutingTable.class, "route-restore.lua");
 
     private final UnifiedJedis redis;
     private final String prefix;
@@ -38,21 +39,47 @@ public final class RoutingTable {
         return h.isEmpty() ? Optional.empty() : Optional.of(Route.of(scope, h));
     }
 
-    /** Creates the entry as {@link RouteStatus#SOURCE} unless one exists; returns the entry as it now is. */
-    public Route create(String scope) {
+    /**
+     * Creates the entry as {@code status} with {@code epoch} unless one exists (a fresh scope: SOURCE, epoch 1; one
+     * whose fences have moved on: as they say, ADR 8); returns the entry as it now is.
+     */
+    public Route create(String scope, RouteStatus status, long epoch) {
         String key = new ScopeKeys(prefix, scope).route();
-        if (redis.hsetnx(key, "status", RouteStatus.SOURCE.name()) == 1) {
+        if (redis.hsetnx(key, "status", status.name()) == 1) {
             redis.hset(
                     key,
                     Map.of(
-                            "read", Target.POSTGRES.wire(),
-                            "write", Target.POSTGRES.wire(),
-                            "epoch", "1",
+                            "read", status.read().wire(),
+                            "write", status.write().wire(),
+                            "epoch", Long.toString(epoch),
                             "token", "0",
                             "updated_ms", Long.toString(System.currentTimeMillis())));
         }
         redis.sadd(scopesKey(), scope);
         return get(scope).orElseThrow();
+    }
+
+    /**
+     * Overwrites the entry with {@code status} and {@code epoch} if {@code exclusive} is still held: for recovery
+     * only, when Redis lost the entry or holds one older than the fences (ADR 8).
+     *
+     * @return false when the lease is gone (nothing was written)
+     */
+    public boolean restore(Lease exclusive, RouteStatus status, long epoch) {
+        ScopeKeys k = exclusive.keys();
+        List<?> r = (List<?>) RESTORE.eval(
+                redis,
+                List.of(k.route(), k.exclusive()),
+                List.of(
+                        exclusive.member(),
+                        Long.toString(exclusive.token()),
+                        status.read().wire(),
+                        status.write().wire(),
+                        status.name(),
+                        Long.toString(epoch)));
+        if ((Long) r.get(0) != 1) return false;
+        redis.sadd(scopesKey(), k.scope());
+        return true;
     }
 
     public Set<String> scopes() {
@@ -72,9 +99,10 @@ public final class RoutingTable {
 
     /**
      * Sets the scope to {@code to} (its read and write targets with it) if {@code exclusive} is still held and the
-     * entry is in {@code from}.
+     * entry is in {@code from}. The epoch rises by one, and to at least {@code epoch} (the one the fences recorded
+     * for this flip; 0 for none).
      */
-    public SetResult set(Lease exclusive, RouteStatus from, RouteStatus to) {
+    public SetResult set(Lease exclusive, RouteStatus from, RouteStatus to, long epoch) {
         if (exclusive.mode() != Lease.Mode.EXCLUSIVE) {
             throw new IllegalArgumentException("only the exclusive lease may change a route");
         }
@@ -88,7 +116,8 @@ public final class RoutingTable {
                         to.read().wire(),
                         to.write().wire(),
                         to.name(),
-                        from == null ? "" : from.name()));
+                        from == null ? "" : from.name(),
+                        Long.toString(epoch)));
         if ((Long) r.get(0) == 1) return new Changed(get(k.scope()).orElseThrow());
         return "lease".equals(r.get(1)) ? new LeaseGone((String) r.get(2)) : new StatusChanged((String) r.get(2));
     }

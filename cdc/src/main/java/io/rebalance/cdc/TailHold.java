@@ -1,0 +1,64 @@
+package io.rebalance.cdc;
+
+import io.rebalance.core.fence.FenceState;
+import io.rebalance.core.fence.PostgresFence;
+import io.rebalance.core.handoff.ForwardHold;
+import io.rebalance.core.source.SourceSession;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.function.LongSupplier;
+
+/**
+ * The hold the forward tail obeys: the cutover's request in Redis, or, when Redis has none while the Postgres fence
+ * admits only the reverse stream, the hold the fence implies ({@link ForwardHold#effective}, ADR 8). Read once per
+ * batch and before every rewrite; thread-safe.
+ */
+final class TailHold implements AutoCloseable {
+    private final ForwardHold hold;
+    private final SourceSession session;
+    private final PostgresFence fence;
+    private final String scope;
+    private final LongSupplier appliedLsn;
+    private Connection connection;
+
+    TailHold(ForwardHold hold, SourceSession session, PostgresFence fence, String scope, LongSupplier appliedLsn) {
+        this.hold = hold;
+        this.session = session;
+        this.fence = fence;
+        this.scope = scope;
+        this.appliedLsn = appliedLsn;
+    }
+
+    ForwardHold requests() {
+        return hold;
+    }
+
+    /** Redis' request first, then the fence: a fence closed after the read of Redis is seen by the next batch. */
+    synchronized ForwardHold.State state() throws SQLException {
+        ForwardHold.State redis = hold.state();
+        if (redis.phase() != ForwardHold.Phase.NONE) return redis;
+        try {
+            if (connection == null || connection.isClosed()) connection = session.open();
+            return ForwardHold.effective(redis, fence.find(connection, scope).orElse(null), appliedLsn.getAsLong());
+        } catch (SQLException e) {
+            close(); // a restarted Postgres leaves a dead connection: the next call opens a new one
+            throw e;
+        }
+    }
+
+    /** With the fence as the caller read it (the reverse stream, under its share lock). */
+    ForwardHold.State state(FenceState pgFence) {
+        return ForwardHold.effective(hold.state(), pgFence, appliedLsn.getAsLong());
+    }
+
+    @Override
+    public synchronized void close() {
+        if (connection == null) return;
+        try {
+            connection.close();
+        } catch (SQLException ignored) {
+            // gone already
+        }
+        connection = null;
+    }
+}

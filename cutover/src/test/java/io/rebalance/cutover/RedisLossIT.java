@@ -1,0 +1,184 @@
+package io.rebalance.cutover;
+
+import static io.rebalance.cutover.CutoverIT.MATCH;
+import static io.rebalance.cutover.CutoverIT.PASS;
+import static io.rebalance.cutover.CutoverIT.assertAligned;
+import static io.rebalance.cutover.CutoverIT.awaitLockFree;
+import static io.rebalance.cutover.CutoverIT.item;
+import static io.rebalance.cutover.CutoverIT.kind;
+import static io.rebalance.cutover.CutoverIT.route;
+import static io.rebalance.cutover.CutoverIT.skippedWhileHeld;
+import static io.rebalance.cutover.CutoverIT.write;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.rebalance.cdc.TailKeys;
+import io.rebalance.client.WriteGuard;
+import io.rebalance.core.fence.FencedException;
+import io.rebalance.core.route.Route;
+import io.rebalance.core.route.RouteMissingException;
+import io.rebalance.core.route.RouteStatus;
+import io.rebalance.testkit.PrivateRedis;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.exceptions.JedisConnectionException;
+
+/**
+ * Redis restarted empty under a cutover (a real restart of a Redis the test starts without persistence, on its own
+ * port): the route, the forward hold, the token counter, the journal and the tail's positions are gone, and the
+ * fences are not. No acknowledged write may be lost in either store or accepted by the wrong one, and the next
+ * command rebuilds the route from the fences, never from defaults (ADR 8).
+ */
+class RedisLossIT {
+    private static final Duration BOUND = Duration.ofSeconds(60);
+
+    /**
+     * After the flip: the route was TARGET. Before, `--prepare` recreated it as SOURCE, sending writes back to a
+     * Postgres that lacked the DynamoDB writes; the reverse stream found no hold, skipped the applications' records
+     * and saved its position past them; and the forward tail, no longer held, could carry the reverse stream's rows
+     * back over newer application writes.
+     */
+    @Test
+    void redisRestartedEmptyAfterTheFlipLosesNoWriteAndPrepareRebuildsTheRouteFromTheFences() throws Exception {
+        try (PrivateRedis redis = PrivateRedis.start("--appendonly", "no", "--save", "");
+                CutoverFixture f = new CutoverFixture(redis.url);
+                WriteGuard guard = f.guard()) {
+            f.startTail();
+            String before = write(f, guard);
+            CutoverOutcome out = f.cutover("first").cutover(PASS, MATCH);
+            Route flipped = route(f);
+            String during = write(f, guard);
+            assertThat(item(f, during)).as("acknowledged by DynamoDB").isNotEmpty();
+
+            redis.restart();
+
+            assertThatThrownBy(() -> afterReconnecting(() -> write(f, guard)))
+                    .as("no route: nothing is written anywhere, and the message names the way out")
+                    .isInstanceOf(RouteMissingException.class)
+                    .hasMessageContaining("cutover --recover");
+            List<String> prepared = f.parts.prepare(); // the fixture's client reconnected above
+            assertThat(prepared).anySatisfy(line -> assertThat(line).contains("rebuilt from the fences"));
+            Route rebuilt = route(f);
+            assertThat(rebuilt.status()).isEqualTo(RouteStatus.TARGET);
+            assertThat(rebuilt.epoch()).isEqualTo(flipped.epoch());
+
+            f.startTailIfStopped();
+            String status = new TailKeys(f.prefix).status();
+            await().atMost(BOUND).until(() -> f.redis.hget(status, "skipped_while_held") != null);
+            long skippedBefore = skippedWhileHeld(f);
+            String after = write(f, guard); // its token rose past the fences' high-water mark, or DynamoDB refuses it
+            assertThat(item(f, after))
+                    .as("acknowledged by DynamoDB after the rebuild")
+                    .isNotEmpty();
+            await().atMost(BOUND).untilAsserted(() -> assertThat(List.of(kind(f, during), kind(f, after)))
+                    .as("written to DynamoDB before and after Redis came back empty, carried to Postgres")
+                    .containsOnly("guarded"));
+            await().atMost(BOUND).untilAsserted(() -> assertThat(skippedWhileHeld(f))
+                    .as("the forward tail passed over the reverse stream's write of " + after + ": the"
+                            + " Postgres fence held it, with no hold left in Redis")
+                    .isGreaterThan(skippedBefore));
+
+            CutoverOutcome back = f.cutover("back").rollback();
+            assertThat(back.token()).isGreaterThan(out.token());
+            assertAligned(f, RouteStatus.SOURCE, back.token());
+            assertThat(List.of(kind(f, before), kind(f, during), kind(f, after)))
+                    .containsOnly("guarded");
+            String again = write(f, guard);
+            await().atMost(BOUND).until(() -> !item(f, again).isEmpty());
+        }
+    }
+
+    /**
+     * At every step of a cutover and of a rollback, Redis restarts empty (the command then fails or finishes as it
+     * may); the next command, a recovery, says what it found, and the stores follow the route it leaves. Every write a
+     * store acknowledged reaches the other store.
+     */
+    @Test
+    void redisRestartedEmptyAtEveryStepTheNextCommandRebuildsAndAligns() throws Exception {
+        try (PrivateRedis redis = PrivateRedis.start("--appendonly", "no", "--save", "");
+                CutoverFixture f = new CutoverFixture(redis.url);
+                WriteGuard guard = f.guard()) {
+            f.startTail();
+            List<String> acknowledged = new ArrayList<>();
+            for (CutoverStep at : CutoverStep.CUTOVER) {
+                acknowledge(f, guard, acknowledged);
+                Cutover c = f.cutover("cut-" + at).hooks(restartAt(redis, at));
+                runAsItMay(() -> c.cutover(PASS, MATCH));
+                recoverAndCheck(f, guard, acknowledged, "after Redis restarted at cutover step " + at);
+                if (route(f).status() == RouteStatus.TARGET)
+                    f.cutover("undo-" + at).rollback();
+            }
+            for (CutoverStep at : CutoverStep.ROLLBACK) {
+                f.cutover("forward-" + at).cutover(PASS, MATCH);
+                acknowledge(f, guard, acknowledged);
+                Cutover c = f.cutover("back-" + at).hooks(restartAt(redis, at));
+                runAsItMay(c::rollback);
+                recoverAndCheck(f, guard, acknowledged, "after Redis restarted at rollback step " + at);
+                if (route(f).status() == RouteStatus.TARGET)
+                    f.cutover("undo-" + at).rollback();
+            }
+        }
+    }
+
+    private static void acknowledge(CutoverFixture f, WriteGuard guard, List<String> acknowledged) throws Exception {
+        try {
+            acknowledged.add(write(f, guard));
+        } catch (FencedException refused) {
+            // not acknowledged: the application retries it
+        }
+    }
+
+    private static void recoverAndCheck(CutoverFixture f, WriteGuard guard, List<String> acknowledged, String when)
+            throws Exception {
+        awaitLockFree(f);
+        f.startTailIfStopped();
+        CutoverOutcome recovered = f.cutover("next").recover();
+        RouteStatus route = route(f).status();
+        assertAligned(f, route, 0);
+        assertThat(recovered.detail())
+                .as("the recovery says what it found " + when)
+                .contains("Redis had no route")
+                .contains("rebuilt from the fences: " + route);
+        acknowledge(f, guard, acknowledged);
+        await().atMost(BOUND).untilAsserted(() -> {
+            for (String id : acknowledged) {
+                assertThat(kind(f, id)).as(id + " in Postgres " + when).isEqualTo("guarded");
+                assertThat(item(f, id)).as(id + " in DynamoDB " + when).isNotEmpty();
+            }
+        });
+    }
+
+    private static CutoverHooks restartAt(PrivateRedis redis, CutoverStep at) {
+        return step -> {
+            if (step == at) redis.restart();
+        };
+    }
+
+    @FunctionalInterface
+    private interface Command {
+        Object run() throws Exception;
+    }
+
+    /** Runs {@code command} again while it fails on a pooled connection the restart broke (each fails once). */
+    private static Object afterReconnecting(Command command) throws Exception {
+        for (int attempt = 0; ; attempt++) {
+            try {
+                return command.run();
+            } catch (JedisConnectionException broken) {
+                if (attempt > 20) throw broken;
+            }
+        }
+    }
+
+    /** The command may finish, abort or fail: what counts is what the next one finds. */
+    private static void runAsItMay(Command command) {
+        try {
+            command.run();
+        } catch (Exception e) {
+            // asserted through the stores and the route afterwards
+        }
+    }
+}
