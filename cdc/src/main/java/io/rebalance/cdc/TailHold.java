@@ -33,10 +33,12 @@ final class TailHold implements AutoCloseable {
         return hold;
     }
 
-    /** Redis' request first, then the fence: a fence closed after the read of Redis is seen by the next batch. */
+    /**
+     * Redis' request first, then the fence: a fence that changes after the read of Redis is seen by the next batch,
+     * and a batch in hand holds no change made after the fence changed, since changes are decoded once committed.
+     */
     synchronized ForwardHold.State state() throws SQLException {
         ForwardHold.State redis = hold.state();
-        if (redis.phase() != ForwardHold.Phase.NONE) return redis;
         try {
             if (connection == null || connection.isClosed()) connection = session.open();
             return ForwardHold.effective(redis, fence.find(connection, scope).orElse(null), appliedLsn.getAsLong());

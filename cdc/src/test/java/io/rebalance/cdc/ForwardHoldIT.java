@@ -3,6 +3,8 @@ package io.rebalance.cdc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.rebalance.core.fence.FenceWriter;
+import io.rebalance.core.fence.PostgresFence;
 import io.rebalance.core.handoff.ForwardHold;
 import io.rebalance.core.handoff.HandoffKeys;
 import io.rebalance.core.handoff.Lsn;
@@ -57,6 +59,54 @@ class ForwardHoldIT {
             f.sql("UPDATE " + f.table + " SET kind = 'after-lift' WHERE id = '" + ChangeKindsIT.id(1) + "'");
             f.awaitItem(ChangeKindsIT.id(1), true);
             await().atMost(Duration.ofSeconds(30)).until(() -> "after-lift"
+                    .equals(f.item(ChangeKindsIT.id(1)).get("kind").s()));
+            assertThat(outcomes).noneMatch(Future::isDone);
+        }
+    }
+
+    /**
+     * The Postgres fence decides when Redis cannot (ADR 8): a hold a dead command left in Redis does not stop the
+     * changes of applications Postgres admits; and with no hold in Redis (it lost its data), a fence that admits only
+     * the reverse stream holds the tail at the position where it closed.
+     */
+    @Test
+    void thePostgresFenceOverridesAHoldLeftInRedisAndHoldsTheTailWhenRedisHasNone() throws Exception {
+        try (TailFixture f = new TailFixture()) {
+            f.overrides.put("tail.heartbeat", "10m");
+            String fenceTable = "public." + f.table + "_fence";
+            f.overrides.put("cutover.pgFence", fenceTable);
+            PostgresFence fence = new PostgresFence(fenceTable);
+            try (Connection c = f.services.postgres()) {
+                fence.install(c, f.table);
+            }
+            List<Future<?>> outcomes = new ArrayList<>();
+            Tail tail = f.startTail("fence-hold", outcomes);
+            f.awaitStreaming();
+            ForwardHold hold =
+                    new ForwardHold(f.redis, new HandoffKeys(f.config().redis().prefix()));
+            ForwardHold.Request stale = hold.request(emitMarker(f));
+            hold.acknowledge(stale, stale.lsn()); // as a tail did for a cutover that then died
+
+            f.insert(ChangeKindsIT.id(1), "open-to-applications", null, 1);
+            f.awaitItem(ChangeKindsIT.id(1), true);
+
+            hold.lift();
+            try (Connection c = f.services.postgres()) {
+                fence.set(c, f.table, FenceWriter.REVERSE, 5, Duration.ofSeconds(5));
+            }
+            f.sql("UPDATE " + f.table + " SET kind = 'reverse-stream' WHERE id = '" + ChangeKindsIT.id(1) + "'");
+            long after = emitMarker(f);
+            await().atMost(Duration.ofSeconds(30)).until(() -> tail.stats().appliedLsn() >= after);
+            assertThat(f.item(ChangeKindsIT.id(1)).get("kind").s())
+                    .as("a change after the fence closed, with no hold in Redis")
+                    .isEqualTo("open-to-applications");
+            assertThat(tail.stats().skippedWhileHeld()).isEqualTo(1);
+
+            try (Connection c = f.services.postgres()) {
+                fence.set(c, f.table, FenceWriter.APP, 6, Duration.ofSeconds(5));
+            }
+            f.sql("UPDATE " + f.table + " SET kind = 'reopened' WHERE id = '" + ChangeKindsIT.id(1) + "'");
+            await().atMost(Duration.ofSeconds(30)).until(() -> "reopened"
                     .equals(f.item(ChangeKindsIT.id(1)).get("kind").s()));
             assertThat(outcomes).noneMatch(Future::isDone);
         }

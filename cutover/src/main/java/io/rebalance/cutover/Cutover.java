@@ -6,6 +6,7 @@ import io.rebalance.core.fence.FenceWriter;
 import io.rebalance.core.handoff.Lsn;
 import io.rebalance.core.lock.LockHolders;
 import io.rebalance.core.lock.SharedExclusiveLock;
+import io.rebalance.core.redis.ReplicaWait;
 import io.rebalance.core.route.FencedRoute;
 import io.rebalance.core.route.Route;
 import io.rebalance.core.route.RouteStatus;
@@ -42,6 +43,7 @@ public final class Cutover {
     private final CutoverJournal journal;
     private final Alignment stores;
     private final ReverseStreamView reverse;
+    private final ReplicaWait replicas;
     private final String owner;
     private CutoverHooks hooks = CutoverHooks.NONE;
 
@@ -52,6 +54,7 @@ public final class Cutover {
             CutoverJournal journal,
             Alignment stores,
             ReverseStreamView reverse,
+            ReplicaWait replicas,
             String owner) {
         this.settings = settings;
         this.lock = lock;
@@ -59,6 +62,7 @@ public final class Cutover {
         this.journal = journal;
         this.stores = stores;
         this.reverse = reverse;
+        this.replicas = replicas;
         this.owner = owner;
     }
 
@@ -79,6 +83,8 @@ public final class Cutover {
         CutoverStep current;
         /** The epoch this command's flip recorded on the fences (0 before it did). */
         long recordedEpoch;
+        /** What the outcome adds: a route change no replica confirmed. */
+        String unreplicated = "";
 
         Run(String op) {
             this.op = op;
@@ -127,8 +133,8 @@ public final class Cutover {
             lease.release();
             long blocked = blockedMs();
             finishStep();
-            journal.end(op, "done", detail, blocked);
-            return new CutoverOutcome(op, lease.token(), blocked, stepMs, detail);
+            journal.end(op, "done", detail + unreplicated, blocked);
+            return new CutoverOutcome(op, lease.token(), blocked, stepMs, detail + unreplicated);
         }
 
         @Override
@@ -287,6 +293,7 @@ public final class Cutover {
                 if (!routes.restore(run.lease.lease(), fenced.status(), fenced.epoch())) {
                     throw new StepFailed("the exclusive lease lapsed before the route could be rebuilt");
                 }
+                awaitReplica(run);
                 found = before.isEmpty()
                         ? "; Redis had no route (it lost its data), so it was rebuilt from the fences: "
                                 + fenced.status() + ", epoch " + fenced.epoch()
@@ -384,6 +391,7 @@ public final class Cutover {
         if (r instanceof RoutingTable.StatusChanged c) {
             throw new StepFailed("the route is '" + c.actual() + "', not " + from + " as expected");
         }
+        awaitReplica(run);
     }
 
     /**
@@ -410,6 +418,18 @@ public final class Cutover {
                 to);
         if (run.lease != null) stores.to(to, run.lease.token(), settings.alignWait(), hooks);
         return run.done(done + " (the flip's reply was lost; the route, read again, says " + to + ")");
+    }
+
+    /** After a route change: a failover to a replica that lacks it would undo it in Redis (the fences keep it). */
+    private void awaitReplica(Run run) {
+        try {
+            if (replicas.after(lock.keys().route())) return;
+            run.unreplicated = "; no Redis replica confirmed the new route within " + ReplicaWait.TIMEOUT.toSeconds()
+                    + " s (the fences keep it: a failover before it arrives is undone by --recover)";
+        } catch (RuntimeException e) {
+            run.unreplicated = "; waiting for a Redis replica failed (" + e + "); the fences keep the route";
+        }
+        log.warn("{}{}", run.op, run.unreplicated);
     }
 
     /** Redis cannot say where the route stands: leave the stores as they are (each half refuses what it must). */

@@ -9,6 +9,7 @@ import io.rebalance.core.handoff.ForwardHold;
 import io.rebalance.core.handoff.HandoffKeys;
 import io.rebalance.core.lock.ScopeKeys;
 import io.rebalance.core.lock.SharedExclusiveLock;
+import io.rebalance.core.redis.ReplicaWait;
 import io.rebalance.core.route.FencedRoute;
 import io.rebalance.core.route.Route;
 import io.rebalance.core.route.RoutingTable;
@@ -117,6 +118,7 @@ public final class CutoverParts {
                 journal(),
                 alignment(),
                 new ReverseStreamView(redis, handoff, Duration.ofSeconds(5)),
+                new ReplicaWait(redis),
                 owner);
     }
 

@@ -16,14 +16,18 @@ import static org.awaitility.Awaitility.await;
 import io.rebalance.cdc.TailKeys;
 import io.rebalance.client.WriteGuard;
 import io.rebalance.core.fence.FencedException;
+import io.rebalance.core.lock.ScopeKeys;
+import io.rebalance.core.redis.RedisConnector;
 import io.rebalance.core.route.Route;
 import io.rebalance.core.route.RouteMissingException;
 import io.rebalance.core.route.RouteStatus;
 import io.rebalance.testkit.PrivateRedis;
+import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 
 /**
@@ -121,6 +125,46 @@ class RedisLossIT {
                     f.cutover("undo-" + at).rollback();
             }
         }
+    }
+
+    /**
+     * With a replica, every route change waits until the replica has it (one more write and {@code WAIT} on one
+     * connection), so a failover right after the command returns does not undo the flip in Redis.
+     */
+    @Test
+    void aRouteChangeWaitsUntilAReplicaHasIt() throws Exception {
+        try (PrivateRedis primary = PrivateRedis.start("--appendonly", "yes");
+                PrivateRedis replica = PrivateRedis.start(
+                        "--replicaof",
+                        "127.0.0.1",
+                        Integer.toString(URI.create(primary.url).getPort()));
+                UnifiedJedis toReplica = RedisConnector.connect(replica.url, 2)) {
+            await().atMost(BOUND).until(() -> toReplica.info("replication").contains("master_link_status:up"));
+            try (CutoverFixture f = new CutoverFixture(primary.url)) {
+                f.startTail();
+                String routeKey = new ScopeKeys(f.prefix, f.table).route();
+                long waitsBefore = waits(f.redis);
+                f.cutover("first").cutover(PASS, MATCH);
+                assertThat(toReplica.hget(routeKey, "status"))
+                        .as("the replica has the flip when the cutover returns")
+                        .isEqualTo("TARGET");
+                f.cutover("back").rollback();
+                assertThat(toReplica.hget(routeKey, "status")).isEqualTo("SOURCE");
+                assertThat(waits(f.redis))
+                        .as("WAIT calls on the primary: one per flip")
+                        .isGreaterThanOrEqualTo(waitsBefore + 2);
+            }
+        }
+    }
+
+    /** How many WAIT commands the server ran ({@code INFO commandstats}). */
+    private static long waits(UnifiedJedis redis) {
+        for (String line : redis.info("commandstats").split("\r?\n")) {
+            if (line.startsWith("cmdstat_wait:calls=")) {
+                return Long.parseLong(line.substring("cmdstat_wait:calls=".length(), line.indexOf(',')));
+            }
+        }
+        return 0;
     }
 
     private static void acknowledge(CutoverFixture f, WriteGuard guard, List<String> acknowledged) throws Exception {

@@ -62,15 +62,17 @@ public final class ForwardHold {
     }
 
     /**
-     * The hold as the forward tail must obey it (ADR 8): Redis' request when there is one; otherwise, while the
-     * Postgres fence admits only the reverse stream, a hold at the position where the fence closed, held once the
-     * tail has applied past it. Redis may lose a request; the fence cannot, and every application change lies before
-     * that position, every reverse-stream write after it.
+     * The hold as the forward tail must obey it (ADR 8). While the Postgres fence admits applications, none: their
+     * changes must reach DynamoDB, and a request left in Redis by a command that died cannot make the tail skip them.
+     * Otherwise Redis' request when there is one; without one, while the fence admits only the reverse stream, a hold
+     * at the position where the fence closed, held once the tail has applied past it. Redis may lose a request; the
+     * fence cannot, and every application change lies before that position, every reverse-stream write after it.
      *
      * @param pgFence the Postgres fence, or null when none is installed
      * @param appliedLsn the highest position the forward tail has applied (or passed over) up to
      */
     public static State effective(State redis, FenceState pgFence, long appliedLsn) {
+        if (pgFence != null && pgFence.writer() == FenceWriter.APP) return State.NONE;
         if (redis.phase() != Phase.NONE || pgFence == null || pgFence.writer() != FenceWriter.REVERSE) return redis;
         Request r = new Request(Request.FENCE, pgFence.closedLsn());
         return new State(appliedLsn >= r.lsn() ? Phase.HELD : Phase.REQUESTED, r);
