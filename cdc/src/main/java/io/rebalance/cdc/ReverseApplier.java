@@ -5,7 +5,9 @@ import io.rebalance.core.fence.FenceState;
 import io.rebalance.core.fence.FenceWriter;
 import io.rebalance.core.fence.PostgresFence;
 import io.rebalance.core.handoff.ForwardHold;
+import io.rebalance.core.handoff.Lsn;
 import io.rebalance.core.retry.Backoff;
+import io.rebalance.core.route.RouteStatus;
 import io.rebalance.core.source.SourceSession;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -29,8 +31,10 @@ import software.amazon.awssdk.services.dynamodb.model.KeysAndAttributes;
  * DynamoDB's value cannot overwrite a Postgres change the forward tail has not carried over yet. The fence cannot
  * change before this transaction ends (the cutover's UPDATE waits for the share lock). A fence that admits
  * applications skips the batch: its records are the forward tail's own writes, since DynamoDB admits no application
- * while Postgres does. A fence that says {@code reverse} while the tail is not held yet makes the batch wait: DynamoDB
- * may already take application writes then (Redis lost the hold, say), so the records are kept, never skipped.
+ * while Postgres does. So does a fence closed by a cutover that has not recorded its flip yet (its window), since the
+ * last rollback drained every earlier DynamoDB write. Once a flip to DynamoDB is recorded, a tail not held yet makes
+ * the batch wait (Redis lost the hold, say): DynamoDB may hold application writes, so the records are kept, never
+ * skipped.
  */
 final class ReverseApplier implements AutoCloseable {
     private static final int GET_BATCH = 100; // BatchGetItem's limit
@@ -45,6 +49,7 @@ final class ReverseApplier implements AutoCloseable {
     private final TailHold hold;
     private final TailLease lease;
     private Connection connection;
+    private String waitingFor = "";
 
     ReverseApplier(
             SourceSession session,
@@ -115,8 +120,21 @@ final class ReverseApplier implements AutoCloseable {
             return Outcome.SKIPPED; // no fence row: no cutover was prepared, so no application writes DynamoDB
         }
         if (f.writer() != FenceWriter.REVERSE) return Outcome.SKIPPED;
-        // read under the share lock, see the class note
-        return hold.state(f).phase() == ForwardHold.Phase.HELD ? Outcome.APPLIED : Outcome.WAITING;
+        ForwardHold.State held = hold.state(f); // read under the share lock, see the class note
+        if (held.phase() == ForwardHold.Phase.HELD) return Outcome.APPLIED;
+        // a cutover's window: no flip to DynamoDB recorded yet, and the last rollback drained every earlier write
+        if (f.route() == RouteStatus.SOURCE) return Outcome.SKIPPED;
+        waitingFor = "the forward tail to hold (" + held.phase()
+                + (held.request() == null
+                        ? ""
+                        : " at " + Lsn.text(held.request().lsn()) + (held.fromFence() ? ", by the fence" : ""))
+                + "; applied up to " + Lsn.text(hold.appliedLsn()) + ")";
+        return Outcome.WAITING;
+    }
+
+    /** Why the last batch that waited waited, for status. */
+    String waitingFor() {
+        return waitingFor;
     }
 
     /** Consistent reads of the current items, by the key's text. */

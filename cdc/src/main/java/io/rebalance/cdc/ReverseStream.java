@@ -274,6 +274,7 @@ final class ReverseStream {
         f.put("shards", shards == null ? "0" : Integer.toString(shards.size()));
         f.put("updated_ms", Long.toString(System.currentTimeMillis()));
         f.put("last_error", ""); // a round that ends cleanly clears the last failure
+        f.put("waiting_for", waited ? applier.waitingFor() : "");
         redis.hset(keys.reverseStatus(), f);
     }
 }

@@ -311,8 +311,11 @@ public final class Tail implements AutoCloseable {
                     return;
                 } catch (Exception e) {
                     reverse.reset();
-                    redis.hset(handoff.reverseStatus(), "last_error", e.toString());
                     log.warn("the reverse stream's round failed, retrying in 1 s: {}", e.toString());
+                    // Redis may be the one away: reporting must not end the stream
+                    quietly(
+                            "report the reverse stream's error",
+                            () -> redis.hset(handoff.reverseStatus(), "last_error", e.toString()));
                     wait = 1_000;
                 }
                 if (wait > 0 && stopped.await(wait, TimeUnit.MILLISECONDS)) return;

@@ -48,6 +48,10 @@ final class TailHold implements AutoCloseable {
         }
     }
 
+    long appliedLsn() {
+        return appliedLsn.getAsLong();
+    }
+
     /** With the fence as the caller read it (the reverse stream, under its share lock). */
     ForwardHold.State state(FenceState pgFence) {
         return ForwardHold.effective(hold.state(), pgFence, appliedLsn.getAsLong());

@@ -9,6 +9,7 @@ import io.rebalance.core.fence.PostgresFence;
 import io.rebalance.core.handoff.ForwardHold;
 import io.rebalance.core.handoff.HandoffKeys;
 import io.rebalance.core.handoff.ReverseDrain;
+import io.rebalance.core.route.RouteStatus;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -102,16 +103,26 @@ class ReverseStreamIT {
             drained(drain);
             assertThat(kind(f, ChangeKindsIT.id(200))).isNull();
 
-            // a closed fence alone is not enough: while the forward tail has not acknowledged, nothing is written,
-            // and nothing is passed over either (DynamoDB may take application writes then): the records wait
+            // a closed fence alone is not enough: while the forward tail has not acknowledged, nothing is written;
+            // in a cutover's window (no flip recorded) the records are the forward tail's own writes and pass
             try (Connection c = f.services.postgres()) {
                 fence.set(c, f.table, FenceWriter.REVERSE, 12, Duration.ofSeconds(5));
             }
             hold.request(Long.MAX_VALUE);
             put(f, ChangeKindsIT.id(300), "not-held-yet", f.item(ChangeKindsIT.id(0)));
+            drained(drain);
+            assertThat(kind(f, ChangeKindsIT.id(300))).isNull();
+
+            // once a flip to DynamoDB is recorded, DynamoDB may hold application writes: a record that finds the tail
+            // not held waits (neither written nor passed over) and the round answers no drain, until the tail holds
+            try (Connection c = f.services.postgres()) {
+                fence.record(c, f.table, RouteStatus.TARGET, 2, Duration.ofSeconds(5));
+            }
+            put(f, ChangeKindsIT.id(301), "flipped-not-held", f.item(ChangeKindsIT.id(0)));
             String waiting = drain.request();
             await().atMost(BOUND).until(() -> "waiting".equals(f.redis.hget(keys.reverseStatus(), "state")));
-            assertThat(kind(f, ChangeKindsIT.id(300))).isNull();
+            assertThat(f.redis.hget(keys.reverseStatus(), "waiting_for")).contains("REQUESTED");
+            assertThat(kind(f, ChangeKindsIT.id(301))).isNull();
             assertThat(f.redis.hget(keys.reverseStatus(), "drained_id"))
                     .as("a round that left records waiting answers no drain")
                     .isNotEqualTo(waiting);
@@ -120,7 +131,7 @@ class ReverseStreamIT {
             assertThat(drain.awaitDrained(waiting, BOUND))
                     .as("drain answered once held")
                     .isTrue();
-            assertThat(kind(f, ChangeKindsIT.id(300))).isEqualTo("not-held-yet");
+            assertThat(kind(f, ChangeKindsIT.id(301))).isEqualTo("flipped-not-held");
             assertThat(f.redis.hget(keys.reverseStatus(), "state")).isEqualTo("streaming");
             assertThat(f.redis.hget(keys.reverseStatus(), "lag_ms")).isNotNull();
             assertThat(outcomes.subList(1, outcomes.size())).noneMatch(Future::isDone);

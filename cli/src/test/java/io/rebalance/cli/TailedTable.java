@@ -7,6 +7,7 @@ import io.rebalance.core.config.ConfigValidator;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.dynamo.TargetTable;
+import io.rebalance.core.redis.RedisConnector;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.local.RoomEventsGenerator;
 import io.rebalance.testkit.SharedServices;
@@ -78,7 +79,7 @@ final class TailedTable implements AutoCloseable {
         try (Connection pg = services.postgres()) {
             this.source = SourceTable.inspect(pg, config);
         }
-        this.redis = services.redis();
+        this.redis = RedisConnector.connect(settings.get("redis.url"), 16);
         this.dynamo = services.dynamoClient();
         TargetTable.create(
                 dynamo, table, source.partitionKey(config.target()), source.keyType(), SlotIndex.of(config.target()));

@@ -43,6 +43,10 @@ public final class ReverseStreamView {
         if (age > freshness.toMillis()) {
             return Optional.of("it last reported " + age + " ms ago: start `rebalance tail`, which runs it");
         }
+        if ("waiting".equals(s.get("state"))) {
+            return Optional.of("it is waiting for " + s.getOrDefault("waiting_for", "the forward tail to hold")
+                    + ": its records are neither written nor passed over until then");
+        }
         if (!"streaming".equals(s.get("state"))) {
             return Optional.of("its state is '" + s.get("state") + "' (is the target table's stream enabled? run"
                     + " `rebalance cutover --prepare`)");

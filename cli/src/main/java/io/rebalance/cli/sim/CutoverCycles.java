@@ -11,6 +11,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
@@ -30,12 +32,20 @@ public final class CutoverCycles {
     /** {@code rebalance cutover}'s exit code for an abort before the flip with everything put back. */
     private static final int ABORTED = 32;
 
+    /** {@code rebalance cutover}'s exit code for a refusal (a rollback when the route is SOURCE already). */
+    private static final int REFUSED = 31;
+
     private static final Command NOT_RUN = new Command(-1, 0, Map.of(), "not run");
 
     private final List<String> configArgs;
     private final AppSimulator app;
     private final PrintStream progress;
     private List<String> cutoverFlags = List.of();
+    private Restarter restarter;
+    private Set<Integer> disrupted = Set.of();
+    private Random random = new Random(0);
+    private Map<String, Long> lastCutoverSteps = Map.of();
+    private Map<String, Long> lastRollbackSteps = Map.of();
 
     /**
      * @param configArgs the flags that point a command at the migration ({@code --config}, {@code --set k=v})
@@ -50,6 +60,23 @@ public final class CutoverCycles {
     /** Extra flags for every {@code rebalance cutover} (not the rollback), such as {@code --verify-all}. */
     public CutoverCycles cutoverFlags(String... flags) {
         this.cutoverFlags = List.of(flags);
+        return this;
+    }
+
+    /** Restarts the Redis every part uses (the test's own), as a crash does. */
+    @FunctionalInterface
+    public interface Restarter {
+        void restart() throws Exception;
+    }
+
+    /**
+     * Restarts Redis once in each of {@code cycles}, at a moment {@code seed} picks during the cutover or the
+     * rollback; such a cycle then runs {@code cutover --recover} and goes on from wherever the route is.
+     */
+    public CutoverCycles restartRedis(Restarter restarter, Set<Integer> cycles, long seed) {
+        this.restarter = restarter;
+        this.disrupted = Set.copyOf(cycles);
+        this.random = new Random(seed);
         return this;
     }
 
@@ -74,7 +101,10 @@ public final class CutoverCycles {
             long[] writeMicros,
             List<String> postgresProblems,
             List<String> dynamoProblems,
-            long catchUpMs) {
+            long catchUpMs,
+            String restart,
+            Command recover,
+            long failedWrites) {
         /** The application's acknowledged writes a second while it ran, blocked windows included. */
         public double writesPerSecond() {
             return writingMs == 0 ? 0 : (writesToDynamo + writesToPostgres) * 1000.0 / writingMs;
@@ -85,11 +115,15 @@ public final class CutoverCycles {
             return cutover.exitCode == ABORTED;
         }
 
-        /** Every command did what it must (an abort is safe) and both stores hold exactly what was acknowledged. */
+        /**
+         * Every command did what it must (an abort is safe; after a Redis restart, the recovery succeeded and the
+         * rollback ran or was not needed) and both stores hold exactly what was acknowledged.
+         */
         public boolean clean() {
-            return (aborted() || cutover.exitCode == 0 && rollback.exitCode == 0)
-                    && postgresProblems.isEmpty()
-                    && dynamoProblems.isEmpty();
+            boolean commands = restart.isEmpty()
+                    ? aborted() || cutover.exitCode == 0 && rollback.exitCode == 0
+                    : recover.exitCode == 0 && (rollback.exitCode == 0 || rollback.exitCode == REFUSED);
+            return commands && postgresProblems.isEmpty() && dynamoProblems.isEmpty();
         }
     }
 
@@ -105,27 +139,49 @@ public final class CutoverCycles {
             app.drainWriteLatencies();
             long dynamoBefore = ledger.acknowledged(Target.DYNAMODB);
             long pgBefore = ledger.acknowledged(Target.POSTGRES);
+            long failedBefore = ledger.failures();
             List<String> flags = new ArrayList<>(List.of("cutover"));
             flags.addAll(cutoverFlags);
-            Command cut = command(flags);
+            boolean disrupt = disrupted.contains(i);
+            boolean duringCutover = disrupt && random.nextBoolean();
+            Map<String, Long> aimed = duringCutover ? lastCutoverSteps : lastRollbackSteps;
+            String step = aimed.isEmpty() ? "start" : new ArrayList<>(aimed.keySet()).get(random.nextInt(aimed.size()));
+            long delayMs = moment(aimed, step);
+            String restart = disrupt
+                    ? "Redis restarted " + delayMs + " ms into the " + (duringCutover ? "cutover" : "rollback")
+                            + " (aimed at " + step + ")"
+                    : "";
+            Command recover = NOT_RUN;
+            Command cut = duringCutover ? command(flags, delayMs) : command(flags);
             Command back = NOT_RUN;
-            if (cut.exitCode == 0) {
+            if (disrupt) {
+                if (!duringCutover && cut.exitCode == 0) {
+                    awaitWrites(Target.DYNAMODB, dynamoBefore + writesPerPhase);
+                    command(List.of("cutover", "--rollback"), delayMs);
+                }
+                recover = recovered();
+                back = command(List.of("cutover", "--rollback")); // refused (31) when the route is SOURCE already
+            } else if (cut.exitCode == 0) {
+                lastCutoverSteps = cut.stepMs;
                 awaitWrites(Target.DYNAMODB, dynamoBefore + writesPerPhase);
                 back = command(List.of("cutover", "--rollback"));
+                if (back.exitCode == 0) lastRollbackSteps = back.stepMs;
             } else if (cut.exitCode != ABORTED) {
-                out.add(new Cycle(i, cut, back, 0, 0, 0, new long[0], List.of(), List.of(), 0));
+                out.add(new Cycle(i, cut, back, 0, 0, 0, new long[0], List.of(), List.of(), 0, "", recover, 0));
                 break; // refused or failed: nothing more to measure
             }
-            if (back.exitCode == 0 || back == NOT_RUN) awaitWrites(Target.POSTGRES, pgBefore + writesPerPhase);
+            if (back.exitCode == 0 || back == NOT_RUN || disrupt)
+                awaitWrites(Target.POSTGRES, pgBefore + writesPerPhase);
             app.pause();
             long writingMs = (System.nanoTime() - began) / 1_000_000;
-            List<String> pg = ledger.check("postgres", app.postgresSeqs(), 10);
+            Map<String, Long> pgSeqs = app.postgresSeqs();
+            List<String> pg = ledger.check("postgres", pgSeqs, 10);
             long start = System.nanoTime();
-            List<String> dynamo = ledger.check("dynamodb", app.dynamoSeqs(), 10);
+            List<String> dynamo = dynamoProblems(pgSeqs);
             long deadline = start + Duration.ofSeconds(60).toNanos();
             while (!dynamo.isEmpty() && System.nanoTime() < deadline) {
                 LockSupport.parkNanos(Duration.ofMillis(100).toNanos()); // the tail is still applying
-                dynamo = ledger.check("dynamodb", app.dynamoSeqs(), 10);
+                dynamo = dynamoProblems(pgSeqs);
             }
             long catchUp = (System.nanoTime() - start) / 1_000_000;
             app.resume();
@@ -139,11 +195,14 @@ public final class CutoverCycles {
                     app.drainWriteLatencies(),
                     pg,
                     dynamo,
-                    catchUp);
+                    catchUp,
+                    restart,
+                    recover,
+                    ledger.failures() - failedBefore);
             out.add(c);
             progress.printf(
                     "cycle %2d: cutover blocked %4d ms (verified %5d ms before), rollback blocked %4d ms; %d writes"
-                            + " to DynamoDB, %d to Postgres (%.0f/s, latency p50 %d ms, p99 %d ms, max %d ms); %s%s%n",
+                            + " to DynamoDB, %d to Postgres (%.0f/s, latency p50 %d ms, p99 %d ms, max %d ms); %s%s%s%n",
                     i,
                     cut.blockedMs,
                     cut.stepMs.getOrDefault("PRE_VERIFY", 0L),
@@ -154,6 +213,9 @@ public final class CutoverCycles {
                     Percentiles.of(c.writeMicros(), 0.5) / 1000,
                     Percentiles.of(c.writeMicros(), 0.99) / 1000,
                     Percentiles.of(c.writeMicros(), 1.0) / 1000,
+                    restart.isEmpty()
+                            ? ""
+                            : restart + ", then `cutover --recover`: " + firstLine(recover.output) + "; ",
                     c.aborted() ? "CUTOVER ABORTED (" + firstLine(cut.output) + "); " : "",
                     c.clean()
                             ? "both stores hold every acknowledged write once (" + ledger.rows() + " rows)"
@@ -161,6 +223,63 @@ public final class CutoverCycles {
             if (!c.clean()) break;
         }
         return out;
+    }
+
+    /**
+     * DynamoDB against the ledger, then row by row against Postgres: a write that failed may have landed or not
+     * (the ledger allows either), but then in both stores or in neither.
+     */
+    private List<String> dynamoProblems(Map<String, Long> pgSeqs) {
+        Map<String, Long> dynamo = app.dynamoSeqs();
+        List<String> out = app.ledger().check("dynamodb", dynamo, 10);
+        for (Map.Entry<String, Long> row : pgSeqs.entrySet()) {
+            if (out.size() >= 10) break;
+            if (!row.getValue().equals(dynamo.get(row.getKey()))) {
+                out.add("DynamoDB differs from Postgres on id " + row.getKey() + ": seq " + dynamo.get(row.getKey())
+                        + " against " + row.getValue());
+            }
+        }
+        return out;
+    }
+
+    /** A moment inside {@code step}, as long as the steps before it took last time (0 when there is no last time). */
+    private long moment(Map<String, Long> steps, String step) {
+        long offset = 0;
+        for (Map.Entry<String, Long> s : steps.entrySet()) {
+            if (s.getKey().equals(step)) return offset + random.nextLong(Math.max(1, s.getValue()));
+            offset += s.getValue();
+        }
+        return 0;
+    }
+
+    /** Runs a command while Redis restarts {@code restartAfterMs} after it began. */
+    private Command command(List<String> words, long restartAfterMs) {
+        Thread restarting = new Thread(() -> {
+            try {
+                Thread.sleep(restartAfterMs);
+                restarter.restart();
+            } catch (Exception e) {
+                throw new IllegalStateException("restarting Redis failed", e);
+            }
+        });
+        restarting.start();
+        Command c = command(words);
+        try {
+            restarting.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return c;
+    }
+
+    /** {@code cutover --recover}, again while Redis is still coming back (a new process each time, as a person would). */
+    private Command recovered() {
+        Command c = command(List.of("cutover", "--recover"));
+        for (int attempt = 0; c.exitCode != 0 && attempt < 10; attempt++) {
+            LockSupport.parkNanos(Duration.ofSeconds(1).toNanos());
+            c = command(List.of("cutover", "--recover"));
+        }
+        return c;
     }
 
     private static String firstLine(String text) {

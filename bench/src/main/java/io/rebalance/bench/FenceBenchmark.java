@@ -1,0 +1,147 @@
+package io.rebalance.bench;
+
+import io.rebalance.core.fence.PostgresFence;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The Postgres fence's cost (issue 17): application writes at a fixed rate, each an UPDATE of a random row in its own
+ * transaction, plain against guarded ({@link PostgresFence#check}: the fence row share-locked first), alternated
+ * three times each. Prints each run's write latency p50/p99 and the multixact IDs it consumed (from {@code
+ * pg_control_checkpoint()} around a CHECKPOINT), then the medians and the ratios.
+ *
+ * <p>Usage: {@code FenceBenchmark <jdbc-url> <writes-per-second> <seconds> <threads>}
+ */
+public final class FenceBenchmark {
+    private static final String TABLE = "fence_bench_rows";
+    private static final String FENCE = "public.fence_bench_fence";
+    private static final String SCOPE = "bench";
+    private static final int ROWS = 10_000;
+
+    private record Run(String mode, long p50Micros, long p99Micros, long writes, long multixacts) {}
+
+    public static void main(String[] args) throws Exception {
+        String url = args[0];
+        int rate = Integer.parseInt(args[1]);
+        int seconds = Integer.parseInt(args[2]);
+        int threads = Integer.parseInt(args[3]);
+        try (Connection c = DriverManager.getConnection(url);
+                Statement st = c.createStatement()) {
+            st.execute("DROP TABLE IF EXISTS " + TABLE);
+            st.execute("DROP TABLE IF EXISTS " + FENCE);
+            st.execute("CREATE TABLE " + TABLE + " (id int PRIMARY KEY, n bigint NOT NULL)");
+            st.execute("INSERT INTO " + TABLE + " SELECT g, 0 FROM generate_series(1, " + ROWS + ") g");
+            new PostgresFence(FENCE).install(c, SCOPE);
+        }
+        System.out.printf("fence: %d writes/s for %d s per run, %d threads, %d rows%n", rate, seconds, threads, ROWS);
+        List<Run> plain = new ArrayList<>();
+        List<Run> guarded = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            plain.add(print(run(url, false, rate, seconds, threads)));
+            guarded.add(print(run(url, true, rate, seconds, threads)));
+        }
+        long p99Plain = median(plain.stream().mapToLong(Run::p99Micros).toArray());
+        long p99Guarded = median(guarded.stream().mapToLong(Run::p99Micros).toArray());
+        long p50Plain = median(plain.stream().mapToLong(Run::p50Micros).toArray());
+        long p50Guarded = median(guarded.stream().mapToLong(Run::p50Micros).toArray());
+        long mxPlain = median(plain.stream().mapToLong(Run::multixacts).toArray());
+        long mxGuarded = median(guarded.stream().mapToLong(Run::multixacts).toArray());
+        System.out.printf(
+                "median of 3: p50 %.2f ms guarded / %.2f ms plain (%.2fx); p99 %.2f ms guarded / %.2f ms plain"
+                        + " (%.2fx); multixacts per run %d guarded / %d plain%n",
+                p50Guarded / 1000.0,
+                p50Plain / 1000.0,
+                (double) p50Guarded / Math.max(1, p50Plain),
+                p99Guarded / 1000.0,
+                p99Plain / 1000.0,
+                (double) p99Guarded / Math.max(1, p99Plain),
+                mxGuarded,
+                mxPlain);
+        try (Connection c = DriverManager.getConnection(url);
+                Statement st = c.createStatement()) {
+            st.execute("DROP TABLE " + TABLE);
+            st.execute("DROP TABLE " + FENCE);
+        }
+    }
+
+    private static Run print(Run r) {
+        System.out.printf(
+                "  %-7s %6d writes  p50 %6.2f ms  p99 %6.2f ms  multixacts %d%n",
+                r.mode, r.writes, r.p50Micros / 1000.0, r.p99Micros / 1000.0, r.multixacts);
+        return r;
+    }
+
+    private static Run run(String url, boolean guarded, int rate, int seconds, int threads) throws Exception {
+        long mxBefore = nextMultixact(url);
+        PostgresFence fence = new PostgresFence(FENCE);
+        long total = (long) rate * seconds;
+        long[] micros = new long[(int) total];
+        AtomicLong next = new AtomicLong();
+        long intervalNanos = 1_000_000_000L / rate;
+        long start = System.nanoTime() + 50_000_000L;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        List<Future<?>> done = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            done.add(pool.submit(() -> {
+                try (Connection c = DriverManager.getConnection(url)) {
+                    c.setAutoCommit(false);
+                    try (PreparedStatement up = c.prepareStatement("UPDATE " + TABLE + " SET n = n + 1 WHERE id = ?")) {
+                        for (long i; (i = next.getAndIncrement()) < total; ) {
+                            long due = start + i * intervalNanos; // open loop: a slow write does not slow the rate
+                            long wait = due - System.nanoTime();
+                            if (wait > 0) TimeUnit.NANOSECONDS.sleep(wait);
+                            long began = System.nanoTime();
+                            if (guarded) fence.check(c, SCOPE, 1);
+                            up.setInt(1, 1 + ThreadLocalRandom.current().nextInt(ROWS));
+                            up.executeUpdate();
+                            c.commit();
+                            micros[(int) i] = (System.nanoTime() - Math.max(began, due)) / 1_000;
+                        }
+                    }
+                }
+                return null;
+            }));
+        }
+        for (Future<?> f : done) f.get();
+        pool.shutdown();
+        long[] sorted = micros.clone();
+        Arrays.sort(sorted);
+        return new Run(
+                guarded ? "guarded" : "plain",
+                sorted[(int) (total * 0.5)],
+                sorted[(int) Math.min(total - 1, total * 0.99)],
+                total,
+                nextMultixact(url) - mxBefore);
+    }
+
+    /** The next multixact ID as of a checkpoint taken now (pg_control_checkpoint shows the last checkpoint's). */
+    private static long nextMultixact(String url) throws Exception {
+        try (Connection c = DriverManager.getConnection(url);
+                Statement st = c.createStatement()) {
+            st.execute("CHECKPOINT");
+            try (ResultSet rs =
+                    st.executeQuery("SELECT next_multixact_id::text::bigint FROM pg_control_checkpoint()")) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    private static long median(long[] values) {
+        long[] v = values.clone();
+        Arrays.sort(v);
+        return v[v.length / 2];
+    }
+}
