@@ -8,19 +8,24 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.ToLongFunction;
 
 /**
- * The Postgres fence's cost (issue 17): application writes at a fixed rate, each an UPDATE of a random row in its own
- * transaction, plain against guarded ({@link PostgresFence#check}: the fence row share-locked first), alternated
- * three times each. Prints each run's write latency p50/p99 and the multixact IDs it consumed (from {@code
- * pg_control_checkpoint()} around a CHECKPOINT), then the medians and the ratios.
+ * The Postgres fence's cost: application writes at a fixed rate, each an UPDATE of a random row in its own
+ * transaction, in three modes alternated three times each: plain; guarded the way docs/cutover.md shows ({@link
+ * PostgresFence#commitIfAdmitted}: the fence's advisory lock taken shared, its row read and the commit, one round
+ * trip); and guarded with the check first ({@link PostgresFence#check}, a round trip of its own). Prints each run's
+ * write latency p50/p99 and the multixact IDs it consumed (from {@code pg_control_checkpoint()} around a CHECKPOINT),
+ * then the medians and each guarded mode's ratio to plain.
  *
  * <p>Usage: {@code FenceBenchmark <jdbc-url> <writes-per-second> <seconds> <threads>}
  */
@@ -30,7 +35,19 @@ public final class FenceBenchmark {
     private static final String SCOPE = "bench";
     private static final int ROWS = 10_000;
 
-    private record Run(String mode, long p50Micros, long p99Micros, long writes, long multixacts) {}
+    private enum Mode {
+        PLAIN("plain"),
+        AT_COMMIT("guarded"),
+        CHECK_FIRST("checked");
+
+        final String label;
+
+        Mode(String label) {
+            this.label = label;
+        }
+    }
+
+    private record Run(Mode mode, long p50Micros, long p99Micros, long writes, long multixacts) {}
 
     public static void main(String[] args) throws Exception {
         String url = args[0];
@@ -46,29 +63,29 @@ public final class FenceBenchmark {
             new PostgresFence(FENCE).install(c, SCOPE);
         }
         System.out.printf("fence: %d writes/s for %d s per run, %d threads, %d rows%n", rate, seconds, threads, ROWS);
-        List<Run> plain = new ArrayList<>();
-        List<Run> guarded = new ArrayList<>();
+        Map<Mode, List<Run>> runs = new EnumMap<>(Mode.class);
         for (int i = 0; i < 3; i++) {
-            plain.add(print(run(url, false, rate, seconds, threads)));
-            guarded.add(print(run(url, true, rate, seconds, threads)));
+            for (Mode m : Mode.values()) {
+                runs.computeIfAbsent(m, k -> new ArrayList<>()).add(print(run(url, m, rate, seconds, threads)));
+            }
         }
-        long p99Plain = median(plain.stream().mapToLong(Run::p99Micros).toArray());
-        long p99Guarded = median(guarded.stream().mapToLong(Run::p99Micros).toArray());
-        long p50Plain = median(plain.stream().mapToLong(Run::p50Micros).toArray());
-        long p50Guarded = median(guarded.stream().mapToLong(Run::p50Micros).toArray());
-        long mxPlain = median(plain.stream().mapToLong(Run::multixacts).toArray());
-        long mxGuarded = median(guarded.stream().mapToLong(Run::multixacts).toArray());
+        long p50Plain = median(runs.get(Mode.PLAIN), Run::p50Micros);
+        long p99Plain = median(runs.get(Mode.PLAIN), Run::p99Micros);
         System.out.printf(
-                "median of 3: p50 %.2f ms guarded / %.2f ms plain (%.2fx); p99 %.2f ms guarded / %.2f ms plain"
-                        + " (%.2fx); multixacts per run %d guarded / %d plain%n",
-                p50Guarded / 1000.0,
-                p50Plain / 1000.0,
-                (double) p50Guarded / Math.max(1, p50Plain),
-                p99Guarded / 1000.0,
-                p99Plain / 1000.0,
-                (double) p99Guarded / Math.max(1, p99Plain),
-                mxGuarded,
-                mxPlain);
+                "median of 3: plain p50 %.2f ms, p99 %.2f ms, multixacts per run %d%n",
+                p50Plain / 1000.0, p99Plain / 1000.0, median(runs.get(Mode.PLAIN), Run::multixacts));
+        for (Mode m : List.of(Mode.AT_COMMIT, Mode.CHECK_FIRST)) {
+            long p50 = median(runs.get(m), Run::p50Micros);
+            long p99 = median(runs.get(m), Run::p99Micros);
+            System.out.printf(
+                    "median of 3: %s p50 %.2f ms (%.2fx plain), p99 %.2f ms (%.2fx plain), multixacts per run %d%n",
+                    m.label,
+                    p50 / 1000.0,
+                    (double) p50 / Math.max(1, p50Plain),
+                    p99 / 1000.0,
+                    (double) p99 / Math.max(1, p99Plain),
+                    median(runs.get(m), Run::multixacts));
+        }
         try (Connection c = DriverManager.getConnection(url);
                 Statement st = c.createStatement()) {
             st.execute("DROP TABLE " + TABLE);
@@ -79,11 +96,11 @@ public final class FenceBenchmark {
     private static Run print(Run r) {
         System.out.printf(
                 "  %-7s %6d writes  p50 %6.2f ms  p99 %6.2f ms  multixacts %d%n",
-                r.mode, r.writes, r.p50Micros / 1000.0, r.p99Micros / 1000.0, r.multixacts);
+                r.mode.label, r.writes, r.p50Micros / 1000.0, r.p99Micros / 1000.0, r.multixacts);
         return r;
     }
 
-    private static Run run(String url, boolean guarded, int rate, int seconds, int threads) throws Exception {
+    private static Run run(String url, Mode mode, int rate, int seconds, int threads) throws Exception {
         long mxBefore = nextMultixact(url);
         PostgresFence fence = new PostgresFence(FENCE);
         long total = (long) rate * seconds;
@@ -103,10 +120,11 @@ public final class FenceBenchmark {
                             long wait = due - System.nanoTime();
                             if (wait > 0) TimeUnit.NANOSECONDS.sleep(wait);
                             long began = System.nanoTime();
-                            if (guarded) fence.check(c, SCOPE, 1);
+                            if (mode == Mode.CHECK_FIRST) fence.check(c, SCOPE, 1);
                             up.setInt(1, 1 + ThreadLocalRandom.current().nextInt(ROWS));
                             up.executeUpdate();
-                            c.commit();
+                            if (mode == Mode.AT_COMMIT) fence.commitIfAdmitted(c, SCOPE, 1);
+                            else c.commit();
                             micros[(int) i] = (System.nanoTime() - Math.max(began, due)) / 1_000;
                         }
                     }
@@ -119,7 +137,7 @@ public final class FenceBenchmark {
         long[] sorted = micros.clone();
         Arrays.sort(sorted);
         return new Run(
-                guarded ? "guarded" : "plain",
+                mode,
                 sorted[(int) (total * 0.5)],
                 sorted[(int) Math.min(total - 1, total * 0.99)],
                 total,
@@ -139,8 +157,8 @@ public final class FenceBenchmark {
         }
     }
 
-    private static long median(long[] values) {
-        long[] v = values.clone();
+    private static long median(List<Run> runs, ToLongFunction<Run> figure) {
+        long[] v = runs.stream().mapToLong(figure).toArray();
         Arrays.sort(v);
         return v[v.length / 2];
     }

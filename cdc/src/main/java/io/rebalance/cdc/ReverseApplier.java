@@ -25,11 +25,11 @@ import software.amazon.awssdk.services.dynamodb.model.KeysAndAttributes;
  * Writes the keys a batch of stream records names into Postgres, as DynamoDB holds them now (ADR 7, point 6): the
  * stream gives keys, the store gives values, so a record applied twice or late writes the current state.
  *
- * <p>The gate, in one Postgres transaction: the fence row is share-locked first and must say {@code reverse}, and
+ * <p>The gate, in one Postgres transaction: the fence's lock is taken shared first and the row must say {@code reverse}, and
  * then the forward tail must be held (by the cutover's request in Redis, or by the fence itself: {@link TailHold}).
  * Both together mean applications write DynamoDB only, and DynamoDB already has every Postgres change: writing
  * DynamoDB's value cannot overwrite a Postgres change the forward tail has not carried over yet. The fence cannot
- * change before this transaction ends (the cutover's UPDATE waits for the share lock). A fence that admits
+ * change before this transaction ends (the cutover's update waits for the lock). A fence that admits
  * applications skips the batch: its records are the forward tail's own writes, since DynamoDB admits no application
  * while Postgres does. So does a fence closed by a cutover that has not recorded its flip yet (its window), since the
  * last rollback drained every earlier DynamoDB write. Once a flip to DynamoDB is recorded, a tail not held yet makes
@@ -176,6 +176,8 @@ final class ReverseApplier implements AutoCloseable {
         if (connection == null) {
             connection = session.open();
             connection.setAutoCommit(false);
+            // the fence's read must see the row as it is once its lock is granted, whatever the database's default
+            connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
         }
         return connection;
     }

@@ -30,6 +30,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.postgresql.Driver;
 import org.slf4j.Logger;
@@ -58,6 +59,7 @@ public final class Tail implements AutoCloseable {
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final AtomicReference<DebeziumEngine<?>> engine = new AtomicReference<>();
     private volatile boolean stopping;
+    private Function<DynamoDbClient, DynamoDbStreamsClient> streamsOf = DynamoClients::streamsOf;
 
     public Tail(MigrationConfig config, SourceTable table, DynamoDbClient dynamo, UnifiedJedis redis, String owner) {
         this.config = config;
@@ -66,6 +68,15 @@ public final class Tail implements AutoCloseable {
         this.redis = redis;
         this.keys = new TailKeys(config.redis().prefix());
         this.lease = new TailLease(redis, keys, owner, config.tail().leaseTtlDuration());
+    }
+
+    /**
+     * Test hook: how the reverse stream gets its DynamoDB Streams client, so a test can delay the records it reads
+     * (DynamoDB Streams on AWS promises no delivery time). Call before {@link #run}.
+     */
+    public Tail streamsOf(Function<DynamoDbClient, DynamoDbStreamsClient> open) {
+        this.streamsOf = open;
+        return this;
     }
 
     public TailStats stats() {
@@ -281,7 +292,7 @@ public final class Tail implements AutoCloseable {
     private void runReverse(TailHold hold, AtomicReference<Throwable> leaseLost) {
         HandoffKeys handoff = new HandoffKeys(config.redis().prefix());
         String scope = config.cutover().scopeOr(config.target().table());
-        try (DynamoDbStreamsClient streams = DynamoClients.streamsOf(dynamo);
+        try (DynamoDbStreamsClient streams = streamsOf.apply(dynamo);
                 ReverseApplier applier = new ReverseApplier(
                         new SourceSession(config.source()),
                         dynamo,

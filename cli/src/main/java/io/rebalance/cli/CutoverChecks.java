@@ -7,9 +7,9 @@ import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.handoff.Lsn;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.cutover.CutoverParts;
 import io.rebalance.cutover.PreCheck;
 import io.rebalance.cutover.PreChecks;
-import io.rebalance.cutover.ReverseStreamView;
 import io.rebalance.mover.RunPlan;
 import io.rebalance.mover.RunStatus;
 import io.rebalance.verifier.SlotResult;
@@ -21,19 +21,19 @@ import java.util.Map;
 
 /**
  * The cutover's pre-checks, each with a reason a person can act on: the copy is FINISHED, the tail runs and keeps up,
- * every slot of the run has a recent MATCH, the reverse stream runs (so the cutover can be rolled back), and Redis
- * keeps what the cutover writes to it ({@link RedisChecks}).
+ * every slot of the run has a recent MATCH, the reverse stream runs (so the cutover can be rolled back), no
+ * application role can change the Postgres fence, and Redis keeps what the cutover writes to it ({@link RedisChecks}).
  */
 final class CutoverChecks implements PreChecks {
     private final MigrationConfig config;
     private final Connections c;
-    private final ReverseStreamView reverse;
+    private final CutoverParts parts;
     private final boolean allowRedisWithoutAof;
 
-    CutoverChecks(MigrationConfig config, Connections c, ReverseStreamView reverse, boolean allowRedisWithoutAof) {
+    CutoverChecks(MigrationConfig config, Connections c, CutoverParts parts, boolean allowRedisWithoutAof) {
         this.config = config;
         this.c = c;
-        this.reverse = reverse;
+        this.parts = parts;
         this.allowRedisWithoutAof = allowRedisWithoutAof;
     }
 
@@ -53,9 +53,11 @@ final class CutoverChecks implements PreChecks {
         out.add(tail());
         out.add(verified(plan));
         out.add(refused());
-        out.add(reverse.notReady()
+        out.add(parts.reverse()
+                .notReady()
                 .map(why -> PreCheck.fail("reverse stream", why + " (without it the cutover could not be undone)"))
                 .orElseGet(() -> PreCheck.pass("reverse stream", "running")));
+        out.add(parts.fenceGrants());
         out.addAll(RedisChecks.run(c.redis(), allowRedisWithoutAof));
         return out;
     }

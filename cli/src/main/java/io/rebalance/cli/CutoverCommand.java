@@ -72,8 +72,11 @@ final class CutoverCommand implements Callable<Integer> {
 
     @Option(
             names = "--verify-all",
-            description = "Verify every slot inside the blocked window, instead of the changed slots before it and the"
-                    + " keys written since inside it: slower, for small tables or to be sure.")
+            description = "Cutover: verify every slot inside the blocked window, instead of the changed slots before it"
+                    + " and the keys written since inside it: slower, for small tables or to be sure. Rollback: when"
+                    + " the log of keys written to DynamoDB since the flip is incomplete (Redis lost data or"
+                    + " restarted, or it passed its cap), compare every key of both stores in the window instead of"
+                    + " refusing; raise --max-write-block to match.")
     boolean verifyAll;
 
     @Option(
@@ -98,7 +101,7 @@ final class CutoverCommand implements Callable<Integer> {
                 config.target().table(),
                 block,
                 Duration.ofSeconds(10),
-                config.cutover().streamSettleDuration(),
+                config.cutover().applicationRoles(),
                 Duration.ofSeconds(60));
         try (Connections c = new Connections(config, 8)) {
             SourceSession session = new SourceSession(config.source());
@@ -130,15 +133,22 @@ final class CutoverCommand implements Callable<Integer> {
                 cutover.hooks(CutoverHooks.NONE);
             }
             CutoverOutcome outcome;
-            if (mode.rollback) outcome = cutover.rollback();
-            else if (mode.closeWindow) outcome = cutover.closeWindow();
+            if (mode.rollback) {
+                SourceTable table;
+                try (Connection pg = session.openForPreflight()) {
+                    table = SourceTable.inspect(pg, config);
+                }
+                try (RollbackProof proof = new RollbackProof(config, c, table, verifyAll)) {
+                    outcome = cutover.rollback(proof);
+                }
+            } else if (mode.closeWindow) outcome = cutover.closeWindow();
             else if (mode.recover) outcome = cutover.recover();
             else {
                 SourceTable table;
                 try (Connection pg = session.openForPreflight()) {
                     table = SourceTable.inspect(pg, config);
                 }
-                CutoverChecks checks = new CutoverChecks(config, c, parts.reverse(), allowRedisWithoutAof);
+                CutoverChecks checks = new CutoverChecks(config, c, parts, allowRedisWithoutAof);
                 CutoverVerification verification = new CutoverVerification(config, c, table, verifyAll);
                 if (mode.dryRun) return dryRun(out, scope, block, checks, verification);
                 outcome = cutover.cutover(checks, verification);

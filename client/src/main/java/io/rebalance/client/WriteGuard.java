@@ -2,6 +2,7 @@ package io.rebalance.client;
 
 import io.rebalance.core.fence.DynamoFence;
 import io.rebalance.core.fence.PostgresFence;
+import io.rebalance.core.handoff.TargetWriteLog;
 import io.rebalance.core.lock.Lease;
 import io.rebalance.core.lock.LeaseLostException;
 import io.rebalance.core.lock.LockOwner;
@@ -29,7 +30,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * <pre>{@code
  * guard.write("room_events", permit -> switch (permit.target()) {
  *     case POSTGRES -> { try (Connection c = pool.getConnection()) { c.setAutoCommit(false);
- *             permit.fencePostgres(c); insert(c, event); c.commit(); } }
+ *             insert(c, event); permit.commitPostgres(c); } }
  *     case DYNAMODB -> permit.writeDynamo(dynamo, put(event));
  * });
  * }</pre>
@@ -45,6 +46,7 @@ public final class WriteGuard implements AutoCloseable {
     private final PostgresFence postgresFence;
     private final DynamoFence dynamoFence;
     private final Map<String, SharedExclusiveLock> locks = new ConcurrentHashMap<>();
+    private final Map<String, TargetWriteLog> writeLogs = new ConcurrentHashMap<>();
     private final Map<Lease, Boolean> active = new ConcurrentHashMap<>();
     private final ScheduledExecutorService renewer;
 
@@ -94,7 +96,9 @@ public final class WriteGuard implements AutoCloseable {
         try {
             // Read after the lease is held: the route cannot change until every shared lease is gone.
             Route route = routes.get(scope).orElseThrow(() -> new RouteMissingException(scope, settings.prefix()));
-            return write.run(new WritePermit(route, lease, postgresFence, dynamoFence));
+            TargetWriteLog log = writeLogs.computeIfAbsent(
+                    scope, s -> new TargetWriteLog(redis, new ScopeKeys(settings.prefix(), s)));
+            return write.run(new WritePermit(route, lease, postgresFence, dynamoFence, log));
         } finally {
             active.remove(lease);
             lock.release(lease);

@@ -2,14 +2,19 @@ package io.rebalance.client;
 
 import io.rebalance.core.fence.DynamoFence;
 import io.rebalance.core.fence.PostgresFence;
+import io.rebalance.core.handoff.TargetWriteLog;
 import io.rebalance.core.lock.Lease;
 import io.rebalance.core.route.Route;
+import io.rebalance.core.route.RouteStatus;
 import io.rebalance.core.route.Target;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
 import software.amazon.awssdk.services.dynamodb.model.TransactionCanceledException;
 
@@ -22,12 +27,15 @@ public final class WritePermit {
     private final Lease lease;
     private final PostgresFence postgresFence;
     private final DynamoFence dynamoFence;
+    private final TargetWriteLog writeLog;
 
-    WritePermit(Route route, Lease lease, PostgresFence postgresFence, DynamoFence dynamoFence) {
+    WritePermit(
+            Route route, Lease lease, PostgresFence postgresFence, DynamoFence dynamoFence, TargetWriteLog writeLog) {
         this.route = route;
         this.lease = lease;
         this.postgresFence = postgresFence;
         this.dynamoFence = dynamoFence;
+        this.writeLog = writeLog;
     }
 
     /** The store this write must go to. */
@@ -49,8 +57,9 @@ public final class WritePermit {
     }
 
     /**
-     * Call first in the write's own Postgres transaction (autocommit off): it share-locks the scope's fence row until
-     * the transaction ends.
+     * Call first in the write's own Postgres transaction, then commit as usual (or use {@link #commitPostgres}, which
+     * saves this round trip) (autocommit off, READ COMMITTED): it takes the scope's fence
+     * lock shared until the transaction ends, then reads the fence. The role needs only SELECT on the fence table.
      *
      * @throws io.rebalance.core.fence.FencedException when Postgres no longer takes this writer's writes
      */
@@ -59,12 +68,26 @@ public final class WritePermit {
     }
 
     /**
-     * Writes {@code items} in one {@code TransactWriteItems} together with the fence check.
+     * Call instead of {@code c.commit()}, after the writes of the write's own Postgres transaction (autocommit off,
+     * READ COMMITTED): checks the fence and commits only if it admits this writer, in one round trip, so the guard
+     * costs no round trip more than a plain write. When it refuses, the transaction is rolled back.
+     *
+     * @throws io.rebalance.core.fence.FencedException when Postgres no longer takes this writer's writes
+     */
+    public void commitPostgres(Connection c) throws SQLException {
+        postgresFence.commitIfAdmitted(c, route.scope(), lease.token());
+    }
+
+    /**
+     * Writes {@code items} in one {@code TransactWriteItems} together with the fence check. While the rollback window
+     * is open (route TARGET), first logs the keys it writes to the moved table, so a rollback can prove Postgres got
+     * them (ADR 9): one Redis round trip more.
      *
      * @param dynamo the application's own client; may be null when the guard was built with one
      * @throws io.rebalance.core.fence.FencedException when DynamoDB no longer takes this writer's writes
      */
     public void writeDynamo(DynamoDbClient dynamo, TransactWriteItem... items) {
+        if (route.status() == RouteStatus.TARGET) log(items);
         List<TransactWriteItem> all = new ArrayList<>(items.length + 1);
         all.add(dynamoFence.conditionCheck(route.scope(), lease.token()));
         all.addAll(List.of(items));
@@ -73,5 +96,44 @@ public final class WritePermit {
         } catch (TransactionCanceledException e) {
             throw dynamoFence.explain(e, route.scope(), lease.token());
         }
+    }
+
+    /** Before the write is sent: the keys it writes to the moved table, or a gap when they cannot be known. */
+    private void log(TransactWriteItem... items) {
+        long epoch = route.epoch();
+        Optional<TargetWriteLog.Target> target = writeLog.target(epoch);
+        if (target.isEmpty()) {
+            writeLog.add(epoch, List.of()); // no log for this epoch (Redis lost it): marks it incomplete
+            return;
+        }
+        List<String> keys = new ArrayList<>(items.length);
+        for (TransactWriteItem item : items) {
+            String table;
+            Map<String, AttributeValue> key;
+            if (item.put() != null) {
+                table = item.put().tableName();
+                key = item.put().item();
+            } else if (item.update() != null) {
+                table = item.update().tableName();
+                key = item.update().key();
+            } else if (item.delete() != null) {
+                table = item.delete().tableName();
+                key = item.delete().key();
+            } else {
+                continue; // a ConditionCheck writes nothing
+            }
+            if (!target.get().table().equals(table)) continue;
+            AttributeValue v = key.get(target.get().keyAttribute());
+            String text = v == null ? null : v.s() != null ? v.s() : v.n();
+            if (text == null) {
+                writeLog.gap(
+                        epoch,
+                        "a write to " + table + " without a string or number "
+                                + target.get().keyAttribute());
+                continue;
+            }
+            keys.add(text);
+        }
+        if (!keys.isEmpty()) writeLog.add(epoch, keys);
     }
 }

@@ -8,6 +8,7 @@ import io.rebalance.core.fence.DynamoFence;
 import io.rebalance.core.fence.FenceWriter;
 import io.rebalance.core.fence.FencedException;
 import io.rebalance.core.fence.PostgresFence;
+import io.rebalance.core.handoff.TargetWriteLog;
 import io.rebalance.core.lock.Lease;
 import io.rebalance.core.lock.LockWaitTimeoutException;
 import io.rebalance.core.lock.ScopeKeys;
@@ -19,8 +20,10 @@ import io.rebalance.testkit.SharedServices;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -218,6 +221,183 @@ class WriteGuardIT {
     }
 
     @Test
+    void underTargetEveryDynamoWriteLogsItsKeysBeforeItIsSent() throws Exception {
+        ScopeKeys keys = new ScopeKeys(prefix, SCOPE);
+        TargetWriteLog log = new TargetWriteLog(redis, keys);
+        log.begin(2, items, "id"); // what the flip to TARGET at epoch 2 does first
+        flip(RouteStatus.SOURCE, RouteStatus.TARGET);
+        assertThat(routes.get(SCOPE).orElseThrow().epoch()).isEqualTo(2);
+        try (WriteGuard guard = new WriteGuard(redis, dynamo, settings)) {
+            guard.run(SCOPE, permit -> write(permit, "k1", "1"));
+            guard.run(SCOPE, permit -> write(permit, "k2", "2"));
+            assertThat(log.read(2).keys()).hasValue(java.util.Set.of("k1", "k2"));
+
+            log.drop(); // as when Redis loses it: the next write cannot log, and says so
+            guard.run(SCOPE, permit -> write(permit, "k3", "3"));
+            assertThat(item("k3")).isEqualTo("3");
+            TargetWriteLog.Read lost = log.read(2);
+            assertThat(lost.complete()).isFalse();
+            assertThat(lost.incomplete()).contains("a write under epoch 2 found no log (Redis lost it)");
+        }
+        TargetWriteLog small = new TargetWriteLog(redis, keys, 2);
+        small.begin(3, items, "id");
+        small.add(3, List.of("a", "b"));
+        assertThat(small.read(3).complete()).isTrue();
+        small.add(3, List.of("c"));
+        assertThat(small.read(3).incomplete()).isEqualTo("it passed its cap of 2 keys");
+        assertThat(small.read(4).incomplete()).startsWith("the log is of epoch 3, not the route's 4");
+    }
+
+    @Test
+    void aCommitQueuedBehindTheClosingIsRefusedAndRolledBack() throws Exception {
+        try (Connection cutover = services.postgres();
+                Connection app = services.postgres()) {
+            app.setAutoCommit(false);
+            pgFence.commitIfAdmitted(app, SCOPE, 7); // nothing written: commits
+            insert(app, "before", "1");
+            pgFence.commitIfAdmitted(app, SCOPE, 7);
+            assertThat(rowBody("before")).isEqualTo("1");
+
+            insert(app, "queued", "1");
+            closeHeldOpen(cutover);
+            CompletableFuture<Void> commit = CompletableFuture.runAsync(() -> {
+                try {
+                    pgFence.commitIfAdmitted(app, SCOPE, 7);
+                } catch (Exception e) {
+                    throw new java.util.concurrent.CompletionException(e);
+                }
+            });
+            await().atMost(10, TimeUnit.SECONDS).until(this::checkWaitsOnTheLock);
+            cutover.commit();
+            assertThatThrownBy(() -> commit.get(10, TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(FencedException.class)
+                    .hasMessageContaining("writer=reverse");
+            assertThat(rowBody("queued"))
+                    .as("the refused transaction was rolled back")
+                    .isNull();
+            insert(app, "after", "1"); // the connection goes on
+            assertThatThrownBy(() -> pgFence.commitIfAdmitted(app, SCOPE, 7)).isInstanceOf(FencedException.class);
+            assertThat(rowBody("after")).isNull();
+        }
+    }
+
+    @Test
+    void aCheckQueuedBehindTheClosingReadsTheFenceAsClosed() throws Exception {
+        try (Connection cutover = services.postgres();
+                Connection app = services.postgres()) {
+            closeHeldOpen(cutover);
+            app.setAutoCommit(false);
+            CompletableFuture<Void> check = CompletableFuture.runAsync(() -> {
+                try {
+                    pgFence.check(app, SCOPE, 7);
+                } catch (Exception e) {
+                    throw new java.util.concurrent.CompletionException(e);
+                }
+            });
+            await().atMost(10, TimeUnit.SECONDS).until(this::checkWaitsOnTheLock);
+            cutover.commit();
+            // the read runs after the lock is granted, so it sees the committed closing, not the row before it
+            assertThatThrownBy(() -> check.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(FencedException.class);
+            app.rollback();
+        }
+    }
+
+    /** What {@link PostgresFence#set} does to close the fence, with its transaction held open. */
+    private void closeHeldOpen(Connection cutover) throws Exception {
+        String table = settings.postgresFenceTable();
+        cutover.setAutoCommit(false);
+        try (Statement s = cutover.createStatement()) {
+            s.execute(
+                    "SELECT pg_advisory_xact_lock(hashtextextended('rebalance.fence:" + table + ":" + SCOPE + "', 0))");
+            s.execute("UPDATE " + table + " SET writer = 'reverse', min_token = 8 WHERE scope = '" + SCOPE + "'");
+        }
+    }
+
+    private boolean checkWaitsOnTheLock() throws Exception {
+        try (Statement s = admin.createStatement();
+                ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                        + " AND wait_event = 'advisory' AND query LIKE '%pg_advisory_xact_lock_shared(%'")) {
+            rs.next();
+            return rs.getInt(1) > 0;
+        }
+    }
+
+    @Test
+    void concurrentChecksLockNoRowSoTheyMakeNoMultixact() throws Exception {
+        try (Connection a = services.postgres();
+                Connection b = services.postgres()) {
+            a.setAutoCommit(false);
+            b.setAutoCommit(false);
+            pgFence.check(a, SCOPE, 7);
+            pgFence.check(b, SCOPE, 7);
+            // two transactions share-locking one row would leave a multixact in its xmax; the checks leave none
+            try (Statement s = admin.createStatement();
+                    ResultSet rs = s.executeQuery("SELECT xmax::text FROM " + settings.postgresFenceTable()
+                            + " WHERE scope = '" + SCOPE + "'")) {
+                rs.next();
+                assertThat(rs.getString(1)).isEqualTo("0");
+            }
+            a.rollback();
+            b.rollback();
+        }
+    }
+
+    @Test
+    void aRoleThatMayOnlyReadTheFenceChecksItButCannotReopenIt() throws Exception {
+        String role = SharedServices.unique("app_role");
+        String table = settings.postgresFenceTable();
+        try (Statement s = admin.createStatement()) {
+            s.execute("CREATE ROLE " + role + " LOGIN");
+            s.execute("GRANT SELECT ON " + table + " TO " + role);
+            s.execute("GRANT INSERT ON " + rows + " TO " + role);
+        }
+        try (Connection app = services.postgres()) {
+            try (Statement s = app.createStatement()) {
+                s.execute("SET ROLE " + role);
+            }
+            app.setAutoCommit(false);
+            pgFence.check(app, SCOPE, 7); // FOR SHARE would need UPDATE, and so the right to reopen the fence
+            insert(app, "by-role", "1");
+            app.commit();
+            assertThat(rowBody("by-role")).isEqualTo("1");
+            assertThatThrownBy(() -> {
+                        try (Statement s = app.createStatement()) {
+                            s.executeUpdate("UPDATE " + table + " SET writer = 'app'");
+                        }
+                    })
+                    .hasMessageContaining("permission denied");
+            app.rollback();
+            assertThat(pgFence.unfitRoles(admin, List.of(role))).isEmpty();
+
+            try (Statement s = admin.createStatement()) {
+                s.execute("GRANT UPDATE ON " + table + " TO " + role);
+            }
+            assertThat(pgFence.unfitRoles(admin, List.of(role, "postgres", "no_such_role_x")))
+                    .hasEntrySatisfying(
+                            role, why -> assertThat(why).contains("REVOKE INSERT, UPDATE, DELETE, TRUNCATE"))
+                    .hasEntrySatisfying("postgres", why -> assertThat(why).contains("superuser"))
+                    .containsEntry("no_such_role_x", "no such role");
+        } finally {
+            try (Statement s = admin.createStatement()) {
+                s.execute("DROP OWNED BY " + role);
+                s.execute("DROP ROLE " + role);
+            }
+        }
+    }
+
+    @Test
+    void aCheckOutsideReadCommittedIsRefusedBecauseItWouldReadAStaleFence() throws Exception {
+        try (Connection app = services.postgres()) {
+            app.setAutoCommit(false);
+            app.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+            assertThatThrownBy(() -> pgFence.check(app, SCOPE, 7))
+                    .isInstanceOf(SQLException.class)
+                    .hasMessageContaining("READ COMMITTED, not repeatable read");
+            app.rollback();
+        }
+    }
+
+    @Test
     void onlyTheHolderOfTheExclusiveLeaseChangesTheRoute() throws Exception {
         Lease lapsed =
                 ((SharedExclusiveLock.Granted) lock.tryExclusive("paused-cutover", Duration.ofMillis(200))).lease();
@@ -267,9 +447,8 @@ class WriteGuardIT {
         if (permit.target() == Target.POSTGRES) {
             try (Connection c = services.postgres()) {
                 c.setAutoCommit(false);
-                permit.fencePostgres(c);
                 insert(c, id, body);
-                c.commit();
+                permit.commitPostgres(c);
             }
         } else {
             permit.writeDynamo(
@@ -306,10 +485,11 @@ class WriteGuardIT {
         return r.hasItem() && !r.item().isEmpty() ? r.item().get("body").s() : null;
     }
 
+    /** Whether a session waits for the fence's lock (advisory: the cutover's exclusive request). */
     private boolean waitingOnLock(String table) throws Exception {
         try (Statement s = admin.createStatement();
                 ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-                        + " AND query LIKE '%" + table.substring(table.indexOf('.') + 1) + "%FOR UPDATE%'")) {
+                        + " AND wait_event = 'advisory' AND query LIKE '%pg_advisory_xact_lock(%'")) {
             rs.next();
             return rs.getInt(1) > 0;
         }

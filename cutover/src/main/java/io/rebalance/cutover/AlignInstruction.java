@@ -14,6 +14,7 @@ public enum AlignInstruction {
     CLOSE_POSTGRES("close the Postgres fence to applications"),
     HOLD_TAIL("hold the forward tail once it has applied everything up to now"),
     OPEN_DYNAMO("open the DynamoDB fence to applications"),
+    BEGIN_WRITE_LOG("start the log of the keys applications write to DynamoDB under the new route"),
     RECORD_ROUTE("record the new route and its epoch on both fences, Postgres first"),
     SET_ROUTE("set the route in Redis");
 
@@ -29,9 +30,10 @@ public enum AlignInstruction {
 
     /**
      * A flip, once the stores are set for the new route: the fences record it before Redis says it, so a route
-     * applications may be using is always one the fences can give back when Redis loses it.
+     * applications may be using is always one the fences can give back when Redis loses it. A flip to DynamoDB starts
+     * the log of written keys first, so no write under the new route can miss it.
      */
-    public static final List<AlignInstruction> FLIP = List.of(RECORD_ROUTE, SET_ROUTE);
+    public static final List<AlignInstruction> FLIP = List.of(BEGIN_WRITE_LOG, RECORD_ROUTE, SET_ROUTE);
 
     private final String what;
 

@@ -4,6 +4,7 @@ import io.rebalance.core.ErrorCode;
 import io.rebalance.core.RebalanceException;
 import io.rebalance.core.fence.FenceWriter;
 import io.rebalance.core.handoff.Lsn;
+import io.rebalance.core.handoff.TargetWriteLog;
 import io.rebalance.core.lock.LockHolders;
 import io.rebalance.core.lock.SharedExclusiveLock;
 import io.rebalance.core.redis.ReplicaWait;
@@ -12,6 +13,7 @@ import io.rebalance.core.route.Route;
 import io.rebalance.core.route.RouteStatus;
 import io.rebalance.core.route.RoutingTable;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -19,6 +21,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,6 +48,8 @@ public final class Cutover {
     private final Alignment stores;
     private final ReverseStreamView reverse;
     private final ReplicaWait replicas;
+    private final TargetWriteLog writeLog;
+    private final Supplier<String> partitionKey;
     private final String owner;
     private CutoverHooks hooks = CutoverHooks.NONE;
 
@@ -55,6 +61,8 @@ public final class Cutover {
             Alignment stores,
             ReverseStreamView reverse,
             ReplicaWait replicas,
+            TargetWriteLog writeLog,
+            Supplier<String> partitionKey,
             String owner) {
         this.settings = settings;
         this.lock = lock;
@@ -63,6 +71,8 @@ public final class Cutover {
         this.stores = stores;
         this.reverse = reverse;
         this.replicas = replicas;
+        this.writeLog = writeLog;
+        this.partitionKey = partitionKey;
         this.owner = owner;
     }
 
@@ -203,18 +213,23 @@ public final class Cutover {
     }
 
     /**
-     * Moves reads and writes back to Postgres, after the reverse stream has carried every DynamoDB write there.
+     * Moves reads and writes back to Postgres, once {@code proof} shows Postgres holds every key applications wrote to
+     * DynamoDB since the flip (ADR 9): reverse-stream rounds until each compares equal.
      *
-     * @throws RebalanceException CUTOVER_REFUSED (window closed, route not TARGET, reverse stream not running) or
-     *     CUTOVER_ABORTED
+     * @throws RebalanceException CUTOVER_REFUSED (window closed, route not TARGET, reverse stream not running, the
+     *     log of written keys incomplete and {@code proof} may not compare every key) or CUTOVER_ABORTED
      */
-    public CutoverOutcome rollback() throws Exception {
+    public CutoverOutcome rollback(DrainProof proof) throws Exception {
         Route route = startFrom(RouteStatus.TARGET, "rollback");
         Optional<String> notReady = reverse.notReady();
         if (notReady.isPresent()) {
             throw new RebalanceException(
                     ErrorCode.CUTOVER_REFUSED,
                     "rollback needs the reverse stream, and " + notReady.get() + ". Nothing was changed.");
+        }
+        TargetWriteLog.Read logged = writeLog.read(route.epoch());
+        if (!logged.complete() && !proof.comparesEveryKey()) {
+            throw new RebalanceException(ErrorCode.CUTOVER_REFUSED, incompleteLog(logged) + " Nothing was changed.");
         }
         try (Run run = new Run("rollback")) {
             journal.begin(run.op, owner);
@@ -225,12 +240,8 @@ public final class Cutover {
                 run.step(CutoverStep.CLOSE_TARGET, "token " + token);
                 stores.setDynamo(FenceWriter.NONE, token);
                 run.step(CutoverStep.DRAIN_REVERSE, "");
-                Thread.sleep(settings.streamSettle().toMillis()); // cutover.streamSettle: stream records' delay on AWS
-                String id = reverse.drain().request();
-                if (!reverse.drain().awaitDrained(id, run.remaining())) {
-                    throw new StepFailed("the reverse stream did not finish a round within the write-block budget;"
-                            + " is `rebalance tail` running? (`rebalance status` shows the reverse stream's lag)");
-                }
+                String drained = drain(run, proof, route.epoch());
+                journal.note(run.op, drained);
                 run.step(CutoverStep.OPEN_SOURCE, "token " + token);
                 stores.setPostgres(FenceWriter.APP, token, run.remaining());
                 run.step(CutoverStep.LIFT_HOLD, "");
@@ -239,7 +250,8 @@ public final class Cutover {
                 run.step(CutoverStep.FLIP_BACK, "");
                 flip(run, route, RouteStatus.SOURCE);
                 flipped = true; // the point of no return
-                return run.done(ROLLED_BACK);
+                dropWriteLog();
+                return run.done(ROLLED_BACK + "; " + drained);
             } catch (Exception e) {
                 if (flipped) throw e;
                 return settle(run, RouteStatus.TARGET, RouteStatus.SOURCE, e, ROLLED_BACK);
@@ -256,6 +268,7 @@ public final class Cutover {
                 run.acquire(false);
                 run.step(CutoverStep.CLOSE_WINDOW, "");
                 flip(run, route, RouteStatus.FINAL);
+                dropWriteLog();
                 return run.done(WINDOW_CLOSED);
             } catch (Exception e) {
                 return settle(run, RouteStatus.TARGET, RouteStatus.FINAL, e, WINDOW_CLOSED);
@@ -292,6 +305,12 @@ public final class Cutover {
             if (fenced.supersedes(before)) {
                 if (!routes.restore(run.lease.lease(), fenced.status(), fenced.epoch())) {
                     throw new StepFailed("the exclusive lease lapsed before the route could be rebuilt");
+                }
+                if (before.isPresent()
+                        && before.get().status() == RouteStatus.TARGET
+                        && fenced.status() == RouteStatus.TARGET) {
+                    // Redis kept its data: the log of the old epoch goes on (whether it is complete, read tells)
+                    writeLog.renumber(before.get().epoch(), fenced.epoch());
                 }
                 awaitReplica(run);
                 found = before.isEmpty()
@@ -363,6 +382,71 @@ public final class Cutover {
         };
     }
 
+    /**
+     * Reverse-stream rounds until every key applications wrote to DynamoDB since the flip compares equal in Postgres.
+     * DynamoDB takes no writes now (its fence is closed), and the reverse stream writes what DynamoDB holds, so a key
+     * once equal stays equal, and a key that differs is a stream record not delivered yet: DynamoDB Streams gives no
+     * bound on that, so this compares instead of waiting a fixed time. Fails when the write-block budget runs out.
+     *
+     * @return what was compared, for the outcome
+     */
+    private String drain(Run run, DrainProof proof, long epoch) throws Exception {
+        drainRound(run);
+        // read after the fence closed: every write it admitted logged its keys before it was sent
+        TargetWriteLog.Read logged = writeLog.read(epoch);
+        if (!logged.complete() && !proof.comparesEveryKey()) throw new StepFailed(incompleteLog(logged));
+        Optional<Collection<String>> keys = logged.keys().map(k -> k);
+        int rounds = 1;
+        Collection<String> differ = compare(run, proof, keys);
+        long firstDiffering = differ.size();
+        while (!differ.isEmpty()) {
+            drainRound(run); // the records of what still differs were not delivered yet
+            rounds++;
+            differ = compare(run, proof, Optional.of(differ));
+        }
+        return (keys.isPresent()
+                        ? keys.get().size() + " keys written to DynamoDB since the flip"
+                        : "every key of both stores (" + logged.incomplete() + ")")
+                + " equal in Postgres after " + rounds + " reverse-stream round" + (rounds == 1 ? "" : "s")
+                + (firstDiffering > 0 ? " (" + firstDiffering + " differed after the first)" : "");
+    }
+
+    private void drainRound(Run run) throws Exception {
+        String id = reverse.drain().request();
+        if (!reverse.drain().awaitDrained(id, run.remaining())) {
+            throw new StepFailed("the reverse stream did not finish a round within the write-block budget;"
+                    + " is `rebalance tail` running? (`rebalance status` shows the reverse stream's lag)");
+        }
+    }
+
+    private static Collection<String> compare(Run run, DrainProof proof, Optional<Collection<String>> keys)
+            throws Exception {
+        try {
+            return proof.differing(keys, run.remaining());
+        } catch (TimeoutException e) {
+            throw new StepFailed("comparing the keys written since the flip did not finish within the write-block"
+                    + " budget (" + e.getMessage() + ")");
+        }
+    }
+
+    private static String incompleteLog(TargetWriteLog.Read logged) {
+        return "the log of the keys applications wrote to DynamoDB since the flip is incomplete: "
+                + logged.incomplete() + ". A rollback must then compare every key of both stores while writes are"
+                + " blocked: run `rebalance cutover --rollback --verify-all`, with a --max-write-block long enough to"
+                + " read both stores whole.";
+    }
+
+    /** The route left TARGET: the log has no use any more; one left behind is replaced by the next flip's. */
+    private void dropWriteLog() {
+        try {
+            writeLog.drop();
+        } catch (RuntimeException e) {
+            log.warn(
+                    "dropping the log of keys written under TARGET failed (the next flip replaces it): {}",
+                    e.toString());
+        }
+    }
+
     private List<PreCheck> failedChecks(PreChecks checks) {
         try {
             return checks.run().stream().filter(c -> !c.passed()).toList();
@@ -380,6 +464,10 @@ public final class Cutover {
         long redisEpoch = start.epoch(); // read when the command started: only the exclusive lease's holder changes it
         long fenceEpoch = stores.fenced().map(FencedRoute::epoch).orElse(0L);
         long epoch = Math.max(redisEpoch, fenceEpoch) + 1;
+        if (to == RouteStatus.TARGET) {
+            hooks.inside(AlignInstruction.BEGIN_WRITE_LOG);
+            writeLog.begin(epoch, settings.targetTable(), partitionKey.get());
+        }
         hooks.inside(AlignInstruction.RECORD_ROUTE);
         run.recordedEpoch = epoch;
         stores.record(to, epoch, run.remaining());

@@ -7,6 +7,7 @@ import io.rebalance.core.fence.DynamoFence;
 import io.rebalance.core.fence.PostgresFence;
 import io.rebalance.core.handoff.ForwardHold;
 import io.rebalance.core.handoff.HandoffKeys;
+import io.rebalance.core.handoff.TargetWriteLog;
 import io.rebalance.core.lock.ScopeKeys;
 import io.rebalance.core.lock.SharedExclusiveLock;
 import io.rebalance.core.redis.ReplicaWait;
@@ -15,12 +16,16 @@ import io.rebalance.core.route.Route;
 import io.rebalance.core.route.RoutingTable;
 import io.rebalance.core.source.SourceSession;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import redis.clients.jedis.UnifiedJedis;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.KeySchemaElement;
+import software.amazon.awssdk.services.dynamodb.model.KeyType;
 import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
 
 /** The pieces one scope's cutover works on, wired once: what {@code --prepare} installs and every command uses. */
@@ -75,9 +80,17 @@ public final class CutoverParts {
         }
         List<String> done = new ArrayList<>();
         try (Connection c = session.open()) {
-            pgFence.install(c, settings.scope());
+            c.setAutoCommit(false); // a fence an application role could reopen is not installed at all
+            try {
+                pgFence.install(c, settings.scope());
+                done.add("Postgres fence " + pgFence.table() + " has scope '" + settings.scope() + "'");
+                done.add(grantChecks(c));
+                c.commit();
+            } catch (Exception e) {
+                c.rollback();
+                throw e;
+            }
         }
-        done.add("Postgres fence " + pgFence.table() + " has scope '" + settings.scope() + "'");
         dynamoFence.install(settings.scope());
         done.add("DynamoDB fence table " + dynamoFence.table() + " has scope '" + settings.scope() + "'");
         FencedRoute fenced = alignment().fenced().orElseThrow();
@@ -110,6 +123,58 @@ public final class CutoverParts {
         return done;
     }
 
+    /**
+     * Grants the application roles SELECT on the fence, then proves none of them can change it (ADR 7: a role that
+     * could would reopen the fence under a cutover).
+     *
+     * @throws RebalanceException CUTOVER_REFUSED naming each unfit role and its fix
+     */
+    private String grantChecks(Connection c) throws SQLException {
+        List<String> roles = settings.applicationRoles();
+        if (roles.isEmpty()) {
+            return "application roles not checked: set cutover.applicationRoles to the Postgres roles your"
+                    + " applications write as, and --prepare grants them SELECT on the fence and refuses any that"
+                    + " could change it (docs/cutover.md, \"Grants\")";
+        }
+        Map<String, String> missing = pgFence.unfitRoles(c, roles);
+        for (String role : roles) {
+            if (!"no such role".equals(missing.get(role))) pgFence.grantCheck(c, role);
+        }
+        Map<String, String> unfit = pgFence.unfitRoles(c, roles);
+        if (!unfit.isEmpty()) throw unfitRoles(unfit, pgFence.table());
+        return "application roles " + String.join(", ", roles) + " may read " + pgFence.table()
+                + " (to check it) and not change it";
+    }
+
+    /** The cutover's pre-check of the same: grants may have changed since --prepare. */
+    public PreCheck fenceGrants() {
+        List<String> roles = settings.applicationRoles();
+        if (roles.isEmpty()) return PreCheck.pass("fence grants", "not checked (cutover.applicationRoles is empty)");
+        try (Connection c = session.open()) {
+            Map<String, String> unfit = pgFence.unfitRoles(c, roles);
+            if (unfit.isEmpty()) {
+                return PreCheck.pass(
+                        "fence grants", String.join(", ", roles) + " may read " + pgFence.table() + ", not change it");
+            }
+            return PreCheck.fail(
+                    "fence grants",
+                    unfitRoles(unfit, pgFence.table()).getMessage().replace(" Nothing was changed.", ""));
+        } catch (SQLException e) {
+            return PreCheck.fail("fence grants", "could not be read: " + e.getMessage());
+        }
+    }
+
+    /** The refusal for roles that could reopen the fence or cannot check it; names each and what to do. */
+    public static RebalanceException unfitRoles(Map<String, String> unfit, String table) {
+        List<String> each = new ArrayList<>();
+        unfit.forEach((role, why) -> each.add(role + " " + why));
+        return new RebalanceException(
+                ErrorCode.CUTOVER_REFUSED,
+                "cutover.applicationRoles: " + String.join("; ", each) + ". Applications must be able to read "
+                        + table + " and not change it, or they could reopen the fence under a cutover. Fix the"
+                        + " grants (or the list), then run --prepare again. Nothing was changed.");
+    }
+
     public Cutover cutover(String owner) {
         return new Cutover(
                 settings,
@@ -119,7 +184,24 @@ public final class CutoverParts {
                 alignment(),
                 new ReverseStreamView(redis, handoff, Duration.ofSeconds(5)),
                 new ReplicaWait(redis),
+                writeLog(),
+                this::partitionKey,
                 owner);
+    }
+
+    /** The keys applications write to DynamoDB under TARGET (ADR 9). */
+    public TargetWriteLog writeLog() {
+        return new TargetWriteLog(redis, scopeKeys);
+    }
+
+    /** The target table's partition key attribute, as DynamoDB describes it. */
+    private String partitionKey() {
+        return dynamo.describeTable(b -> b.tableName(settings.targetTable())).table().keySchema().stream()
+                .filter(k -> k.keyType() == KeyType.HASH)
+                .map(KeySchemaElement::attributeName)
+                .findFirst()
+                .orElseThrow(() -> new IllegalStateException(
+                        "DynamoDB table '" + settings.targetTable() + "' has no partition key"));
     }
 
     public SharedExclusiveLock lock() {

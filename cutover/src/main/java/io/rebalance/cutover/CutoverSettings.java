@@ -1,13 +1,14 @@
 package io.rebalance.cutover;
 
 import java.time.Duration;
+import java.util.List;
 
 /**
  * @param scope the name applications guard their writes under
  * @param targetTable the DynamoDB table (its stream feeds the reverse stream)
  * @param maxWriteBlock the longest writes may stay blocked; past it the command aborts before its point of no return
  * @param leaseTtl the exclusive lease's TTL: how soon writes resume after the cutover process dies
- * @param streamSettle rollback waits this long before asking for the drain round (DynamoDB Streams' delay on AWS)
+ * @param applicationRoles the Postgres roles applications write as: granted SELECT on the fence, and none may change it
  * @param alignWait how long recovery waits for the forward tail to acknowledge a hold
  */
 public record CutoverSettings(
@@ -15,10 +16,10 @@ public record CutoverSettings(
         String targetTable,
         Duration maxWriteBlock,
         Duration leaseTtl,
-        Duration streamSettle,
+        List<String> applicationRoles,
         Duration alignWait) {
 
     public CutoverSettings withMaxWriteBlock(Duration d) {
-        return new CutoverSettings(scope, targetTable, d, leaseTtl, streamSettle, alignWait);
+        return new CutoverSettings(scope, targetTable, d, leaseTtl, applicationRoles, alignWait);
     }
 }

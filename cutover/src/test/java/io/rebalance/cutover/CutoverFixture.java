@@ -7,28 +7,39 @@ import io.rebalance.client.WriteGuard;
 import io.rebalance.core.config.ConfigLoader;
 import io.rebalance.core.config.ConfigValidator;
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.dynamo.DynamoClients;
 import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.local.RoomEventsGenerator;
 import io.rebalance.testkit.SharedServices;
+import io.rebalance.verifier.Difference;
+import io.rebalance.verifier.Verifier;
 import java.net.URI;
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
 import org.awaitility.Awaitility;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.UnifiedJedis;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.streams.DynamoDbStreamsClient;
 
 /**
  * A prepared scope on real services: a room_events table in Postgres and DynamoDB, its fences, its route, the target
@@ -58,6 +69,11 @@ final class CutoverFixture implements AutoCloseable {
 
     /** @param redisUrl a Redis of the test's own (one it restarts), or the shared one */
     CutoverFixture(String redisUrl) throws Exception {
+        this(redisUrl, Duration.ofSeconds(10));
+    }
+
+    /** @param maxWriteBlock the commands' write-block budget */
+    CutoverFixture(String redisUrl, Duration maxWriteBlock) throws Exception {
         this.redisUrl = redisUrl;
         this.redis = redisCheckedOnBorrow(redisUrl);
         overrides.put("source.jdbcUrl", services.jdbcUrl);
@@ -80,7 +96,7 @@ final class CutoverFixture implements AutoCloseable {
         TargetTable.create(
                 dynamo, table, source.partitionKey(config.target()), source.keyType(), SlotIndex.of(config.target()));
         parts = new CutoverParts(
-                new CutoverSettings(table, table, Duration.ofSeconds(10), LEASE, Duration.ZERO, Duration.ofSeconds(30)),
+                new CutoverSettings(table, table, maxWriteBlock, LEASE, List.of(), Duration.ofSeconds(30)),
                 redis,
                 prefix,
                 new SourceSession(config.source()),
@@ -121,7 +137,12 @@ final class CutoverFixture implements AutoCloseable {
 
     /** Starts the tail and waits until it streams and its reverse stream reports. */
     void startTail() throws Exception {
-        tail = new Tail(config(), sourceTable(), dynamo, redis, "cutover-test-tail");
+        startTail(DynamoClients::streamsOf);
+    }
+
+    /** @param streamsOf the reverse stream's DynamoDB Streams client (a test's that delays records) */
+    void startTail(Function<DynamoDbClient, DynamoDbStreamsClient> streamsOf) throws Exception {
+        tail = new Tail(config(), sourceTable(), dynamo, redis, "cutover-test-tail").streamsOf(streamsOf);
         tailOutcome = threads.submit(() -> {
             tail.run();
             return null;
@@ -161,6 +182,42 @@ final class CutoverFixture implements AutoCloseable {
 
     Cutover cutover(String owner) {
         return parts.cutover(owner);
+    }
+
+    /** The rollback's proof as the cli gives it: the verifier compares the logged keys row by row. */
+    DrainProof proof() {
+        return proof(false);
+    }
+
+    /** @param everyKey as {@code --verify-all}: an incomplete log is made up for by comparing every key */
+    DrainProof proof(boolean everyKey) {
+        return new DrainProof() {
+            @Override
+            public Collection<String> differing(Optional<Collection<String>> keys, Duration budget) throws Exception {
+                Verifier v = new Verifier(config(), sourceTable(), dynamo, lsn -> {});
+                try (Connection c = v.open()) {
+                    Collection<String> ids = keys.isPresent() ? keys.get() : everyKey(c);
+                    return v.compareKeys(c, ids, 4).stream().map(Difference::id).toList();
+                }
+            }
+
+            @Override
+            public boolean comparesEveryKey() {
+                return everyKey;
+            }
+        };
+    }
+
+    private Collection<String> everyKey(Connection c) throws Exception {
+        Set<String> all = new TreeSet<>();
+        try (Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT id::text FROM " + table)) {
+            while (rs.next()) all.add(rs.getString(1));
+        }
+        dynamo.scanPaginator(b -> b.tableName(table).consistentRead(true))
+                .items()
+                .forEach(item -> all.add(item.get("id").s()));
+        return all;
     }
 
     @Override

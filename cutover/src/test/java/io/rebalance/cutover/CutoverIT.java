@@ -97,7 +97,7 @@ class CutoverIT {
                     .untilAsserted(() -> assertThat(changed.positions().bySlot())
                             .as("changed slots after a write the reverse stream carried back")
                             .isNotEqualTo(changedBefore));
-            CutoverOutcome back = f.cutover("second").rollback();
+            CutoverOutcome back = f.cutover("second").rollback(f.proof());
             assertThat(route(f).status()).isEqualTo(RouteStatus.SOURCE);
             assertAligned(f, RouteStatus.SOURCE, back.token());
             assertThat(kind(f, during))
@@ -125,7 +125,7 @@ class CutoverIT {
             assertThat(f.parts.alignment().postgres().writer()).isEqualTo(FenceWriter.APP);
             assertThat(f.parts.alignment().dynamo().writer()).isEqualTo(FenceWriter.NONE);
             assertThat(f.parts.lock().holders().exclusive()).isNull();
-            assertThatThrownBy(() -> f.cutover("c").rollback())
+            assertThatThrownBy(() -> f.cutover("c").rollback(f.proof()))
                     .hasMessageContaining("nothing to rollback; run `rebalance cutover` first");
         }
     }
@@ -194,14 +194,14 @@ class CutoverIT {
                 }
                 assertAligned(f, RouteStatus.TARGET, 0);
                 assertThat(item(f, write(f, guard))).as("a write after " + step).isNotEmpty();
-                f.cutover("back").rollback();
+                f.cutover("back").rollback(f.proof());
                 assertAligned(f, RouteStatus.SOURCE, 0);
             }
             for (CutoverStep step : rollback) {
                 f.cutover("forward").cutover(PASS, MATCH);
                 String during = write(f, guard);
                 Cutover killed = f.cutover("killed-rollback-" + step).hooks(killAt(step));
-                assertThatThrownBy(killed::rollback).isInstanceOf(Killed.class);
+                assertThatThrownBy(() -> killed.rollback(f.proof())).isInstanceOf(Killed.class);
                 RouteStatus expected = step == CutoverStep.RELEASE ? RouteStatus.SOURCE : RouteStatus.TARGET;
                 assertWhole(f, expected);
                 awaitLockFree(f);
@@ -210,7 +210,7 @@ class CutoverIT {
                         .isPresent();
                 f.cutover("next").recover();
                 assertAligned(f, expected, 0);
-                if (expected == RouteStatus.TARGET) f.cutover("back").rollback();
+                if (expected == RouteStatus.TARGET) f.cutover("back").rollback(f.proof());
                 assertAligned(f, RouteStatus.SOURCE, 0);
                 assertThat(kind(f, during))
                         .as("a DynamoDB write around a rollback killed at " + step)
@@ -255,7 +255,7 @@ class CutoverIT {
             for (AlignInstruction at : AlignInstruction.TO_TARGET) {
                 f.cutover("forward").cutover(PASS, MATCH);
                 Cutover dies = f.cutover("rollback-dies-" + at).hooks(killAt(CutoverStep.LIFT_HOLD));
-                assertThatThrownBy(dies::rollback).isInstanceOf(Killed.class);
+                assertThatThrownBy(() -> dies.rollback(f.proof())).isInstanceOf(Killed.class);
                 awaitLockFree(f);
                 Cutover recovering = f.cutover("recover-" + at).hooks(killInside(at));
                 assertThatThrownBy(recovering::recover).isInstanceOf(Killed.class);
@@ -264,8 +264,58 @@ class CutoverIT {
                 f.cutover("recover").recover();
                 assertAligned(f, RouteStatus.TARGET, 0);
                 acceptedWritesArrive(f, guard, RouteStatus.TARGET, "once recovered from " + at);
-                f.cutover("back").rollback();
+                f.cutover("back").rollback(f.proof());
                 assertAligned(f, RouteStatus.SOURCE, 0);
+            }
+        }
+    }
+
+    /**
+     * Killed before each instruction of a flip (the log of written keys begun, the route recorded on the fences, the
+     * route set in Redis), either way: recovery follows the route the fences recorded, every write a store accepts
+     * after it reaches the other store, and a rollback from a flip recovered this way proves its drain with the log
+     * that flip began (ADR 9).
+     */
+    @Test
+    void killedInsideEveryFlipRecoveryFollowsTheFencesAndNoAcceptedWriteIsLost() throws Exception {
+        try (CutoverFixture f = new CutoverFixture();
+                WriteGuard guard = f.guard()) {
+            f.startTail();
+            for (AlignInstruction at : AlignInstruction.FLIP) {
+                Cutover dies = f.cutover("flip-dies-" + at).hooks(killInside(at));
+                assertThatThrownBy(() -> dies.cutover(PASS, MATCH)).isInstanceOf(Killed.class);
+                awaitLockFree(f);
+                f.cutover("recover").recover();
+                RouteStatus now = route(f).status();
+                assertThat(now)
+                        .as("the route after a flip to DynamoDB killed before " + at)
+                        .isEqualTo(at == AlignInstruction.SET_ROUTE ? RouteStatus.TARGET : RouteStatus.SOURCE);
+                assertAligned(f, now, 0);
+                acceptedWritesArrive(f, guard, now, "after a flip killed before " + at);
+                if (now == RouteStatus.TARGET) {
+                    String during = write(f, guard);
+                    CutoverOutcome back = f.cutover("back-" + at).rollback(f.proof());
+                    assertThat(back.detail()).contains("keys written to DynamoDB since the flip equal in Postgres");
+                    assertThat(kind(f, during)).isEqualTo("guarded");
+                }
+            }
+            for (AlignInstruction at : List.of(AlignInstruction.RECORD_ROUTE, AlignInstruction.SET_ROUTE)) {
+                f.cutover("forward-" + at).cutover(PASS, MATCH);
+                String during = write(f, guard);
+                Cutover dies = f.cutover("back-dies-" + at).hooks(killInside(at));
+                assertThatThrownBy(() -> dies.rollback(f.proof())).isInstanceOf(Killed.class);
+                awaitLockFree(f);
+                f.cutover("recover").recover();
+                RouteStatus now = route(f).status();
+                assertThat(now)
+                        .as("the route after a flip back killed before " + at)
+                        .isEqualTo(at == AlignInstruction.SET_ROUTE ? RouteStatus.SOURCE : RouteStatus.TARGET);
+                assertAligned(f, now, 0);
+                acceptedWritesArrive(f, guard, now, "after a flip back killed before " + at);
+                if (now == RouteStatus.TARGET) f.cutover("back-" + at).rollback(f.proof());
+                assertThat(kind(f, during))
+                        .as("written to DynamoDB before a flip back killed before " + at)
+                        .isEqualTo("guarded");
             }
         }
     }
@@ -308,7 +358,7 @@ class CutoverIT {
             assertThat(item(f, during)).as("a write after the flip").isNotEmpty();
 
             CutoverOutcome back =
-                    lossy.cutover("lossy-back").hooks(loseTheFlipsReply).rollback();
+                    lossy.cutover("lossy-back").hooks(loseTheFlipsReply).rollback(f.proof());
             assertThat(proxy.replyDropPending())
                     .as("the flip back's reply was dropped")
                     .isFalse();
@@ -405,7 +455,8 @@ class CutoverIT {
 
     /** One guarded application write to wherever the route says; @return its id. */
     static String write(CutoverFixture f, WriteGuard guard) throws Exception {
-        String id = String.format("01JAXT%020d", ids.incrementAndGet());
+        // a ULID of 2024-10-20T02:00:01Z, so the id's slot is the item's _slot below
+        String id = String.format("01JAKTE878%016d", ids.incrementAndGet());
         guard.run(f.table, permit -> {
             switch (permit.target()) {
                 case POSTGRES -> {

@@ -15,6 +15,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.rebalance.cdc.TailKeys;
 import io.rebalance.client.WriteGuard;
+import io.rebalance.core.RebalanceException;
 import io.rebalance.core.fence.FencedException;
 import io.rebalance.core.lock.ScopeKeys;
 import io.rebalance.core.redis.RedisConnector;
@@ -85,7 +86,16 @@ class RedisLossIT {
                             + " Postgres fence held it, with no hold left in Redis")
                     .isGreaterThan(skippedBefore));
 
-            CutoverOutcome back = f.cutover("back").rollback();
+            // Redis lost the log of keys written to DynamoDB since the flip: a rollback must compare every key
+            assertThatThrownBy(() -> f.cutover("refused").rollback(f.proof(false)))
+                    .isInstanceOf(RebalanceException.class)
+                    .hasMessageContaining(
+                            "the log of the keys applications wrote to DynamoDB since the flip is" + " incomplete")
+                    .hasMessageContaining("--rollback --verify-all")
+                    .hasMessageContaining("Nothing was changed");
+            assertThat(route(f).status()).isEqualTo(RouteStatus.TARGET);
+            CutoverOutcome back = f.cutover("back").rollback(f.proof(true));
+            assertThat(back.detail()).contains("every key of both stores");
             assertThat(back.token()).isGreaterThan(out.token());
             assertAligned(f, RouteStatus.SOURCE, back.token());
             assertThat(List.of(kind(f, before), kind(f, during), kind(f, after)))
@@ -113,16 +123,16 @@ class RedisLossIT {
                 runAsItMay(() -> c.cutover(PASS, MATCH));
                 recoverAndCheck(f, guard, acknowledged, "after Redis restarted at cutover step " + at);
                 if (route(f).status() == RouteStatus.TARGET)
-                    f.cutover("undo-" + at).rollback();
+                    f.cutover("undo-" + at).rollback(f.proof(true));
             }
             for (CutoverStep at : CutoverStep.ROLLBACK) {
                 f.cutover("forward-" + at).cutover(PASS, MATCH);
                 acknowledge(f, guard, acknowledged);
                 Cutover c = f.cutover("back-" + at).hooks(restartAt(redis, at));
-                runAsItMay(c::rollback);
+                runAsItMay(() -> c.rollback(f.proof(true)));
                 recoverAndCheck(f, guard, acknowledged, "after Redis restarted at rollback step " + at);
                 if (route(f).status() == RouteStatus.TARGET)
-                    f.cutover("undo-" + at).rollback();
+                    f.cutover("undo-" + at).rollback(f.proof(true));
             }
         }
     }
@@ -148,7 +158,7 @@ class RedisLossIT {
                 assertThat(toReplica.hget(routeKey, "status"))
                         .as("the replica has the flip when the cutover returns")
                         .isEqualTo("TARGET");
-                f.cutover("back").rollback();
+                f.cutover("back").rollback(f.proof(true));
                 assertThat(toReplica.hget(routeKey, "status")).isEqualTo("SOURCE");
                 assertThat(waits(f.redis))
                         .as("WAIT calls on the primary: one per flip")

@@ -275,7 +275,6 @@ public final class AppSimulator implements AutoCloseable {
                 pg.setAutoCommit(false);
             }
             try {
-                if (permit != null) permit.fencePostgres(pg);
                 String sql = insert
                         ? "INSERT INTO " + table + " (id, room_id, kind, data, created_at, seq)"
                                 + " VALUES (?, ?::uuid, ?, ?::jsonb, ?::timestamptz, 1)"
@@ -291,7 +290,8 @@ public final class AppSimulator implements AutoCloseable {
                     }
                     if (ps.executeUpdate() != 1) throw new SQLException("no row " + id + " to update");
                 }
-                pg.commit();
+                if (permit != null) permit.commitPostgres(pg); // the fence checked and the commit, one round trip
+                else pg.commit();
             } catch (SQLException | RuntimeException e) {
                 pg.rollback();
                 throw e;

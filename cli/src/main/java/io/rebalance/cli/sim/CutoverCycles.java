@@ -160,7 +160,9 @@ public final class CutoverCycles {
                     command(List.of("cutover", "--rollback"), delayMs);
                 }
                 recover = recovered();
-                back = command(List.of("cutover", "--rollback")); // refused (31) when the route is SOURCE already
+                // refused (31) when the route is SOURCE already; a restarted Redis may have lost keys of the log of
+                // writes to DynamoDB, so the rollback compares every key, as its refusal would tell a person to
+                back = command(List.of("cutover", "--rollback", "--verify-all", "--max-write-block", "60s"));
             } else if (cut.exitCode == 0) {
                 lastCutoverSteps = cut.stepMs;
                 awaitWrites(Target.DYNAMODB, dynamoBefore + writesPerPhase);

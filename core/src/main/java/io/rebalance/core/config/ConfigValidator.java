@@ -174,7 +174,6 @@ public final class ConfigValidator {
         duration("cutover.maxWriteBlock", cut::maxWriteBlockDuration);
         duration("cutover.maxTailLag", cut::maxTailLagDuration);
         duration("cutover.verifyMaxAge", cut::verifyMaxAgeDuration);
-        duration("cutover.streamSettle", cut::streamSettleDuration);
         require(
                 cut.pgFence().matches("[A-Za-z_][A-Za-z0-9_$]*(\\.[A-Za-z_][A-Za-z0-9_$]*)?"),
                 "cutover.pgFence",
@@ -185,6 +184,13 @@ public final class ConfigValidator {
                 "cutover.dynamoFence",
                 cut.dynamoFence(),
                 "a DynamoDB table name (3-255 of letters, digits, _ . -)");
+        for (String role : cut.applicationRoles()) {
+            require(
+                    !role.isBlank() && role.length() <= 63,
+                    "cutover.applicationRoles",
+                    role,
+                    "Postgres role names (1-63 characters) of the roles applications write as, such as [app_rw]");
+        }
         if (lease != null && lease.compareTo(Duration.ofSeconds(2)) < 0) {
             problems.add("mover.leaseTtl=" + m.leaseTtl()
                     + " is too short to renew reliably; use at least 2s (15s-30s is typical)");

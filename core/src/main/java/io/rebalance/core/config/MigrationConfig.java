@@ -168,7 +168,8 @@ public record MigrationConfig(
      * @param maxWriteBlock the longest the cutover may block writes; past it, it aborts (before the flip)
      * @param maxTailLag pre-check: the forward tail may be at most this far behind
      * @param verifyMaxAge pre-check: every slot needs a MATCH no older than this
-     * @param streamSettle rollback waits this long before its drain round (0 on DynamoDB Local; see docs/cutover.md)
+     * @param applicationRoles the Postgres roles applications write the table as: {@code --prepare} grants them
+     *     SELECT on the fence table and refuses while any of them could change it (reopen the fence)
      */
     public record Cutover(
             String scope,
@@ -177,7 +178,7 @@ public record MigrationConfig(
             String maxWriteBlock,
             String maxTailLag,
             String verifyMaxAge,
-            String streamSettle) {
+            List<String> applicationRoles) {
         public String scopeOr(String table) {
             return scope.isEmpty() ? table : scope;
         }
@@ -192,10 +193,6 @@ public record MigrationConfig(
 
         public Duration verifyMaxAgeDuration() {
             return Durations.parse(verifyMaxAge);
-        }
-
-        public Duration streamSettleDuration() {
-            return Durations.parse(streamSettle);
         }
     }
 }

@@ -8,22 +8,47 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Optional;
 
 /**
- * The Postgres side of the fence: a row per scope in {@code rebalance_fence} that every guarded write share-locks in
- * its own transaction ({@link #check}) and the cutover updates ({@link #set}). The update waits for every
- * transaction that checked the row, and every check after it sees the new row, so a writer refused once cannot slip
- * a write in later (ADR 7). Uses only {@code java.sql}: applications bring their own driver.
+ * The Postgres side of the fence: a row per scope in {@code rebalance_fence}, and a transaction-level advisory lock
+ * per scope beside it. Every guarded write takes the lock shared in its own transaction, then reads the row, either
+ * with its commit ({@link #commitIfAdmitted}) or first ({@link #check}); the cutover takes it exclusive before it
+ * updates the row ({@link #set}). So the update waits for
+ * every transaction that checked the row, and every check after it reads the new row, and a writer refused once
+ * cannot slip a write in later (ADR 7).
+ *
+ * <p>An advisory lock, not {@code SELECT ... FOR SHARE}: share-locking one row from many transactions at once makes
+ * a multixact nearly per write, and needs the UPDATE privilege, with which an application role could reopen the fence
+ * itself. A check needs only SELECT on the table. It needs READ COMMITTED: the row is read by a statement that starts
+ * after the lock is granted, which under REPEATABLE READ would still see the snapshot taken before the wait (ADR 7).
+ * Uses only {@code java.sql}: applications bring their own driver.
  */
 public final class PostgresFence {
+    /** The one privilege an application role needs on the fence table; any of the others would let it reopen it. */
+    public static final String MODIFYING_PRIVILEGES = "INSERT, UPDATE, DELETE, TRUNCATE";
+
     private final String table;
     private final String select;
+    private final String lockShared;
+    private final String lockExclusive;
+    /** Fails with division_by_zero unless the row admits applications with the token, at READ COMMITTED. */
+    private final String admitOrFail;
 
     /** @param table the fence table, schema-qualified and quoted as needed, e.g. {@code public.rebalance_fence} */
     public PostgresFence(String table) {
         this.table = table;
-        this.select = "SELECT writer, min_token, route, epoch, closed_lsn::text FROM " + table;
+        this.select = "SELECT writer, min_token, route, epoch, closed_lsn::text,"
+                + " current_setting('transaction_isolation') FROM " + table;
+        // one 64-bit key per fence table and scope; the table's name keeps it apart from other migrations' fences
+        this.lockShared = "SELECT pg_advisory_xact_lock_shared(hashtextextended(?, 0))";
+        this.lockExclusive = "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))";
+        // one statement that fails unless admitted, so the COMMIT behind it in the same round trip runs only then
+        this.admitOrFail = "SELECT 1 / coalesce((SELECT 1 FROM " + table + " WHERE writer = 'app' AND min_token <= ?"
+                + " AND scope = ? AND current_setting('transaction_isolation') = 'read committed'), 0)";
     }
 
     public String table() {
@@ -50,26 +75,150 @@ public final class PostgresFence {
     }
 
     /**
-     * Inside the caller's transaction, before its write: share-locks the scope's row until that transaction ends.
+     * Inside the caller's transaction, before its write: takes the scope's lock shared until that transaction ends,
+     * then reads the fence. One round trip.
      *
      * @throws FencedException when the fence does not admit applications with {@code token}
      * @throws IllegalStateException when the fence was never installed (and so protects nothing)
+     * @throws SQLException also when the transaction is not READ COMMITTED (SQLState 25000)
      */
     public void check(Connection c, String scope, long token) throws SQLException {
         if (c.getAutoCommit()) {
             throw new IllegalStateException(
                     "the fence check must run in the write's own transaction: turn autocommit off on the connection");
         }
-        FenceState state = read(c, scope, " FOR SHARE");
+        FenceState state = readShared(c, scope);
         if (!state.admitsApp(token)) throw new FencedException("Postgres", scope, token, state.toString());
     }
 
     /**
-     * Inside the reverse stream's transaction, before its writes: share-locks the scope's row until that transaction
-     * ends, so the fence cannot change under the writes. @return the fence as it stays until then
+     * In place of the caller's {@code commit()}, after its writes: takes the scope's lock shared, reads the fence and
+     * commits only if it admits applications with {@code token}, all in one round trip, so a guarded write costs no
+     * round trip more than a plain one. As safe as {@link #check} first: a cutover's update of the fence waits for a
+     * transaction that holds the lock, and one that takes it after the update reads the new row and rolls back.
+     *
+     * @throws FencedException when the fence does not admit applications with {@code token} (rolled back)
+     * @throws IllegalStateException when the fence was never installed (rolled back)
+     * @throws SQLException as {@link #check}; the transaction is rolled back
+     */
+    public void commitIfAdmitted(Connection c, String scope, long token) throws SQLException {
+        if (c.getAutoCommit()) {
+            throw new IllegalStateException("the fence must be checked in the write's own transaction: turn autocommit"
+                    + " off on the connection");
+        }
+        try (PreparedStatement ps = c.prepareStatement(lockShared + "; " + admitOrFail + "; COMMIT")) {
+            ps.setString(1, lockKey(scope));
+            ps.setLong(2, token);
+            ps.setString(3, scope);
+            ps.execute();
+        } catch (SQLException e) {
+            c.rollback();
+            if (!"22012".equals(e.getSQLState())) throw e; // division_by_zero: the fence refused, as admitOrFail says
+            FenceState state = read(c, scope, ""); // not installed: IllegalStateException
+            c.rollback();
+            try (Statement s = c.createStatement();
+                    ResultSet rs = s.executeQuery("SELECT current_setting('transaction_isolation')")) {
+                rs.next();
+                if (!"read committed".equals(rs.getString(1))) {
+                    c.rollback();
+                    throw new SQLException(notReadCommitted(rs.getString(1)), "25000");
+                }
+            }
+            c.rollback();
+            throw new FencedException("Postgres", scope, token, state.toString());
+        }
+    }
+
+    /**
+     * Inside the reverse stream's transaction, before its writes: takes the scope's lock shared until that
+     * transaction ends, so the fence cannot change under the writes. @return the fence as it stays until then
      */
     public FenceState lockForReverse(Connection c, String scope) throws SQLException {
-        return read(c, scope, " FOR SHARE");
+        return readShared(c, scope);
+    }
+
+    /** The lock and the read in one round trip, as two statements: the read's snapshot is taken after the lock. */
+    private FenceState readShared(Connection c, String scope) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(lockShared + "; " + select + " WHERE scope = ?")) {
+            ps.setString(1, lockKey(scope));
+            ps.setString(2, scope);
+            ps.execute();
+            if (!ps.getMoreResults()) throw new IllegalStateException("the fence read returned no result");
+            try (ResultSet rs = ps.getResultSet()) {
+                FenceState state = state(rs, scope);
+                String isolation = rs.getString(6);
+                if (!"read committed".equals(isolation)) {
+                    throw new SQLException(notReadCommitted(isolation), "25000"); // invalid transaction state
+                }
+                return state;
+            }
+        }
+    }
+
+    private static String notReadCommitted(String isolation) {
+        return "the fence check needs its transaction at READ COMMITTED, not " + isolation + ": there the fence row"
+                + " would be read from a snapshot taken before the check waited for a cutover, so a closed fence could"
+                + " read open. Run guarded writes at READ COMMITTED (Postgres' default)";
+    }
+
+    /** Takes the scope's lock exclusive in the caller's transaction: waits for every transaction that checked. */
+    private void lockExclusive(Connection c, String scope) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(lockExclusive)) {
+            ps.setString(1, lockKey(scope));
+            ps.execute();
+        }
+    }
+
+    private String lockKey(String scope) {
+        return "rebalance.fence:" + table + ":" + scope;
+    }
+
+    /** Lets {@code role} check the fence (SELECT), and nothing more. Needs the table's owner or the grant option. */
+    public void grantCheck(Connection c, String role) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            s.execute("GRANT SELECT ON " + table + " TO \"" + role.replace("\"", "\"\"") + "\"");
+        }
+    }
+
+    /**
+     * The roles among {@code roles} that could reopen the fence (any of {@link #MODIFYING_PRIVILEGES} on the table:
+     * superusers and the table's owner have them all), or that cannot check it (no SELECT), each with why.
+     *
+     * @return role to what is wrong with it; empty when every role may check the fence and none may change it
+     */
+    public Map<String, String> unfitRoles(Connection c, Collection<String> roles) throws SQLException {
+        Map<String, String> unfit = new LinkedHashMap<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT r.oid IS NOT NULL,"
+                + " coalesce(r.rolsuper, false),"
+                + " r.oid IS NOT NULL AND has_table_privilege(r.oid, ?::regclass, 'SELECT'),"
+                + " r.oid IS NOT NULL AND has_table_privilege(r.oid, ?::regclass, '" + MODIFYING_PRIVILEGES + "')"
+                + " FROM (SELECT ?::text AS name) n LEFT JOIN pg_roles r ON r.rolname = n.name")) {
+            for (String role : roles) {
+                ps.setString(1, table);
+                ps.setString(2, table);
+                ps.setString(3, role);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    if (!rs.getBoolean(1)) unfit.put(role, "no such role");
+                    else if (rs.getBoolean(2)) unfit.put(role, "is a superuser, so it could reopen the fence");
+                    else if (rs.getBoolean(4))
+                        unfit.put(
+                                role,
+                                "may change " + table + " (one of " + MODIFYING_PRIVILEGES
+                                        + "), so it could reopen the fence: REVOKE " + MODIFYING_PRIVILEGES + " ON "
+                                        + table
+                                        + " FROM " + role
+                                        + " (an owner keeps them: the fence table must belong to another"
+                                        + " role)");
+                    else if (!rs.getBoolean(3))
+                        unfit.put(
+                                role,
+                                "cannot read " + table + ", so every guarded write fails: GRANT SELECT ON " + table
+                                        + " TO " + role);
+                }
+            }
+        }
+        return unfit;
     }
 
     public FenceState state(Connection c, String scope) throws SQLException {
@@ -106,6 +255,7 @@ public final class PostgresFence {
         c.setAutoCommit(false);
         try (Statement s = c.createStatement()) {
             s.execute("SET LOCAL lock_timeout = " + Math.max(1, lockWait.toMillis()));
+            lockExclusive(c, scope);
             FenceState before = read(c, scope, " FOR UPDATE");
             if (minToken < before.minToken())
                 throw new TokenBehindException("Postgres", scope, minToken, before.minToken());
@@ -130,7 +280,7 @@ public final class PostgresFence {
 
     /**
      * Records the route a flip moves to, with its epoch, in its own transaction; an older epoch never replaces a
-     * newer one. Waits at most {@code lockWait} for the reverse stream's transactions that share-locked the row.
+     * newer one. Waits at most {@code lockWait} for the transactions that took the fence lock shared.
      */
     public void record(Connection c, String scope, RouteStatus route, long epoch, Duration lockWait)
             throws SQLException {
@@ -140,6 +290,7 @@ public final class PostgresFence {
                 PreparedStatement ps = c.prepareStatement("UPDATE " + table
                         + " SET route = ?, epoch = ?, updated_at = now() WHERE scope = ? AND epoch <= ?")) {
             s.execute("SET LOCAL lock_timeout = " + Math.max(1, lockWait.toMillis()));
+            lockExclusive(c, scope);
             ps.setString(1, route.name());
             ps.setLong(2, epoch);
             ps.setString(3, scope);
@@ -158,13 +309,17 @@ public final class PostgresFence {
         try (PreparedStatement ps = c.prepareStatement(select + " WHERE scope = ?" + lock)) {
             ps.setString(1, scope);
             try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    throw new IllegalStateException("no row for scope '" + scope + "' in " + table
-                            + ": the fence is not installed; run `rebalance cutover --prepare` first");
-                }
-                return state(rs);
+                return state(rs, scope);
             }
         }
+    }
+
+    private FenceState state(ResultSet rs, String scope) throws SQLException {
+        if (!rs.next()) {
+            throw new IllegalStateException("no row for scope '" + scope + "' in " + table
+                    + ": the fence is not installed; run `rebalance cutover --prepare` first");
+        }
+        return state(rs);
     }
 
     private static FenceState state(ResultSet rs) throws SQLException {

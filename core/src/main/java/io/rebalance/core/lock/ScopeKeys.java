@@ -46,6 +46,19 @@ public record ScopeKeys(String prefix, String scope) {
         return tagged("cutover");
     }
 
+    /** Set: the keys applications wrote to DynamoDB under the TARGET epoch {@link #targetWritesLog} names. */
+    public String targetWrites() {
+        return tagged("target:writes");
+    }
+
+    /**
+     * Hash: what the target-write log covers (epoch, target table, its key attribute, the Redis instance's run id)
+     * and what makes it incomplete (overflow, gap), see {@code io.rebalance.core.handoff.TargetWriteLog}.
+     */
+    public String targetWritesLog() {
+        return tagged("target:writes:log");
+    }
+
     /** List: the cutover commands' steps as logged before each ran, newest last (the last 500 kept). */
     public String cutoverLog() {
         return tagged("cutover:log");
