@@ -2,10 +2,12 @@ package io.rebalance.cli;
 
 import io.rebalance.core.handoff.ForwardHold;
 import io.rebalance.core.handoff.HandoffKeys;
+import io.rebalance.core.handoff.TargetWriteLog;
 import io.rebalance.core.lock.LockHolders;
 import io.rebalance.core.lock.ScopeKeys;
 import io.rebalance.core.lock.SharedExclusiveLock;
 import io.rebalance.core.route.Route;
+import io.rebalance.core.route.RouteStatus;
 import io.rebalance.core.route.RoutingTable;
 import io.rebalance.cutover.CutoverJournal;
 import java.io.PrintWriter;
@@ -28,7 +30,18 @@ final class RoutingView {
         for (String scope : table.scopes()) {
             Map<String, Object> s = new LinkedHashMap<>();
             s.put("scope", scope);
-            table.get(scope).ifPresent(r -> s.putAll(route(r)));
+            table.get(scope).ifPresent(r -> {
+                s.putAll(route(r));
+                if (r.status() == RouteStatus.TARGET) {
+                    TargetWriteLog.Summary w =
+                            new TargetWriteLog(redis, new ScopeKeys(prefix, scope)).summary(r.epoch());
+                    Map<String, Object> written = new LinkedHashMap<>();
+                    written.put("keys", w.keys());
+                    written.put("complete", w.incomplete().isEmpty());
+                    written.put("incomplete", w.incomplete());
+                    s.put("writtenToDynamo", written);
+                }
+            });
             LockHolders h = new SharedExclusiveLock(redis, new ScopeKeys(prefix, scope)).holders();
             s.put("exclusive", h.exclusive() == null ? "" : exclusive(h.exclusive()));
             s.put("pending", h.pending() == null ? "" : exclusive(h.pending()));
@@ -122,6 +135,14 @@ final class RoutingView {
                     s.get("epoch"),
                     s.get("token"),
                     s.get("updated"));
+            if (s.get("writtenToDynamo") instanceof Map<?, ?> w) {
+                out.printf(
+                        "  written    %s keys to DynamoDB since the flip, logged for a rollback to compare%s%n",
+                        w.get("keys"),
+                        Boolean.TRUE.equals(w.get("complete"))
+                                ? ""
+                                : "; INCOMPLETE (" + w.get("incomplete") + "): a rollback needs --verify-all");
+            }
             if (!"".equals(s.get("exclusive"))) out.println("  exclusive  " + s.get("exclusive"));
             if (!"".equals(s.get("pending"))) out.println("  waiting    " + s.get("pending") + " (new writes wait)");
             out.printf("  writers    %s holding a shared lease%n", s.get("sharedHolders"));

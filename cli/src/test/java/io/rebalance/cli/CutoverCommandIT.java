@@ -101,10 +101,15 @@ class CutoverCommandIT {
                     .containsPattern("cutover of scope '" + table + "' done: writes were blocked for \\d+ ms");
             assertThat(run("status").out())
                     .contains(table + ": TARGET, read dynamodb, write dynamodb")
+                    .contains("written    0 keys to DynamoDB since the flip, logged for a rollback to compare")
                     .contains("forward tail HELD")
                     .containsPattern("reverse    streaming, lag \\d+ ms");
+            assertThat(run("status", "--json").out())
+                    .containsPattern(
+                            "\"writtenToDynamo\"\\s*:\\s*\\{\\s*\"keys\"\\s*:\\s*0,\\s*\"complete\"\\s*:\\s*true");
             CliRun back = run("cutover", "--rollback");
             assertThat(back.exitCode()).as(back.out() + back.err()).isZero();
+            assertThat(back.out()).contains("0 keys written to DynamoDB since the flip equal in Postgres");
             assertThat(run("status").out()).contains(table + ": SOURCE, read postgres, write postgres");
 
             assertThat(run("cutover").exitCode()).isZero();

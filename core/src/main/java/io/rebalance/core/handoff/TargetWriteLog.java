@@ -98,15 +98,17 @@ public final class TargetWriteLog {
         redis.hset(keys.targetWritesLog(), "gap", "epoch " + epoch + ": " + why);
     }
 
+    /** How many keys the log of {@code epoch} holds, and why it is incomplete (empty when it is not): for status. */
+    public record Summary(long keys, String incomplete) {}
+
+    public Summary summary(long epoch) {
+        String why = incomplete(epoch);
+        return new Summary(redis.scard(keys.targetWrites()), why == null ? "" : why);
+    }
+
     /** The log of the TARGET route at {@code epoch}, as a rollback needs it. */
-    @SuppressWarnings("unchecked")
     public Read read(long epoch) {
-        List<Object> state = (List<Object>) STATE.eval(redis, List.of(keys.targetWritesLog()), List.of());
-        String runId = (String) state.get(0);
-        List<String> flat = (List<String>) state.get(1);
-        Map<String, String> log = new HashMap<>();
-        for (int i = 0; i + 1 < flat.size(); i += 2) log.put(flat.get(i), flat.get(i + 1));
-        String why = incomplete(log, epoch, runId);
+        String why = incomplete(epoch);
         if (why != null) return new Read(Optional.empty(), why);
         Set<String> all = new LinkedHashSet<>();
         String cursor = ScanParams.SCAN_POINTER_START;
@@ -116,6 +118,17 @@ public final class TargetWriteLog {
             cursor = page.getCursor();
         } while (!ScanParams.SCAN_POINTER_START.equals(cursor));
         return new Read(Optional.of(all), "");
+    }
+
+    /** @return why the log of {@code epoch} is incomplete, or null when it is complete */
+    @SuppressWarnings("unchecked")
+    private String incomplete(long epoch) {
+        List<Object> state = (List<Object>) STATE.eval(redis, List.of(keys.targetWritesLog()), List.of());
+        String runId = (String) state.get(0);
+        List<String> flat = (List<String>) state.get(1);
+        Map<String, String> log = new HashMap<>();
+        for (int i = 0; i + 1 < flat.size(); i += 2) log.put(flat.get(i), flat.get(i + 1));
+        return incomplete(log, epoch, runId);
     }
 
     private String incomplete(Map<String, String> log, long epoch, String runId) {
