@@ -1,15 +1,19 @@
 package io.rebalance.cli;
 
 import io.rebalance.cdc.CopyCoverage;
+import io.rebalance.core.ErrorCode;
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.mover.MoverProcess;
 import io.rebalance.mover.PhaseHooks;
 import io.rebalance.mover.RunPlanner;
 import io.rebalance.mover.RunState;
 import io.rebalance.mover.RunStatus;
+import java.io.PrintWriter;
 import java.sql.Connection;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -54,6 +58,9 @@ final class CopyCommand implements Callable<Integer> {
     @Option(names = "--no-progress", description = "Log lines instead of a progress bar, even on a terminal.")
     boolean noProgress;
 
+    /** Refused rows named in the summary; the rest are counted (status lists them all). */
+    private static final int SHOWN = 10;
+
     @Override
     public Integer call() throws Exception {
         Map<String, String> extra = new HashMap<>();
@@ -96,14 +103,45 @@ final class CopyCommand implements Callable<Integer> {
                     },
                     "rebalance-shutdown");
             Runtime.getRuntime().addShutdownHook(hook);
+            RunStatus end;
             try (ProgressReporter progress =
                     ProgressReporter.start(run, spec.commandLine().getOut(), !noProgress)) {
-                RunStatus end = process.run();
+                end = process.run();
                 progress.finish(end);
             } finally {
                 stopped.countDown();
             }
+            if (end == RunStatus.FINISHED)
+                return refusedSummary(new RefusedRows(c.redis(), config.redis().prefix()));
         }
         return 0;
+    }
+
+    /** Rows listed as refused make the copy incomplete: say which, why, and the ways out (exit 21). */
+    private int refusedSummary(RefusedRows refused) {
+        List<RefusedRows.Refusal> all = refused.all();
+        if (all.isEmpty()) return 0;
+        PrintWriter err = spec.commandLine().getErr();
+        err.printf(
+                "copied except %d refused row%s: DynamoDB cannot hold %s as mapped, so %s not written and the"
+                        + " cutover refuses until none is listed. [%s]%n",
+                all.size(),
+                all.size() == 1 ? "" : "s",
+                all.size() == 1 ? "it" : "them",
+                all.size() == 1 ? "it was" : "they were",
+                ErrorCode.ROW_REFUSED);
+        all.stream()
+                .limit(SHOWN)
+                .forEach(r -> err.printf(
+                        "  id %s (slot %s)%s: %s%n",
+                        r.id(),
+                        r.slot().isEmpty() ? "none" : r.slot(),
+                        r.column().isEmpty() ? "" : " column " + r.column(),
+                        r.reason()));
+        if (all.size() > SHOWN)
+            err.printf("  ... and %d more: `rebalance status` lists them all%n", all.size() - SHOWN);
+        err.println("next: fix the rows, or the settings that map them (target.json: string keeps json as text;"
+                + " docs/codec.md), then `rebalance verify --retry-refused` writes exactly these rows again");
+        return ErrorCode.ROW_REFUSED.exitCode();
     }
 }

@@ -2,9 +2,12 @@ package io.rebalance.mover;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.rebalance.core.ProcessId;
+import io.rebalance.core.codec.RowCodec;
 import io.rebalance.core.config.Durations;
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.copy.KeyRefresher;
 import io.rebalance.core.dynamo.BatchWriter;
+import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.retry.Transience;
 import io.rebalance.core.slot.Slot;
@@ -87,13 +90,18 @@ public final class MoverProcess implements AutoCloseable {
         this.run = new RunState(redis, keys, retrier);
         this.slots = new SlotStore(redis, keys, retrier, m.leaseTtlDuration(), m.stateTtlDuration());
         this.limiter = new GlobalRateLimiter(redis, keys, m.rateLimit());
+        RowCodec codec = table.codec(config.target());
+        PageReader reader = new PageReader(table);
+        BatchWriter writer = new BatchWriter(dynamo, config.target().table(), m.batchSize(), retrier, limiter);
         WorkerContext shared = new WorkerContext(
                 slots,
                 run,
-                table.codec(config.target()),
-                new PageReader(table),
+                codec,
+                reader,
                 new SourceSession(config.source()),
-                new BatchWriter(dynamo, config.target().table(), m.batchSize(), retrier, limiter),
+                writer,
+                new KeyRefresher(reader, codec, writer),
+                new RefusedRows(redis, config.redis().prefix()),
                 retrier,
                 hooks,
                 m.pageSize(),

@@ -2,6 +2,7 @@ package io.rebalance.mover;
 
 import io.rebalance.core.RebalanceException;
 import io.rebalance.core.codec.RowCodec;
+import io.rebalance.core.codec.RowRefusedException;
 import io.rebalance.core.codec.SourceRow;
 import io.rebalance.core.lease.LeaseLost;
 import io.rebalance.core.lease.OwnedLease;
@@ -10,12 +11,12 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
-import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.PutRequest;
+import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
 
 /**
  * Copies one slot, page by page, from its saved {@code last_id} to its end: the middle layer of recovery. A step
@@ -108,21 +109,36 @@ public final class SlotWorker {
             List<SourceRow> rows =
                     ctx.retrier().call("read page of slot " + slot, () -> readPage(slot, after, pageSize));
             if (rows.isEmpty()) return finish(slot, owner, lastId);
-            List<Map<String, AttributeValue>> items = new ArrayList<>(rows.size());
-            for (SourceRow row : rows) items.add(codec.encode(row));
+            List<WriteRequest> puts = new ArrayList<>(rows.size());
+            List<RowRefusedException> refused = new ArrayList<>();
+            for (SourceRow row : rows) {
+                try {
+                    puts.add(WriteRequest.builder()
+                            .putRequest(
+                                    PutRequest.builder().item(codec.encode(row)).build())
+                            .build());
+                } catch (RowRefusedException e) {
+                    refused.add(e); // one row DynamoDB cannot hold must not hold up the slot: it is listed instead
+                }
+            }
             ctx.hooks().at(Phase.PAGE_READ, slot, owner);
 
+            int byDynamo;
             try {
                 ctx.retrier()
                         .run("renew lease of slot " + slot, lease::renew); // a Redis blip is retried; a loss is not
                 ctx.hooks().at(Phase.BEFORE_WRITE, slot, owner);
                 // Every call and every attempt of this write, resubmissions included, is checked against the lease
                 // and given no more time than it has left (ADR 6): none lands once another worker can hold the slot.
-                ctx.writer().write(items, lease);
+                // An item DynamoDB itself refuses as invalid is isolated and returned, the others land.
+                List<RowRefusedException> invalid = ctx.refresher().write(puts, lease);
+                for (RowRefusedException e : invalid) refused.add(inSlot(e, slot));
+                byDynamo = invalid.size();
             } catch (LeaseLost e) {
                 return lostLease(slot, owner, e.holder(), "before its write could land (nothing more is sent)");
             }
-            ctx.counters().rowsWritten(items.size());
+            if (!refused.isEmpty()) refuse(slot, refused);
+            ctx.counters().rowsWritten(puts.size() - byDynamo);
             ctx.hooks().at(Phase.PAGE_WRITTEN, slot, owner);
 
             String newLast = rows.get(rows.size() - 1).key();
@@ -135,6 +151,26 @@ public final class SlotWorker {
             ctx.hooks().at(Phase.PROGRESS_SAVED, slot, owner);
             if (rows.size() < pageSize) return finish(slot, owner, lastId);
         }
+    }
+
+    /** Lists rows DynamoDB cannot hold (status, verify and the cutover see them); the copy goes on without them. */
+    private void refuse(Slot slot, List<RowRefusedException> refused) {
+        ctx.retrier()
+                .run("list refused rows of slot " + slot, () -> ctx.refused().record(refused, "copy", key -> null));
+        ctx.runState()
+                .event("refused slot=" + slot + " rows=" + refused.size() + " first="
+                        + refused.get(0).key());
+        log.warn(
+                "slot {}: {} row{} refused, listed and left out (first: {})",
+                slot,
+                refused.size(),
+                refused.size() == 1 ? "" : "s",
+                refused.get(0).getMessage());
+    }
+
+    /** DynamoDB's refusal names no slot; the copy knows it. */
+    private static RowRefusedException inSlot(RowRefusedException e, Slot slot) {
+        return e.slot() != null ? e : new RowRefusedException(e.key(), e.column(), null, e.reason(), slot.name());
     }
 
     private Outcome finish(Slot slot, String owner, String lastId) throws InterruptedException {

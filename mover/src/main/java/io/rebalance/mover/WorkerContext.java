@@ -1,12 +1,17 @@
 package io.rebalance.mover;
 
 import io.rebalance.core.codec.RowCodec;
+import io.rebalance.core.copy.KeyRefresher;
 import io.rebalance.core.dynamo.BatchWriter;
+import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.source.PageReader;
 import io.rebalance.core.source.SourceSession;
 
-/** What every worker of a process shares: the Redis state, the source, the codec and the writer. */
+/**
+ * What every worker of a process shares: the Redis state, the source, the codec, the writer (through the refresher,
+ * which isolates items DynamoDB refuses) and the refused list.
+ */
 record WorkerContext(
         SlotStore slots,
         RunState runState,
@@ -14,6 +19,8 @@ record WorkerContext(
         PageReader pageReader,
         SourceSession source,
         BatchWriter writer,
+        KeyRefresher refresher,
+        RefusedRows refused,
         Retrier retrier,
         PhaseHooks hooks,
         int pageSize,

@@ -1,0 +1,94 @@
+package io.rebalance.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rebalance.local.RoomEventsGenerator;
+import io.rebalance.testkit.SharedServices;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.Select;
+
+/**
+ * Rows DynamoDB cannot hold do not stall the copy: with a quarter of the rows holding a json number outside
+ * DynamoDB's range ({@code target.json: map}), the copy writes every other row, lists each refused one with its
+ * reason (status, status --json), and ends with exit 21 and a summary; verify counts them as known. Before, each slot
+ * failed on its first bad row and retried from it forever, writing nothing after it.
+ */
+class CopyRefusedRowsIT {
+    private static final int ROWS = 2_000;
+
+    private final SharedServices services = SharedServices.get();
+    private final String table = SharedServices.unique("refcopy");
+    private final String prefix = SharedServices.unique("rc") + ":";
+
+    private List<String> flags() {
+        List<String> flags = new ArrayList<>(CliRun.base(services, table, prefix));
+        flags.addAll(List.of("--set", "target.json=map"));
+        return flags;
+    }
+
+    @AfterEach
+    void drop() throws Exception {
+        CutoverTables.drop(services, table);
+    }
+
+    @Test
+    @Timeout(value = 5, unit = TimeUnit.MINUTES) // the copy it replaces never ended: this bounds the failure
+    void aQuarterOfTheRowsRefusedTheCopyWritesEveryOtherRowAndListsThem() throws Exception {
+        long bad;
+        try (Connection pg = services.postgres();
+                Statement st = pg.createStatement()) {
+            RoomEventsGenerator.create(pg, table, ROWS, Instant.parse("2024-10-20T12:00:00Z"), 12, 5);
+            bad = st.executeUpdate("UPDATE " + table + " SET data = '{\"x\": 1.5e300}'::jsonb"
+                    + " WHERE abs(hashtext(id)) % 4 = 0"); // outside DynamoDB's number range
+        }
+        assertThat(bad).isBetween(ROWS / 8L, ROWS / 2L);
+
+        CliRun copy = CliRun.of(flags(), "copy", "--create-table", "--no-concurrent-writers", "--no-progress");
+
+        assertThat(copy.exitCode()).as(copy.out() + copy.err()).isEqualTo(21);
+        assertThat(copy.err())
+                .contains("copied except " + bad + " refused rows")
+                .contains("column data")
+                .contains("`rebalance verify --retry-refused`");
+        try (DynamoDbClient dynamo = services.dynamoClient()) {
+            int items = dynamo.scanPaginator(b -> b.tableName(table).select(Select.COUNT)).stream()
+                    .mapToInt(r -> r.count())
+                    .sum();
+            assertThat(items).as("every storable row written").isEqualTo(ROWS - bad);
+        }
+        JsonNode status = new ObjectMapper()
+                .readTree(CliRun.of(flags(), "status", "--json").out());
+        assertThat(status.path("status").asText()).isEqualTo("FINISHED");
+        assertThat(status.path("refused").path("count").asLong()).isEqualTo(bad);
+        JsonNode first = status.path("refused").path("rows").get(0);
+        assertThat(first.path("column").asText()).isEqualTo("data");
+        assertThat(first.path("by").asText()).isEqualTo("copy");
+        assertThat(first.path("slot").asText()).startsWith("20241020.");
+        assertThat(isBad(first.path("id").asText())).isTrue();
+
+        CliRun verify = CliRun.of(flags(), "verify", "--all");
+        assertThat(verify.exitCode()).as(verify.out()).isEqualTo(1);
+        assertThat(verify.out()).contains(bad + " of the differences are known refused rows");
+    }
+
+    private boolean isBad(String id) throws Exception {
+        try (Connection pg = services.postgres();
+                Statement st = pg.createStatement();
+                ResultSet rs = st.executeQuery(
+                        "SELECT abs(hashtext(id)) % 4 = 0 FROM " + table + " WHERE id = '" + id + "'")) {
+            return rs.next() && rs.getBoolean(1);
+        }
+    }
+}
