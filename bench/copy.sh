@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Copy throughput: naive single loop vs `rebalance copy` (one process, 512 MB heap) vs the raw BatchWriteItem
-# ceiling of DynamoDB Local, on the same generated rows, in one run; prints medians and the ratios.
+# ceiling of DynamoDB Local, and `rebalance copy` of the same rows with 1% refused, in one run; prints medians and the
+# ratios.
 # Usage: bench/copy.sh [rows=1000000] [hours=240] [reps=3] [workers=8]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -18,6 +18,7 @@ import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.route.RoutingTable;
 import io.rebalance.core.source.PageReader;
+import io.rebalance.core.source.SchemaWatch;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.mover.CopyProgress;
@@ -149,7 +150,8 @@ public final class Tail implements AutoCloseable {
         TailStatusPublisher status = new TailStatusPublisher(
                 redis, keys, session, t.slotName(), t.retentionWarnMb(), stats, lease.owner(), refused);
         AtomicReference<Throwable> leaseLost = new AtomicReference<>();
-        try (TailHold hold = new TailHold(
+        try (SchemaWatch watch = new SchemaWatch(session, config, table.schema());
+                TailHold hold = new TailHold(
                         new ForwardHold(redis, new HandoffKeys(config.redis().prefix())),
                         session,
                         new PostgresFence(config.cutover().pgFence()),
@@ -185,11 +187,21 @@ public final class Tail implements AutoCloseable {
                     () -> quietly("publish status", () -> status.publish(touched.pending())), 0, 1, TimeUnit.SECONDS);
             timers.scheduleWithFixedDelay(
                     () -> quietly("reconcile", () -> reconciler.runOnce()), 1, 1, TimeUnit.SECONDS);
+            AtomicReference<String> schemaChange = new AtomicReference<>();
+            timers.scheduleWithFixedDelay(
+                    () -> watch.changed().ifPresent(change -> {
+                        if (schemaChange.compareAndSet(null, change))
+                            closeEngine(); // before more rows in the old shape
+                    }),
+                    1,
+                    1,
+                    TimeUnit.SECONDS);
             RepairQueue repairs = new RepairQueue(redis, keys);
             timers.execute(() -> serveRepairs(repairs, applier, leaseLost));
             timers.execute(() -> runReverse(hold, leaseLost));
             while (!stopping && leaseLost.get() == null) {
                 Throwable failure = runEngine(id, applier);
+                if (schemaChange.get() != null) throw schemaChanged(schemaChange.get());
                 if (stopping || leaseLost.get() != null) break;
                 if (offsetsGone(failure)) {
                     throw new RebalanceException(
@@ -219,6 +231,17 @@ public final class Tail implements AutoCloseable {
             status.close();
         }
         if (leaseLost.get() != null) throw (LeaseLost) leaseLost.get();
+    }
+
+    /** The tail reads rows with the columns it started with: after an ALTER TABLE its items would have another shape. */
+    private RebalanceException schemaChanged(String change) {
+        return new RebalanceException(
+                ErrorCode.SCHEMA_CHANGED,
+                "source table " + table.name() + " changed while the tail ran: " + change + ". The tail stopped so"
+                        + " that no more items are written in the old shape; its position is saved. To go on:"
+                        + " `rebalance copy --accept-schema` (records the table as it is now), start `rebalance tail`"
+                        + " again, then `rebalance verify --all --repair` rewrites what was written before"
+                        + " (docs/schema-changes.md)");
     }
 
     /**

@@ -2,6 +2,7 @@ package io.rebalance.cli;
 
 import io.rebalance.cdc.CopyCoverage;
 import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.source.SourceSession;
@@ -10,6 +11,7 @@ import io.rebalance.mover.PhaseHooks;
 import io.rebalance.mover.RunPlanner;
 import io.rebalance.mover.RunState;
 import io.rebalance.mover.RunStatus;
+import io.rebalance.verifier.VerificationStore;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.util.HashMap;
@@ -58,6 +60,13 @@ final class CopyCommand implements Callable<Integer> {
     @Option(names = "--no-progress", description = "Log lines instead of a progress bar, even on a terminal.")
     boolean noProgress;
 
+    @Option(
+            names = "--accept-schema",
+            description = "The source table's columns changed since the run was planned (exit 35): record them as"
+                    + " they are now and copy on; then `rebalance verify --all --repair` rewrites the rows copied"
+                    + " before (docs/schema-changes.md).")
+    boolean acceptSchema;
+
     /** Refused rows named in the summary; the rest are counted (status lists them all). */
     private static final int SHOWN = 10;
 
@@ -81,7 +90,16 @@ final class CopyCommand implements Callable<Integer> {
                                     + " `rebalance verify --all --repair` after such a restart")
                     .ifPresent(spec.commandLine().getErr()::println);
             RunState run = c.runState();
-            var prepared = new RunPlanner(config).prepare(run, c.dynamo(), c.dynamoWhere(), createTable);
+            var prepared = new RunPlanner(config).prepare(run, c.dynamo(), c.dynamoWhere(), createTable, acceptSchema);
+            if (prepared.accepted().isPresent()) {
+                // items verified before are in the old shape: every slot must be verified again before a cutover
+                new VerificationStore(c.redis(), config.redis().prefix()).forgetAll();
+                spec.commandLine()
+                        .getErr()
+                        .println("accepted: " + prepared.accepted().get() + ". The run goes on with the table as it is"
+                                + " now; earlier verifications are forgotten. Once the copy is FINISHED, run `rebalance"
+                                + " verify --all --repair` to rewrite the rows copied before");
+            }
             RunStatus status = run.compareAndSet(RunStatus.NOT_STARTED, RunStatus.TO_START);
             if (status == RunStatus.FINISHED) {
                 spec.commandLine()
@@ -110,6 +128,12 @@ final class CopyCommand implements Callable<Integer> {
                 progress.finish(end);
             } finally {
                 stopped.countDown();
+            }
+            if (process.schemaChange().isPresent()) {
+                RebalanceException e = RunPlanner.schemaChanged(
+                        prepared.table().name(), process.schemaChange().get());
+                spec.commandLine().getErr().println("error: " + e.getMessage() + " [" + e.code() + "]");
+                return e.code().exitCode();
             }
             if (end == RunStatus.FINISHED)
                 return refusedSummary(new RefusedRows(c.redis(), config.redis().prefix()));
@@ -140,8 +164,9 @@ final class CopyCommand implements Callable<Integer> {
                         r.reason()));
         if (all.size() > SHOWN)
             err.printf("  ... and %d more: `rebalance status` lists them all%n", all.size() - SHOWN);
-        err.println("next: fix the rows, or the settings that map them (target.json: string keeps json as text;"
-                + " docs/codec.md), then `rebalance verify --retry-refused` writes exactly these rows again");
+        err.println("next: fix the rows, or the settings that map them (target.jsonAsString or"
+                + " target.numbersAsString store a column's values as their text; source.columns leaves a column"
+                + " out; docs/codec.md), then `rebalance verify --retry-refused` writes exactly these rows again");
         return ErrorCode.ROW_REFUSED.exitCode();
     }
 }

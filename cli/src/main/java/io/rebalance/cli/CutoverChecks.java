@@ -7,6 +7,7 @@ import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.handoff.Lsn;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.core.source.SourceTable;
 import io.rebalance.cutover.CutoverParts;
 import io.rebalance.cutover.PreCheck;
 import io.rebalance.cutover.PreChecks;
@@ -30,9 +31,18 @@ final class CutoverChecks implements PreChecks {
     private final CutoverParts parts;
     private final boolean allowRedisWithoutAof;
 
-    CutoverChecks(MigrationConfig config, Connections c, CutoverParts parts, boolean allowRedisWithoutAof) {
+    private final SourceTable table;
+
+    /** @param table the source table as the catalog has it now */
+    CutoverChecks(
+            MigrationConfig config,
+            Connections c,
+            CutoverParts parts,
+            SourceTable table,
+            boolean allowRedisWithoutAof) {
         this.config = config;
         this.c = c;
+        this.table = table;
         this.parts = parts;
         this.allowRedisWithoutAof = allowRedisWithoutAof;
     }
@@ -49,6 +59,7 @@ final class CutoverChecks implements PreChecks {
                                 "copy",
                                 "the copy is " + status + ", not FINISHED; run `rebalance copy` until `rebalance"
                                         + " status` says FINISHED"));
+        out.add(schema(plan));
         out.add(copyProcesses());
         out.add(tail());
         out.add(verified(plan));
@@ -60,6 +71,18 @@ final class CutoverChecks implements PreChecks {
         out.add(parts.fenceGrants());
         out.addAll(RedisChecks.run(c.redis(), allowRedisWithoutAof));
         return out;
+    }
+
+    /** The items hold the columns the run was planned with; a table that changed since makes them another shape. */
+    private PreCheck schema(RunPlan plan) {
+        if (plan == null) return PreCheck.pass("source schema", "no run to compare with (see verification)");
+        return plan.schemaChange(table.schema())
+                .map(change -> PreCheck.fail(
+                        "source schema",
+                        "source table " + table.name() + " changed since the run was planned: " + change + "; run"
+                                + " `rebalance copy --accept-schema`, then `rebalance verify --all --repair`"
+                                + " (docs/schema-changes.md)"))
+                .orElseGet(() -> PreCheck.pass("source schema", "the columns the run was planned with"));
     }
 
     private PreCheck tail() {

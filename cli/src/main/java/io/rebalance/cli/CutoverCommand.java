@@ -148,7 +148,7 @@ final class CutoverCommand implements Callable<Integer> {
                 try (Connection pg = session.openForPreflight()) {
                     table = SourceTable.inspect(pg, config);
                 }
-                CutoverChecks checks = new CutoverChecks(config, c, parts, allowRedisWithoutAof);
+                CutoverChecks checks = new CutoverChecks(config, c, parts, table, allowRedisWithoutAof);
                 CutoverVerification verification = new CutoverVerification(config, c, table, verifyAll);
                 if (mode.dryRun) return dryRun(out, scope, block, checks, verification);
                 outcome = cutover.cutover(checks, verification);

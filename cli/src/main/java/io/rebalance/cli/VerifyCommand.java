@@ -37,6 +37,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.Callable;
@@ -134,6 +135,12 @@ final class VerifyCommand implements Callable<Integer> {
             try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
                 table = SourceTable.inspect(pg, config);
                 requireUtf8(pg);
+                // items of two shapes would read as differences everywhere, with no word of why
+                RunPlan planned = c.runState().plan();
+                if (planned != null) {
+                    Optional<String> changed = planned.schemaChange(table.schema());
+                    if (changed.isPresent()) throw RunPlanner.schemaChanged(table.name(), changed.get());
+                }
                 if (all) chosen.addAll(allSlots(config, c, pg, table));
             }
             TargetTable.check(

@@ -33,6 +33,7 @@ public enum ErrorCode {
     CUTOVER_INTERRUPTED(
             33, "an earlier cutover stopped mid-way; `rebalance cutover --recover` brings the stores in line"),
     TAIL_SLOT_LOST(34, "Postgres invalidated the tail's replication slot: changes since are gone from the stream"),
+    SCHEMA_CHANGED(35, "the source table's columns changed since the run was planned"),
     INTERNAL(70, "internal error");
 
     private final int exitCode;

@@ -12,6 +12,7 @@ import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.retry.Transience;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.source.PageReader;
+import io.rebalance.core.source.SchemaWatch;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import java.net.InetAddress;
@@ -19,6 +20,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
@@ -75,6 +77,10 @@ public final class MoverProcess implements AutoCloseable {
 
     private volatile RunStatus status = RunStatus.NOT_STARTED;
     private volatile boolean shuttingDown;
+    /** Set when the table's columns changed under the run: the process stops, and says why. */
+    private volatile String schemaChange;
+
+    private final SchemaWatch schemaWatch;
 
     public MoverProcess(
             MigrationConfig config,
@@ -107,6 +113,7 @@ public final class MoverProcess implements AutoCloseable {
                 m.pageSize(),
                 m.leaseTtlDuration(),
                 counters);
+        this.schemaWatch = new SchemaWatch(new SourceSession(config.source()), config, table.schema());
         this.processId = ProcessId.create();
         this.keeper = new Keeper(run, slots, plan, processId, m.leaseTtlDuration(), Duration.ofSeconds(10));
         this.picker = new SlotPicker(plan.range(), slots, run, this::newOwner);
@@ -136,6 +143,7 @@ public final class MoverProcess implements AutoCloseable {
         background.scheduleWithFixedDelay(this::heartbeatSafely, 1, 1, TimeUnit.SECONDS);
         long keeperMs = config.mover().keeperIntervalDuration().toMillis();
         background.scheduleWithFixedDelay(this::keeperSafely, 0, keeperMs, TimeUnit.MILLISECONDS);
+        background.scheduleWithFixedDelay(this::watchSchema, 1, 1, TimeUnit.SECONDS);
         workers.forEach(Thread::start);
         try {
             manage();
@@ -322,6 +330,28 @@ public final class MoverProcess implements AutoCloseable {
         }
     }
 
+    /**
+     * Once a second: the table's copied columns must still be the plan's. Rows read after an ALTER TABLE would be
+     * written in another shape than the rows before, silently; so the process stops and {@link #schemaChange} says
+     * why (docs/schema-changes.md gives the way on). At most a page per worker is read in between.
+     */
+    private void watchSchema() {
+        schemaWatch.changed().ifPresent(this::stopForSchema);
+    }
+
+    private void stopForSchema(String change) {
+        if (schemaChange != null) return;
+        schemaChange = change;
+        log.error("the source table changed since the run was planned ({}): this process stops", change);
+        run.event("schema-changed process=" + processId + " " + change);
+        shutdown();
+    }
+
+    /** Why the process stopped on its own: the table's columns changed (empty when they did not). */
+    public Optional<String> schemaChange() {
+        return Optional.ofNullable(schemaChange);
+    }
+
     /** Asks the process to stop: workers finish their current page, release their slots, and {@link #run()} returns. */
     public void shutdown() {
         shuttingDown = true;
@@ -334,6 +364,7 @@ public final class MoverProcess implements AutoCloseable {
         for (Thread t : workers) t.join(15_000);
         background.shutdownNow();
         background.awaitTermination(5, TimeUnit.SECONDS);
+        schemaWatch.close();
         try {
             keeper.resign();
             run.leave(processId);

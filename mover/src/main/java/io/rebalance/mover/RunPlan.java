@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotRange;
+import io.rebalance.core.source.SchemaChange;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -14,6 +15,8 @@ import java.util.List;
  * @param newest name of the newest slot, copied first
  * @param oldest name of the oldest slot, copied last
  * @param estimatedRows Postgres's estimate of the table's rows at planning time, for the ETA; not a promise
+ * @param columns the copied columns as {@code name type} ({@code SourceTable.schema()}), or null in a plan recorded
+ *     before plans kept them
  */
 public record RunPlan(
         String table,
@@ -22,7 +25,8 @@ public record RunPlan(
         String newest,
         String oldest,
         long estimatedRows,
-        long createdMs) {
+        long createdMs,
+        List<String> columns) {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     public SlotRange range() {
@@ -37,6 +41,16 @@ public record RunPlan(
         if (!targetTable.equals(other.targetTable))
             out.add("target.table: " + targetTable + " vs " + other.targetTable);
         return out;
+    }
+
+    /** What changed in the table's columns since this plan, or empty (also when the plan kept no columns). */
+    public java.util.Optional<String> schemaChange(List<String> now) {
+        return columns == null ? java.util.Optional.empty() : SchemaChange.between(columns, now);
+    }
+
+    /** This plan with the table's columns as they are now: the run goes on in the new shape. */
+    public RunPlan withColumns(List<String> now) {
+        return new RunPlan(table, keyColumn, targetTable, newest, oldest, estimatedRows, createdMs, now);
     }
 
     public String toJson() {

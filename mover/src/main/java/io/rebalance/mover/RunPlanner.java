@@ -13,6 +13,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.util.Optional;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
@@ -29,14 +30,29 @@ public final class RunPlanner {
         this.config = config;
     }
 
-    /** What a process needs to join the run. */
-    public record Prepared(SourceTable table, RunPlan plan) {}
+    /**
+     * What a process needs to join the run.
+     *
+     * @param accepted the change of the table's columns {@code --accept-schema} took into the plan, or empty
+     */
+    public record Prepared(SourceTable table, RunPlan plan, Optional<String> accepted) {}
 
     /**
      * @param dynamoWhere where DynamoDB is, for messages
      * @param createTable create the target table when it does not exist
      */
     public Prepared prepare(RunState run, DynamoDbClient dynamo, String dynamoWhere, boolean createTable) {
+        return prepare(run, dynamo, dynamoWhere, createTable, false);
+    }
+
+    /**
+     * The table's columns as they are now must be those the run was planned with, unless {@code acceptSchema}: then
+     * the plan takes them (and the rows copied before must be repaired).
+     *
+     * @throws RebalanceException SCHEMA_CHANGED naming the change and the way on
+     */
+    public Prepared prepare(
+            RunState run, DynamoDbClient dynamo, String dynamoWhere, boolean createTable, boolean acceptSchema) {
         SourceTable table;
         SlotRange range;
         long estimate;
@@ -72,9 +88,20 @@ public final class RunPlanner {
                 range.newest().name(),
                 range.oldest().name(),
                 estimate,
-                System.currentTimeMillis());
+                System.currentTimeMillis(),
+                table.schema());
         RunPlan existing = run.plan();
         RunPlan plan = existing != null ? existing : run.claimPlan(wanted);
+        Optional<String> changed = plan.schemaChange(table.schema());
+        if (changed.isPresent() && !acceptSchema) throw schemaChanged(table.name(), changed.get());
+        if (changed.isPresent() || plan.columns() == null) {
+            plan = plan.withColumns(table.schema());
+            run.replacePlan(plan);
+            changed.ifPresent(c -> log.warn(
+                    "the run goes on with the table as it is now ({}): the rows copied before lack it; run"
+                            + " `rebalance verify --all --repair` once the copy is FINISHED",
+                    c));
+        }
         var conflicts = plan.conflictsWith(wanted);
         if (!conflicts.isEmpty()) {
             throw new RebalanceException(
@@ -96,7 +123,18 @@ public final class RunPlanner {
                     wanted.newest(),
                     wanted.oldest());
         }
-        return new Prepared(table, plan);
+        return new Prepared(table, plan, changed);
+    }
+
+    /** The refusal every part gives when the table's columns are not those of the run (docs/schema-changes.md). */
+    public static RebalanceException schemaChanged(String table, String change) {
+        return new RebalanceException(
+                ErrorCode.SCHEMA_CHANGED,
+                "source table " + table + " changed since the run was planned: " + change + ". Items written from"
+                        + " now on would have another shape than those written before, so nothing more is written."
+                        + " To go on in the new shape: `rebalance copy --accept-schema` (records the table as it is"
+                        + " now and copies on), restart `rebalance tail`, then `rebalance verify --all --repair`"
+                        + " rewrites the rows copied before (docs/schema-changes.md)");
     }
 
     public String partitionKey(SourceTable table) {

@@ -56,6 +56,11 @@ public final class RunState {
         });
     }
 
+    /** Replaces the plan (its columns accepted anew, {@code copy --accept-schema}). */
+    public void replacePlan(RunPlan plan) {
+        retrier.call("store run plan", () -> redis.set(keys.plan(), plan.toJson()));
+    }
+
     /** @return the plan, or null when no run exists under this prefix */
     public RunPlan plan() {
         String json = retrier.call("read run plan", () -> redis.get(keys.plan()));

@@ -1,5 +1,6 @@
 package io.rebalance.verifier;
 
+import io.rebalance.core.codec.ColumnForms;
 import io.rebalance.core.codec.ColumnKind;
 import io.rebalance.core.codec.ColumnSpec;
 import io.rebalance.core.codec.JsonAttributes;
@@ -26,10 +27,16 @@ public final class CanonicalItem {
     private final List<ColumnSpec> columns;
     private final String[] attributes;
     private final Set<String> expected;
-    private final boolean jsonAsMap;
+    private final ColumnForms forms;
 
     public CanonicalItem(
             List<ColumnSpec> columns, String keyColumn, String partitionKey, String slotAttribute, boolean jsonAsMap) {
+        this(columns, keyColumn, partitionKey, slotAttribute, ColumnForms.of(jsonAsMap));
+    }
+
+    /** @param forms the columns the codec stores in another form than their kind's */
+    public CanonicalItem(
+            List<ColumnSpec> columns, String keyColumn, String partitionKey, String slotAttribute, ColumnForms forms) {
         this.columns = List.copyOf(columns);
         this.attributes = new String[columns.size()];
         this.expected = new java.util.HashSet<>();
@@ -39,7 +46,7 @@ public final class CanonicalItem {
             expected.add(attributes[i]);
         }
         expected.add(slotAttribute);
-        this.jsonAsMap = jsonAsMap;
+        this.forms = forms;
     }
 
     /** The attribute that holds column {@code i}. */
@@ -82,15 +89,22 @@ public final class CanonicalItem {
         } else if (v.nul() != null) {
             out.append('Z');
         } else if (col.array()) {
-            array(col.kind(), v, out);
+            array(col, v, out);
         } else {
-            scalar(col.kind(), v, out);
+            scalar(col, v, out);
         }
     }
 
-    private void scalar(ColumnKind kind, AttributeValue v, StringBuilder out) {
+    private void scalar(ColumnSpec col, AttributeValue v, StringBuilder out) {
+        ColumnKind kind = col.kind();
         if (kind == ColumnKind.JSON) {
-            json(v, out);
+            json(forms.jsonAsMap(col.name()), v, out);
+            return;
+        }
+        if (v.s() != null
+                && (kind == ColumnKind.NUMERIC || kind == ColumnKind.FLOAT)
+                && forms.numberAsString(col.name())) {
+            numberText(v.s(), out); // stored as its text: the same token as the number
             return;
         }
         if (v.s() != null) text('S', v.s(), out);
@@ -106,14 +120,11 @@ public final class CanonicalItem {
     }
 
     /** A json column: by value, so key order and number spelling do not matter (keys sorted, numbers normalized). */
-    private void json(AttributeValue v, StringBuilder out) {
-        if (jsonAsMap) {
+    private static void json(boolean jsonAsMap, AttributeValue v, StringBuilder out) {
+        // stored as text, it may still hold items written as maps before target.jsonAsString named the column
+        if (jsonAsMap || v.s() == null) {
             out.append('J');
             jsonValue(v, out);
-            return;
-        }
-        if (v.s() == null) {
-            out.append("?").append(v.type());
             return;
         }
         try {
@@ -152,7 +163,8 @@ public final class CanonicalItem {
     }
 
     /** {@code L<ndims>:<len>,<len>:<elements>} with elements in row-major order, as Postgres stores them. */
-    private void array(ColumnKind kind, AttributeValue v, StringBuilder out) {
+    private void array(ColumnSpec col, AttributeValue v, StringBuilder out) {
+        ColumnKind kind = col.kind();
         if (!v.hasL()) {
             out.append("?").append(v.type());
             return;
@@ -175,7 +187,7 @@ public final class CanonicalItem {
         out.append(':');
         for (AttributeValue e : flat) {
             if (e.nul() != null) out.append('Z');
-            else scalar(kind, e, out);
+            else scalar(col, e, out);
         }
     }
 
@@ -196,6 +208,18 @@ public final class CanonicalItem {
     }
 
     /** A number as Postgres's {@code trim_scale(x)::text} writes it: plain digits, no trailing fractional zeros. */
+    /** A number stored as its text: N with the number's token, or S for what is no number (NaN, infinities). */
+    private static void numberText(String s, StringBuilder out) {
+        String normalized;
+        try {
+            normalized = number(s);
+        } catch (NumberFormatException notANumber) {
+            text('S', s, out);
+            return;
+        }
+        text('N', normalized, out);
+    }
+
     static String number(String n) {
         BigDecimal d = new BigDecimal(n);
         return d.signum() == 0 ? "0" : d.stripTrailingZeros().toPlainString();

@@ -1,5 +1,6 @@
 package io.rebalance.verifier;
 
+import io.rebalance.core.codec.ColumnForms;
 import io.rebalance.core.codec.ColumnKind;
 import io.rebalance.core.codec.ColumnSpec;
 import io.rebalance.core.slot.SlotKeyspace;
@@ -20,10 +21,15 @@ import java.util.List;
 public final class CanonicalSql {
     private static final String FUNCTIONS = load();
 
-    private final boolean jsonAsMap;
+    private final ColumnForms forms;
 
     public CanonicalSql(boolean jsonAsMap) {
-        this.jsonAsMap = jsonAsMap;
+        this(ColumnForms.of(jsonAsMap));
+    }
+
+    /** @param forms the columns the codec stores in another form than their kind's */
+    public CanonicalSql(ColumnForms forms) {
+        this.forms = forms;
     }
 
     /** Creates the session's temporary helper functions; once per connection, before any other call. */
@@ -51,8 +57,9 @@ public final class CanonicalSql {
     /** One column's token; never NULL. */
     public String column(ColumnSpec col) {
         String q = SlotKeyspace.quote(col.name());
-        if (!col.array()) return "(" + nullable(q, col.kind(), col.typname()) + ")";
-        String element = nullable("e", col.kind(), col.typname());
+        boolean jsonAsMap = forms.jsonAsMap(col.name());
+        if (!col.array()) return "(" + nullable(q, col.kind(), col.typname(), jsonAsMap) + ")";
+        String element = nullable("e", col.kind(), col.typname(), jsonAsMap);
         return "(CASE WHEN " + q + " IS NULL THEN 'Z' ELSE 'L' || coalesce(array_ndims(" + q + "), 0) || ':'"
                 + " || coalesce(array_to_string(ARRAY(SELECT array_length(" + q + ", d) FROM generate_series(1,"
                 + " array_ndims(" + q + ")) d), ','), '') || ':'"
@@ -60,7 +67,7 @@ public final class CanonicalSql {
                 + " WITH ORDINALITY AS u(e, n)), '') END)";
     }
 
-    private String nullable(String v, ColumnKind kind, String typname) {
+    private static String nullable(String v, ColumnKind kind, String typname, boolean jsonAsMap) {
         String nullTest = v + " IS NULL";
         if (kind == ColumnKind.JSON && jsonAsMap) {
             // the codec stores a json null as the NULL attribute, as it does SQL NULL (docs/codec.md)

@@ -65,6 +65,11 @@ public final class VerificationStore {
         }
     }
 
+    /** Forgets every result: the items may no longer be what they were verified as (the table's columns changed). */
+    public void forgetAll() {
+        redis.del(key);
+    }
+
     /** Every stored result, by slot, newest slot first. */
     public Map<String, Stored> all() {
         Map<String, Stored> out = new TreeMap<>(java.util.Comparator.reverseOrder());

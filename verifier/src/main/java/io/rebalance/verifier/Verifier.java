@@ -58,8 +58,8 @@ public final class Verifier {
         var target = config.target();
         String pk = table.partitionKey(target);
         CanonicalItem canonical =
-                new CanonicalItem(table.columns(), table.keyColumn(), pk, target.slotAttribute(), target.jsonAsMap());
-        this.source = new SourceFingerprints(table, new CanonicalSql(target.jsonAsMap()));
+                new CanonicalItem(table.columns(), table.keyColumn(), pk, target.slotAttribute(), target.forms());
+        this.source = new SourceFingerprints(table, new CanonicalSql(target.forms()));
         this.items = new SlotItems(
                 dynamo, target.table(), SlotIndex.of(target), pk, table.keyType(), canonical, Retrier.standard());
         this.slots =

@@ -16,16 +16,27 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 /**
  * The two halves of the canonical encoding agree: for every column of every type-zoo row, the token Postgres
  * computes in SQL equals the token Java computes from the item DynamoDB Local returns for that row (after its own
- * number normalization), in both json modes. Column by column, so a failure names the column and both tokens.
+ * number normalization), in both json modes, and with json and numeric columns named in {@code target.jsonAsString}
+ * and {@code target.numbersAsString} (stored as their text). Column by column, so a failure names the column and both
+ * tokens.
  */
 class CanonicalEncodingIT {
+    /** {@code map} or {@code string} ({@code target.json}), or {@code asString}: map, with the per-column ways out. */
+    private static VerifierFixture fixture(String mode) {
+        if (!mode.equals("asString")) return new VerifierFixture().set("target.json", mode);
+        return new VerifierFixture()
+                .set("target.json", "map")
+                .set("target.jsonAsString", "j,ajb")
+                .set("target.numbersAsString", "num,f4,f8,anum");
+    }
+
     static final List<Slot> SLOTS =
             List.of(Slot.parse("20241020.01"), Slot.parse("20241020.02"), Slot.parse("20241020.03"));
 
     @ParameterizedTest
-    @ValueSource(strings = {"map", "string"})
+    @ValueSource(strings = {"map", "string", "asString"})
     void sqlAndJavaGiveTheSameTokensForEveryTypeZooValue(String jsonMode) throws Exception {
-        try (VerifierFixture f = new VerifierFixture().set("target.json", jsonMode)) {
+        try (VerifierFixture f = fixture(jsonMode)) {
             List<String> ids;
             try (Connection c = f.services.postgres()) {
                 ids = TypeZoo.create(c, f.table, 1);
@@ -34,8 +45,8 @@ class CanonicalEncodingIT {
             SourceTable table = f.sourceTable();
             var target = f.config().target();
             CanonicalItem canonical =
-                    new CanonicalItem(table.columns(), "id", "id", target.slotAttribute(), target.jsonAsMap());
-            SourceFingerprints source = new SourceFingerprints(table, new CanonicalSql(target.jsonAsMap()));
+                    new CanonicalItem(table.columns(), "id", "id", target.slotAttribute(), target.forms());
+            SourceFingerprints source = new SourceFingerprints(table, new CanonicalSql(target.forms()));
             Map<String, List<String>> sqlTokens;
             try (Connection c = f.session()) {
                 sqlTokens = source.tokens(c, ids);
@@ -61,9 +72,9 @@ class CanonicalEncodingIT {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"map", "string"})
+    @ValueSource(strings = {"map", "string", "asString"})
     void aFaithfulCopyOfTheTypeZooMatchesSlotBySlot(String jsonMode) throws Exception {
-        try (VerifierFixture f = new VerifierFixture().set("target.json", jsonMode)) {
+        try (VerifierFixture f = fixture(jsonMode)) {
             try (Connection c = f.services.postgres()) {
                 TypeZoo.create(c, f.table, 4);
             }

@@ -21,6 +21,9 @@ public final class RowCodec {
     private final List<ColumnSpec> columns;
     private final String[] attributeNames;
     private final ValueCodec values;
+    private final ValueCodec jsonText;
+    private final boolean[] jsonAsMap;
+    private final boolean[] numberAsString;
     private final SlotIndex slotIndex;
     private final RowSlot rowSlot;
     private final int keyIndex;
@@ -38,18 +41,34 @@ public final class RowCodec {
             boolean jsonAsMap,
             SlotIndex slotIndex,
             RowSlot rowSlot) {
+        this(columns, keyColumn, partitionKey, ColumnForms.of(jsonAsMap), slotIndex, rowSlot);
+    }
+
+    /** @param forms the columns stored in another form than their kind's */
+    public RowCodec(
+            List<ColumnSpec> columns,
+            String keyColumn,
+            String partitionKey,
+            ColumnForms forms,
+            SlotIndex slotIndex,
+            RowSlot rowSlot) {
         this.slotIndex = slotIndex;
         this.rowSlot = rowSlot;
         this.columns = List.copyOf(columns);
         this.attributeNames = new String[columns.size()];
+        this.jsonAsMap = new boolean[columns.size()];
+        this.numberAsString = new boolean[columns.size()];
         int key = -1;
         for (int i = 0; i < columns.size(); i++) {
             String name = columns.get(i).name();
             attributeNames[i] = name.equals(keyColumn) ? partitionKey : name;
             if (name.equals(keyColumn)) key = i;
+            jsonAsMap[i] = forms.jsonAsMap(name);
+            numberAsString[i] = forms.numberAsString(name);
         }
         this.keyIndex = key;
-        this.values = new ValueCodec(jsonAsMap);
+        this.values = new ValueCodec(true);
+        this.jsonText = new ValueCodec(false);
     }
 
     public List<ColumnSpec> columns() {
@@ -75,7 +94,7 @@ public final class RowCodec {
         for (int i = 0; i < attributeNames.length; i++) {
             ColumnSpec col = columns.get(i);
             try {
-                item.put(attributeNames[i], encodeValue(col, row.values()[i]));
+                item.put(attributeNames[i], encodeValue(i, col, row.values()[i]));
             } catch (ValueRefusedException e) {
                 throw refused(row, col, e.getMessage());
             }
@@ -96,19 +115,26 @@ public final class RowCodec {
         return item;
     }
 
-    private AttributeValue encodeValue(ColumnSpec col, Object value) {
+    private AttributeValue encodeValue(int i, ColumnSpec col, Object value) {
         if (value == null) return AttributeValue.fromNul(true);
         if (value instanceof byte[] bytes) return values.encodeBytes(bytes);
         String text = (String) value;
-        return col.array() ? encodeArray(col.kind(), PgArrayLiteral.parse(text)) : values.encode(col.kind(), text);
+        return col.array() ? encodeArray(i, col.kind(), PgArrayLiteral.parse(text)) : scalar(i, col.kind(), text);
     }
 
-    private AttributeValue encodeArray(ColumnKind kind, List<Object> items) {
+    private AttributeValue scalar(int i, ColumnKind kind, String text) {
+        if (numberAsString[i] && (kind == ColumnKind.NUMERIC || kind == ColumnKind.FLOAT)) {
+            return AttributeValue.fromS(text); // its exact text, whatever DynamoDB's N could hold
+        }
+        return (jsonAsMap[i] ? values : jsonText).encode(kind, text);
+    }
+
+    private AttributeValue encodeArray(int i, ColumnKind kind, List<Object> items) {
         List<AttributeValue> out = new ArrayList<>(items.size());
         for (Object item : items) {
             if (item == null) out.add(AttributeValue.fromNul(true));
-            else if (item instanceof List<?> nested) out.add(encodeArray(kind, castList(nested)));
-            else out.add(values.encode(kind, (String) item));
+            else if (item instanceof List<?> nested) out.add(encodeArray(i, kind, castList(nested)));
+            else out.add(scalar(i, kind, (String) item));
         }
         return AttributeValue.fromL(out);
     }

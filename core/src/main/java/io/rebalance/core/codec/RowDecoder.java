@@ -22,10 +22,18 @@ public final class RowDecoder {
     private final int keyIndex;
     private final String slotAttribute;
     private final ValueDecoder values;
+    private final ValueDecoder jsonText;
+    private final ColumnForms forms;
 
     /** The same arguments as the {@link RowCodec} that made the items (the slot index by its attribute). */
     public RowDecoder(
             List<ColumnSpec> columns, String keyColumn, String partitionKey, boolean jsonAsMap, String slotAttribute) {
+        this(columns, keyColumn, partitionKey, ColumnForms.of(jsonAsMap), slotAttribute);
+    }
+
+    /** @param forms the columns stored in another form than their kind's, as the codec had them */
+    public RowDecoder(
+            List<ColumnSpec> columns, String keyColumn, String partitionKey, ColumnForms forms, String slotAttribute) {
         this.columns = List.copyOf(columns);
         this.slotAttribute = slotAttribute;
         this.attributeNames = new String[columns.size()];
@@ -37,7 +45,9 @@ public final class RowDecoder {
         }
         if (key < 0) throw new IllegalArgumentException("key column " + keyColumn + " is not among " + columns);
         this.keyIndex = key;
-        this.values = new ValueDecoder(jsonAsMap);
+        this.values = new ValueDecoder(true);
+        this.jsonText = new ValueDecoder(false);
+        this.forms = forms;
     }
 
     public List<ColumnSpec> columns() {
@@ -100,15 +110,25 @@ public final class RowDecoder {
 
     private String text(ColumnSpec col, AttributeValue v) {
         if (v.nul() != null) return null;
-        if (!col.array()) return values.decode(col.kind(), v);
+        if (!col.array()) return scalar(col, v);
         if (!v.hasL()) throw new ValueRefusedException("an array is stored as L, not " + v.type());
         StringBuilder sb = new StringBuilder();
-        arrayLiteral(col.kind(), v.l(), sb);
+        arrayLiteral(col, v.l(), sb);
         return sb.toString();
     }
 
+    private String scalar(ColumnSpec col, AttributeValue v) {
+        ColumnKind kind = col.kind();
+        boolean number = kind == ColumnKind.NUMERIC || kind == ColumnKind.FLOAT;
+        if (number && v.s() != null && forms.numberAsString(col.name())) return v.s(); // stored as its exact text
+        if (kind != ColumnKind.JSON) return values.decode(kind, v);
+        // a json column stored as text may hold items written as maps before target.jsonAsString named it
+        return forms.jsonAsMap(col.name()) || v.s() == null ? values.decode(kind, v) : jsonText.decode(kind, v);
+    }
+
     /** {@code {"1",NULL,{"a \"b\""}}}: every element quoted, so no element text needs a rule of its own. */
-    private void arrayLiteral(ColumnKind kind, List<AttributeValue> items, StringBuilder sb) {
+    private void arrayLiteral(ColumnSpec col, List<AttributeValue> items, StringBuilder sb) {
+        ColumnKind kind = col.kind();
         sb.append('{');
         for (int i = 0; i < items.size(); i++) {
             if (i > 0) sb.append(',');
@@ -116,9 +136,9 @@ public final class RowDecoder {
             if (item.nul() != null) {
                 sb.append("NULL");
             } else if (item.hasL() && kind != ColumnKind.JSON) {
-                arrayLiteral(kind, item.l(), sb);
+                arrayLiteral(col, item.l(), sb);
             } else {
-                String text = values.decode(kind, item);
+                String text = scalar(col, item);
                 sb.append('"');
                 for (int c = 0; c < text.length(); c++) {
                     char ch = text.charAt(c);

@@ -62,7 +62,8 @@ public record MigrationConfig(
      * empty for AWS with the default credential chain. {@code partitionKey} empty means the source key column.
      * Every item carries its slot in {@code slotAttribute}, and the global secondary index {@code slotIndex}
      * (partition key the slot, sort key the item's key) lets the verifier read one slot without scanning the table
-     * (docs/fingerprint.md).
+     * (docs/fingerprint.md). {@code jsonAsString} and {@code numbersAsString} name columns stored as their text
+     * (docs/codec.md).
      */
     public record Target(
             String table,
@@ -70,6 +71,8 @@ public record MigrationConfig(
             String region,
             String partitionKey,
             String json,
+            List<String> jsonAsString,
+            List<String> numbersAsString,
             String slotAttribute,
             String slotIndex,
             int slotShards) {
@@ -79,6 +82,12 @@ public record MigrationConfig(
 
         public boolean jsonAsMap() {
             return "map".equals(json);
+        }
+
+        /** The columns stored in another form than their kind's: the way out for refused rows (docs/codec.md). */
+        public io.rebalance.core.codec.ColumnForms forms() {
+            return new io.rebalance.core.codec.ColumnForms(
+                    jsonAsMap(), java.util.Set.copyOf(jsonAsString), java.util.Set.copyOf(numbersAsString));
         }
     }
 

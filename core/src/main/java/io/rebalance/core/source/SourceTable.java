@@ -95,7 +95,43 @@ public record SourceTable(
                     "column " + slotAttribute + " of " + regclass + " has the name of the slot attribute"
                             + " (target.slotAttribute); set target.slotAttribute to a name no column has");
         }
+        checkForms(
+                "target.jsonAsString",
+                config.target().jsonAsString(),
+                copied,
+                regclass,
+                "json or jsonb",
+                k -> k == ColumnKind.JSON);
+        checkForms(
+                "target.numbersAsString",
+                config.target().numbersAsString(),
+                copied,
+                regclass,
+                "numeric or float",
+                k -> k == ColumnKind.NUMERIC || k == ColumnKind.FLOAT);
         return new SourceTable(regclass, copied, src.keyColumn(), keyType, SlotKeyspace.of(config, keyType));
+    }
+
+    /** Every column a form setting names is a copied column of the kind the setting is for. */
+    private static void checkForms(
+            String key,
+            List<String> named,
+            List<ColumnSpec> copied,
+            String table,
+            String kindName,
+            java.util.function.Predicate<ColumnKind> fits) {
+        List<String> fitting = copied.stream()
+                .filter(c -> fits.test(c.kind()))
+                .map(ColumnSpec::name)
+                .toList();
+        for (String name : named) {
+            if (!fitting.contains(name)) {
+                throw new RebalanceException(
+                        ErrorCode.CONFIG_INVALID,
+                        key + " names '" + name + "', which is no copied " + kindName + " column of " + table
+                                + "; name one of " + fitting + " (docs/codec.md)");
+            }
+        }
     }
 
     private static void checkMapping(
@@ -180,6 +216,11 @@ public record SourceTable(
                         + String.join(", ", all.keySet()));
     }
 
+    /** The copied columns as {@code name type}, in table order: what a run records and {@link SchemaChange} compares. */
+    public List<String> schema() {
+        return columns.stream().map(c -> c.name() + " " + c.sqlType()).toList();
+    }
+
     /** The DynamoDB attribute holding the key: {@code target.partitionKey}, or the key column's own name. */
     public String partitionKey(MigrationConfig.Target target) {
         return target.partitionKey().isEmpty() ? keyColumn : target.partitionKey();
@@ -187,8 +228,7 @@ public record SourceTable(
 
     /** The codec for this table and target: every part that writes items builds them with this. */
     public RowCodec codec(MigrationConfig.Target target) {
-        return new RowCodec(
-                columns, keyColumn, partitionKey(target), target.jsonAsMap(), SlotIndex.of(target), rowSlot());
+        return new RowCodec(columns, keyColumn, partitionKey(target), target.forms(), SlotIndex.of(target), rowSlot());
     }
 
     /** The inverse of {@link #codec}: items back to this table's rows (the reverse stream, ADR 7). */
@@ -197,7 +237,7 @@ public record SourceTable(
                 columns,
                 keyColumn,
                 partitionKey(target),
-                target.jsonAsMap(),
+                target.forms(),
                 SlotIndex.of(target).attribute());
     }
 

@@ -41,6 +41,52 @@ class RowCodecTest {
     }
 
     @Test
+    void columnsNamedAsStringKeepWhatDynamoCannotHoldAsTheirTextAndComeBackExactly() {
+        List<ColumnSpec> columns = List.of(
+                ColumnSpec.scalar("id", "int8"),
+                ColumnSpec.scalar("amount", "numeric"),
+                ColumnSpec.scalar("doc", "jsonb"),
+                ColumnSpec.scalar("other", "jsonb"));
+        ColumnForms forms = new ColumnForms(true, java.util.Set.of("doc"), java.util.Set.of("amount"));
+        RowCodec asText = new RowCodec(
+                columns,
+                "id",
+                "id",
+                forms,
+                new io.rebalance.core.dynamo.SlotIndex("by_slot", "_slot"),
+                row -> Slot.parse("20241020.02"));
+        String huge = "1" + "0".repeat(200); // outside DynamoDB's number range
+        Object[] values = {"7", huge, "{\"x\": 1.5e300}", "{\"y\": 1}"};
+        Map<String, AttributeValue> item = asText.encode(new SourceRow("7", values));
+
+        assertThat(item.get("amount")).isEqualTo(AttributeValue.fromS(huge));
+        assertThat(item.get("doc")).isEqualTo(AttributeValue.fromS("{\"x\": 1.5e300}"));
+        assertThat(item.get("other").hasM())
+                .as("a column not named stays a map")
+                .isTrue();
+        String[] back = new RowDecoder(columns, "id", "id", forms, "_slot").decode(item);
+        assertThat(back[1]).isEqualTo(huge);
+        assertThat(back[2]).isEqualTo("{\"x\": 1.5e300}");
+        Map<String, AttributeValue> before = new java.util.HashMap<>(item);
+        before.put("doc", AttributeValue.fromM(Map.of("x", AttributeValue.fromN("1")))); // written before the setting
+        assertThat(new RowDecoder(columns, "id", "id", forms, "_slot").decode(before)[2])
+                .isEqualTo("{\"x\":1}");
+        assertThatThrownBy(() -> codec(columns).encode(new SourceRow("7", values)))
+                .as("without the setting, both are refused")
+                .isInstanceOf(RowRefusedException.class);
+    }
+
+    private static RowCodec codec(List<ColumnSpec> columns) {
+        return new RowCodec(
+                columns,
+                "id",
+                "id",
+                true,
+                new io.rebalance.core.dynamo.SlotIndex("by_slot", "_slot"),
+                row -> Slot.parse("20241020.02"));
+    }
+
+    @Test
     void anItemOverDynamoLimitIsRefusedNamingTheRow() {
         String big = "x".repeat(ItemSize.MAX_BYTES);
         assertThatThrownBy(() -> codec.encode(new SourceRow("01JABC", new Object[] {"01JABC", big, null, null})))
