@@ -48,13 +48,7 @@ class RowCodecTest {
                 ColumnSpec.scalar("doc", "jsonb"),
                 ColumnSpec.scalar("other", "jsonb"));
         ColumnForms forms = new ColumnForms(true, java.util.Set.of("doc"), java.util.Set.of("amount"));
-        RowCodec asText = new RowCodec(
-                columns,
-                "id",
-                "id",
-                forms,
-                new io.rebalance.core.dynamo.SlotIndex("by_slot", "_slot"),
-                row -> Slot.parse("20241020.02"));
+        RowCodec asText = codec(columns, forms);
         String huge = "1" + "0".repeat(200); // outside DynamoDB's number range
         Object[] values = {"7", huge, "{\"x\": 1.5e300}", "{\"y\": 1}"};
         Map<String, AttributeValue> item = asText.encode(new SourceRow("7", values));
@@ -71,17 +65,17 @@ class RowCodecTest {
         before.put("doc", AttributeValue.fromM(Map.of("x", AttributeValue.fromN("1")))); // written before the setting
         assertThat(new RowDecoder(columns, "id", "id", forms, "_slot").decode(before)[2])
                 .isEqualTo("{\"x\":1}");
-        assertThatThrownBy(() -> codec(columns).encode(new SourceRow("7", values)))
+        assertThatThrownBy(() -> codec(columns, ColumnForms.of(true)).encode(new SourceRow("7", values)))
                 .as("without the setting, both are refused")
                 .isInstanceOf(RowRefusedException.class);
     }
 
-    private static RowCodec codec(List<ColumnSpec> columns) {
+    private static RowCodec codec(List<ColumnSpec> columns, ColumnForms forms) {
         return new RowCodec(
                 columns,
                 "id",
                 "id",
-                true,
+                forms,
                 new io.rebalance.core.dynamo.SlotIndex("by_slot", "_slot"),
                 row -> Slot.parse("20241020.02"));
     }
