@@ -8,9 +8,9 @@ import redis.clients.jedis.UnifiedJedis;
 /**
  * Rollback's handshake with the reverse stream (ADR 7, point 6). Rollback closes the DynamoDB fence, then asks for a
  * drain; the reverse stream answers only after a round that began after the request and read every shard to its end
- * without an error. Every application write to DynamoDB was acknowledged before the fence closed, so its stream
- * record was there when that round began (DynamoDB Local writes stream records at once; on AWS,
- * {@code cutover.streamSettle} waits first), and the answer means Postgres holds it.
+ * without an error. An answer says only that the records delivered by then are in Postgres: DynamoDB Streams may
+ * deliver a record later, so the rollback compares the keys written since the flip and asks again for those that
+ * still differ (ADR 9).
  */
 public final class ReverseDrain {
     private final UnifiedJedis redis;
