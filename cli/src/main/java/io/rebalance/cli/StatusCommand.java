@@ -181,7 +181,11 @@ final class StatusCommand implements Callable<Integer> {
     @SuppressWarnings("unchecked")
     static void render(Map<String, Object> v, PrintWriter out) {
         RunPlan plan = (RunPlan) v.get("plan");
-        out.println("run " + v.get("prefix") + "  status " + v.get("status"));
+        long refusedCount = ((Number) ((Map<String, Object>) v.get("refused")).get("count")).longValue();
+        out.println("run " + v.get("prefix") + "  status " + v.get("status")
+                + ("FINISHED".equals(String.valueOf(v.get("status"))) && refusedCount > 0
+                        ? " (copied except " + refusedCount + " refused row" + (refusedCount == 1 ? "" : "s") + ")"
+                        : ""));
         if (plan == null) {
             out.println("no run has been planned under this prefix yet: `rebalance copy` starts one");
             printTail((Map<String, Object>) v.get("tail"), out);

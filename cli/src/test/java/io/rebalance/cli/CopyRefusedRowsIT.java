@@ -69,6 +69,8 @@ class CopyRefusedRowsIT {
                     .sum();
             assertThat(items).as("every storable row written").isEqualTo(ROWS - bad);
         }
+        assertThat(CliRun.of(flags(), "status").out())
+                .contains("status FINISHED (copied except " + bad + " refused rows)");
         JsonNode status = new ObjectMapper()
                 .readTree(CliRun.of(flags(), "status", "--json").out());
         assertThat(status.path("status").asText()).isEqualTo("FINISHED");
