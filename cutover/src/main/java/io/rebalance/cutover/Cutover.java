@@ -400,7 +400,15 @@ public final class Cutover {
         Collection<String> differ = compare(run, proof, keys);
         long firstDiffering = differ.size();
         while (!differ.isEmpty()) {
-            drainRound(run); // the records of what still differs were not delivered yet
+            try {
+                drainRound(run); // the records of what still differs were not delivered yet
+            } catch (StepFailed spent) {
+                throw new StepFailed(differ.size() + " of the keys written to DynamoDB since the flip still differ in"
+                        + " Postgres after " + rounds + " reverse-stream rounds ("
+                        + String.join(", ", differ.stream().limit(5).toList())
+                        + (differ.size() > 5 ? ", ..." : "") + "): " + spent.getMessage()
+                        + "; `rebalance verify --all` names what differs");
+            }
             rounds++;
             differ = compare(run, proof, Optional.of(differ));
         }

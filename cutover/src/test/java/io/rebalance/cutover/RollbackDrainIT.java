@@ -5,16 +5,23 @@ import static io.rebalance.cutover.CutoverIT.PASS;
 import static io.rebalance.cutover.CutoverIT.kind;
 import static io.rebalance.cutover.CutoverIT.write;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rebalance.client.WriteGuard;
+import io.rebalance.core.RebalanceException;
 import io.rebalance.core.dynamo.DynamoClients;
 import io.rebalance.core.route.RouteStatus;
 import io.rebalance.testkit.SharedServices;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.Put;
+import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
 
 /**
  * A rollback reopens Postgres only once it has compared every key applications wrote to DynamoDB since the flip
@@ -23,6 +30,50 @@ import org.junit.jupiter.api.Test;
  */
 class RollbackDrainIT {
     private static final Duration DELAY = Duration.ofSeconds(5);
+
+    /**
+     * A key that never compares equal (here an item whose slot attribute is not the one its id gives, which the
+     * reverse stream cannot mend) keeps Postgres closed: the rollback aborts at its budget, names the key, and the
+     * route stays TARGET with the stores aligned to it.
+     */
+    @Test
+    void aDifferenceThatNeverSettlesAbortsTheRollbackAndNamesTheKey() throws Exception {
+        try (CutoverFixture f = new CutoverFixture(SharedServices.get().redisUrl, Duration.ofSeconds(4));
+                WriteGuard guard = f.guard()) {
+            f.startTail();
+            f.cutover("forward").cutover(PASS, MATCH);
+            String odd = "01JAXT00000000000000000001"; // its id says 2024-10-23T23, its item says slot 20241020.02
+            guard.run(
+                    f.table,
+                    permit -> permit.writeDynamo(
+                            f.dynamo,
+                            TransactWriteItem.builder()
+                                    .put(Put.builder()
+                                            .tableName(f.table)
+                                            .item(Map.of(
+                                                    "id", AttributeValue.fromS(odd),
+                                                    "room_id",
+                                                            AttributeValue.fromS(UUID.randomUUID()
+                                                                    .toString()),
+                                                    "kind", AttributeValue.fromS("guarded"),
+                                                    "data",
+                                                            AttributeValue.fromM(
+                                                                    Map.of("n", AttributeValue.fromN("1"))),
+                                                    "created_at", AttributeValue.fromS("2024-10-20T02:00:00.000000Z"),
+                                                    "seq", AttributeValue.fromN("1"),
+                                                    "_slot", AttributeValue.fromS("20241020.02")))
+                                            .build())
+                                    .build()));
+
+            assertThatThrownBy(() -> f.cutover("back").rollback(f.proof()))
+                    .isInstanceOf(RebalanceException.class)
+                    .hasMessageContaining("1 of the keys written to DynamoDB since the flip still differ")
+                    .hasMessageContaining(odd)
+                    .hasMessageContaining("Routing is unchanged (TARGET)");
+            assertThat(f.parts.routes().get(f.table).orElseThrow().status()).isEqualTo(RouteStatus.TARGET);
+            CutoverIT.assertAligned(f, RouteStatus.TARGET, 0);
+        }
+    }
 
     @Test
     void streamRecordsDelayedFiveSecondsAreWaitedForNotLost() throws Exception {
