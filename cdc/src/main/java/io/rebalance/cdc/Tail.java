@@ -200,6 +200,7 @@ public final class Tail implements AutoCloseable {
             timers.execute(() -> serveRepairs(repairs, applier, leaseLost));
             timers.execute(() -> runReverse(hold, leaseLost));
             while (!stopping && leaseLost.get() == null) {
+                if (schemaChange.get() != null) throw schemaChanged(schemaChange.get()); // seen while none ran
                 Throwable failure = runEngine(id, applier);
                 if (schemaChange.get() != null) throw schemaChanged(schemaChange.get());
                 if (stopping || leaseLost.get() != null) break;

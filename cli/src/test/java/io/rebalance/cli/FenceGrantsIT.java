@@ -68,7 +68,7 @@ class FenceGrantsIT {
                 assertThat(refused.exitCode()).isEqualTo(31);
                 assertThat(refused.err())
                         .contains("cutover.applicationRoles: " + role + " may change " + fence)
-                        .contains("REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON " + fence + " FROM " + role);
+                        .contains("REVOKE INSERT, UPDATE, DELETE, TRUNCATE, TRIGGER ON " + fence + " FROM " + role);
                 CliRun dry = CliRun.of(flags(role), "cutover", "--dry-run");
                 assertThat(dry.out())
                         .contains("FAILED fence grants: cutover.applicationRoles: " + role + " may change");

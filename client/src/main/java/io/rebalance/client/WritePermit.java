@@ -124,7 +124,16 @@ public final class WritePermit {
             }
             if (!target.get().table().equals(table)) continue;
             AttributeValue v = key.get(target.get().keyAttribute());
-            String text = v == null ? null : v.s() != null ? v.s() : v.n();
+            // DynamoDB stores an N key normalized ("01" is 1): log it as the verifier will read it back
+            String text = v == null
+                    ? null
+                    : v.s() != null
+                            ? v.s()
+                            : v.n() == null
+                                    ? null
+                                    : new java.math.BigDecimal(v.n())
+                                            .stripTrailingZeros()
+                                            .toPlainString();
             if (text == null) {
                 writeLog.gap(
                         epoch,

@@ -402,21 +402,25 @@ public final class Cutover {
         while (!differ.isEmpty()) {
             try {
                 drainRound(run); // the records of what still differs were not delivered yet
-            } catch (StepFailed spent) {
-                throw new StepFailed(differ.size() + " of the keys written to DynamoDB since the flip still differ in"
-                        + " Postgres after " + rounds + " reverse-stream rounds ("
-                        + String.join(", ", differ.stream().limit(5).toList())
-                        + (differ.size() > 5 ? ", ..." : "") + "): " + spent.getMessage()
-                        + "; `rebalance verify --all` names what differs");
+                rounds++;
+                differ = compare(run, proof, Optional.of(differ));
+            } catch (StepFailed spent) { // the budget ran out: say what kept Postgres closed
+                throw stillDiffer(differ, rounds, spent);
             }
-            rounds++;
-            differ = compare(run, proof, Optional.of(differ));
         }
         return (keys.isPresent()
                         ? keys.get().size() + " keys written to DynamoDB since the flip"
                         : "every key of both stores (" + logged.incomplete() + ")")
                 + " equal in Postgres after " + rounds + " reverse-stream round" + (rounds == 1 ? "" : "s")
                 + (firstDiffering > 0 ? " (" + firstDiffering + " differed after the first)" : "");
+    }
+
+    private static StepFailed stillDiffer(Collection<String> differ, int rounds, StepFailed spent) {
+        return new StepFailed(differ.size() + " of the keys written to DynamoDB since the flip still differ in Postgres"
+                + " after " + rounds + " reverse-stream rounds ("
+                + String.join(", ", differ.stream().limit(5).toList())
+                + (differ.size() > 5 ? ", ..." : "") + "): " + spent.getMessage()
+                + "; `rebalance verify --all` names what differs");
     }
 
     private void drainRound(Run run) throws Exception {

@@ -29,7 +29,7 @@ import java.util.Optional;
  */
 public final class PostgresFence {
     /** The one privilege an application role needs on the fence table; any of the others would let it reopen it. */
-    public static final String MODIFYING_PRIVILEGES = "INSERT, UPDATE, DELETE, TRUNCATE";
+    public static final String MODIFYING_PRIVILEGES = "INSERT, UPDATE, DELETE, TRUNCATE, TRIGGER";
 
     private final String table;
     private final String select;
@@ -114,17 +114,23 @@ public final class PostgresFence {
         } catch (SQLException e) {
             c.rollback();
             if (!"22012".equals(e.getSQLState())) throw e; // division_by_zero: the fence refused, as admitOrFail says
-            FenceState state = read(c, scope, ""); // not installed: IllegalStateException
-            c.rollback();
-            try (Statement s = c.createStatement();
-                    ResultSet rs = s.executeQuery("SELECT current_setting('transaction_isolation')")) {
-                rs.next();
-                if (!"read committed".equals(rs.getString(1))) {
-                    c.rollback();
-                    throw new SQLException(notReadCommitted(rs.getString(1)), "25000");
+            FenceState state;
+            String isolation;
+            try {
+                state = read(c, scope, ""); // not installed: IllegalStateException
+                try (Statement s = c.createStatement();
+                        ResultSet rs = s.executeQuery("SELECT current_setting('transaction_isolation')")) {
+                    rs.next();
+                    isolation = rs.getString(1);
                 }
+            } finally {
+                c.rollback(); // the diagnosis leaves no transaction open
             }
-            c.rollback();
+            // an open fence refused only for the isolation (set per transaction, so the session's may read otherwise)
+            if (!"read committed".equals(isolation) || state.admitsApp(token)) {
+                throw new SQLException(
+                        notReadCommitted("read committed".equals(isolation) ? "another level" : isolation), "25000");
+            }
             throw new FencedException("Postgres", scope, token, state.toString());
         }
     }

@@ -35,8 +35,9 @@ public final class SchemaWatch implements AutoCloseable {
             return SchemaChange.between(
                     started, SourceTable.inspect(catalog, config).schema());
         } catch (RebalanceException e) {
-            if (e.code() == ErrorCode.SOURCE_COLUMN_MISSING || e.code() == ErrorCode.SOURCE_TABLE_MISSING)
-                return Optional.of(e.getMessage());
+            // a column, the table, the key's index or a named column's type gone: the codec started with differs
+            if (e.code() != ErrorCode.SOURCE_UNREACHABLE) return Optional.of(e.getMessage());
+            close();
             log.debug("reading the table's columns failed; next time again: {}", e.toString());
         } catch (Exception e) {
             close();
