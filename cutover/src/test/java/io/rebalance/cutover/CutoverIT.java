@@ -472,29 +472,28 @@ class CutoverIT {
                         c.commit();
                     }
                 }
-                case DYNAMODB ->
-                    permit.writeDynamo(
-                            f.dynamo,
-                            TransactWriteItem.builder()
-                                    .put(Put.builder()
-                                            .tableName(f.table)
-                                            .item(Map.of(
-                                                    "id", AttributeValue.fromS(id),
-                                                    "room_id",
-                                                            AttributeValue.fromS(UUID.randomUUID()
-                                                                    .toString()),
-                                                    "kind", AttributeValue.fromS("guarded"),
-                                                    "data",
-                                                            AttributeValue.fromM(
-                                                                    Map.of("n", AttributeValue.fromN("1"))),
-                                                    "created_at", AttributeValue.fromS("2024-10-20T02:00:00.000000Z"),
-                                                    "seq", AttributeValue.fromN("1"),
-                                                    "_slot", AttributeValue.fromS("20241020.02")))
-                                            .build())
-                                    .build());
+                case DYNAMODB -> permit.writeDynamo(f.dynamo, guardedPut(f, id));
             }
         });
         return id;
+    }
+
+    /** The application's item for {@code id}; its slot attribute is the slot a ULID of 2024-10-20T02 gives. */
+    static TransactWriteItem guardedPut(CutoverFixture f, String id) {
+        return TransactWriteItem.builder()
+                .put(Put.builder()
+                        .tableName(f.table)
+                        .item(Map.of(
+                                "id", AttributeValue.fromS(id),
+                                "room_id",
+                                        AttributeValue.fromS(UUID.randomUUID().toString()),
+                                "kind", AttributeValue.fromS("guarded"),
+                                "data", AttributeValue.fromM(Map.of("n", AttributeValue.fromN("1"))),
+                                "created_at", AttributeValue.fromS("2024-10-20T02:00:00.000000Z"),
+                                "seq", AttributeValue.fromN("1"),
+                                "_slot", AttributeValue.fromS("20241020.02")))
+                        .build())
+                .build();
     }
 
     static Map<String, AttributeValue> item(CutoverFixture f, String id) {

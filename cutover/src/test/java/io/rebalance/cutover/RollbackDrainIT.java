@@ -15,13 +15,8 @@ import io.rebalance.testkit.SharedServices;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
-import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
-import software.amazon.awssdk.services.dynamodb.model.Put;
-import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
 
 /**
  * A rollback reopens Postgres only once it has compared every key applications wrote to DynamoDB since the flip
@@ -43,27 +38,7 @@ class RollbackDrainIT {
             f.startTail();
             f.cutover("forward").cutover(PASS, MATCH);
             String odd = "01JAXT00000000000000000001"; // its id says 2024-10-23T23, its item says slot 20241020.02
-            guard.run(
-                    f.table,
-                    permit -> permit.writeDynamo(
-                            f.dynamo,
-                            TransactWriteItem.builder()
-                                    .put(Put.builder()
-                                            .tableName(f.table)
-                                            .item(Map.of(
-                                                    "id", AttributeValue.fromS(odd),
-                                                    "room_id",
-                                                            AttributeValue.fromS(UUID.randomUUID()
-                                                                    .toString()),
-                                                    "kind", AttributeValue.fromS("guarded"),
-                                                    "data",
-                                                            AttributeValue.fromM(
-                                                                    Map.of("n", AttributeValue.fromN("1"))),
-                                                    "created_at", AttributeValue.fromS("2024-10-20T02:00:00.000000Z"),
-                                                    "seq", AttributeValue.fromN("1"),
-                                                    "_slot", AttributeValue.fromS("20241020.02")))
-                                            .build())
-                                    .build()));
+            guard.run(f.table, permit -> permit.writeDynamo(f.dynamo, CutoverIT.guardedPut(f, odd)));
 
             assertThatThrownBy(() -> f.cutover("back").rollback(f.proof()))
                     .isInstanceOf(RebalanceException.class)
