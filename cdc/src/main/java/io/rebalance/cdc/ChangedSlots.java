@@ -47,6 +47,26 @@ public final class ChangedSlots {
     }
 
     /**
+     * Rows that came into the table without a change the stream carries (a partition attached with rows in it) lie in
+     * {@code oldest..newest}: those slots count as changed at {@code lsn}, so each must be verified after it.
+     */
+    void arrived(Slot oldest, Slot newest, long lsn) {
+        String at = Lsn.text(lsn);
+        Map<String, String> fields = new HashMap<>();
+        if (keyspace instanceof SlotKeyspace.TimeColumn) {
+            fields.put(ALL, at);
+        } else {
+            for (Slot s : new io.rebalance.core.slot.SlotRange(newest, oldest)) fields.put(s.name(), at);
+        }
+        redis.hset(key, fields);
+    }
+
+    /** Rows left the table without a change the stream carries, from slots not known: every slot changed at lsn. */
+    void everyRow(long lsn) {
+        redis.hset(key, Map.of(ALL, Lsn.text(lsn)));
+    }
+
+    /**
      * A TRUNCATE at {@code lsn} changed every slot: the cutover then re-verifies every slot (their items are still in
      * DynamoDB, since the tail does not apply it) and refuses until each was verified after it.
      */

@@ -1,6 +1,7 @@
 package io.rebalance.cdc;
 
 import io.rebalance.core.ErrorCode;
+import io.rebalance.core.Finding;
 import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
 import java.sql.Connection;
@@ -35,7 +36,11 @@ public final class CopyCoverage {
                             + " start `rebalance tail` first (it creates the slot and publication and streams"
                             + " them)" + unless);
         }
-        if (!published(c, publication, table)) {
+        Finding unfit = TailPreflight.publication(c, table, publication);
+        if (unfit.level() == Finding.Level.BLOCKING) {
+            throw new RebalanceException(ErrorCode.NO_CHANGE_STREAM, unfit.detail() + unless);
+        }
+        if (!TailPreflight.publishes(c, publication, table)) {
             throw new RebalanceException(
                     ErrorCode.NO_CHANGE_STREAM,
                     "publication '" + publication + "' (tail.publication) does not include " + table + ", so the"
@@ -47,18 +52,6 @@ public final class CopyCoverage {
     private static boolean exists(Connection c, String table) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
             ps.setString(1, table);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getBoolean(1);
-            }
-        }
-    }
-
-    private static boolean published(Connection c, String publication, String table) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT EXISTS (SELECT 1 FROM pg_publication_tables pt"
-                + " WHERE pt.pubname = ? AND format('%I.%I', pt.schemaname, pt.tablename)::regclass = ?::regclass)")) {
-            ps.setString(1, publication);
-            ps.setString(2, table);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return rs.getBoolean(1);

@@ -1,5 +1,7 @@
 package io.rebalance.cdc;
 
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
 import io.rebalance.core.codec.ColumnSpec;
 import io.rebalance.core.codec.RowDecoder;
 import io.rebalance.core.slot.SlotKeyspace;
@@ -13,38 +15,56 @@ import java.util.List;
 
 /**
  * Writes rows decoded from DynamoDB items back into the source table, in the caller's transaction: an upsert of the
- * copied columns (others keep their values) and a delete by key. Values are bound untyped ({@link Types#OTHER}), so
+ * copied columns (others keep their values) and a delete by key. The upsert's conflict target is the table's unique
+ * key: the key column, or on a partitioned table the key and the partition key. Values are bound untyped ({@link Types#OTHER}), so
  * Postgres parses each text with the column's own input function: no Java type sits between the item and the row.
  */
 final class RowWriteBack {
     private final String upsert;
     private final String delete;
+    private final String deleteElsewhere;
+    private final int[] elsewhere;
     private final int columns;
 
     RowWriteBack(SourceTable table) {
         List<ColumnSpec> cols = table.columns();
+        List<String> names = cols.stream().map(ColumnSpec::name).toList();
+        List<String> unique = table.uniqueKey();
+        if (!names.containsAll(unique)) {
+            throw new RebalanceException(
+                    ErrorCode.CONFIG_INVALID,
+                    "source.columns leaves out some of " + unique + ", the unique key of " + table.name() + " (the key"
+                            + " and the partition key): the reverse stream writes rows back by it; add them");
+        }
         this.columns = cols.size();
-        StringBuilder names = new StringBuilder();
         StringBuilder params = new StringBuilder();
         StringBuilder sets = new StringBuilder();
-        for (ColumnSpec col : cols) {
-            String q = SlotKeyspace.quote(col.name());
-            if (names.length() > 0) {
-                names.append(", ");
-                params.append(", ");
-            }
-            names.append(q);
-            params.append('?');
-            if (!col.name().equals(table.keyColumn())) {
-                if (sets.length() > 0) sets.append(", ");
-                sets.append(q).append(" = EXCLUDED.").append(q);
-            }
+        for (String name : names) {
+            params.append(params.length() == 0 ? "?" : ", ?");
+            if (unique.contains(name)) continue;
+            String q = SlotKeyspace.quote(name);
+            sets.append(sets.length() == 0 ? "" : ", ")
+                    .append(q)
+                    .append(" = EXCLUDED.")
+                    .append(q);
         }
         String key = SlotKeyspace.quote(table.keyColumn());
-        this.upsert = "INSERT INTO " + table.name() + " (" + names + ") VALUES (" + params + ") ON CONFLICT (" + key
-                + ") " + (sets.length() == 0 ? "DO NOTHING" : "DO UPDATE SET " + sets);
+        this.upsert = "INSERT INTO " + table.name() + " (" + quoted(names) + ") VALUES (" + params + ") ON CONFLICT ("
+                + quoted(unique) + ") " + (sets.length() == 0 ? "DO NOTHING" : "DO UPDATE SET " + sets);
+        // On a partitioned table the unique key holds the partition key: a row whose partition key changed in DynamoDB
+        // is inserted anew, and its old version, elsewhere, goes (one row per key, as DynamoDB has one item).
+        this.elsewhere = unique.stream().mapToInt(names::indexOf).toArray();
+        List<String> partitionKey = unique.subList(1, unique.size());
+        this.deleteElsewhere = partitionKey.isEmpty()
+                ? null
+                : "DELETE FROM " + table.name() + " WHERE " + key + " = ? AND (" + quoted(partitionKey)
+                        + ") IS DISTINCT FROM (" + "?, ".repeat(partitionKey.size() - 1) + "?)";
         this.delete = "DELETE FROM " + table.name() + " WHERE " + key + " = ANY(CAST(? AS "
                 + table.keyType().sqlArrayType() + "))";
+    }
+
+    private static String quoted(List<String> names) {
+        return String.join(", ", names.stream().map(SlotKeyspace::quote).toList());
     }
 
     /** @param rows each as {@link RowDecoder#decode} returns it */
@@ -56,6 +76,14 @@ final class RowWriteBack {
                     if (row[i] == null) ps.setNull(i + 1, Types.OTHER);
                     else ps.setObject(i + 1, row[i], Types.OTHER);
                 }
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+        if (deleteElsewhere == null) return;
+        try (PreparedStatement ps = c.prepareStatement(deleteElsewhere)) {
+            for (String[] row : rows) {
+                for (int u = 0; u < elsewhere.length; u++) ps.setObject(u + 1, row[elsewhere[u]], Types.OTHER);
                 ps.addBatch();
             }
             ps.executeBatch();

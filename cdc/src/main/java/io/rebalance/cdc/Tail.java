@@ -151,6 +151,8 @@ public final class Tail implements AutoCloseable {
                 redis, keys, session, t.slotName(), t.retentionWarnMb(), stats, lease.owner(), refused);
         AtomicReference<Throwable> leaseLost = new AtomicReference<>();
         try (SchemaWatch watch = new SchemaWatch(session, config, table.schema());
+                PartitionWatch partitions = new PartitionWatch(
+                        table, session, redis, keys, new ChangedSlots(redis, keys, table.keyspace()));
                 TailHold hold = new TailHold(
                         new ForwardHold(redis, new HandoffKeys(config.redis().prefix())),
                         session,
@@ -196,6 +198,10 @@ public final class Tail implements AutoCloseable {
                     1,
                     1,
                     TimeUnit.SECONDS);
+            if (id.partitioned()) {
+                timers.scheduleWithFixedDelay(
+                        () -> quietly("watch partitions", partitions::check), 0, 1, TimeUnit.SECONDS);
+            }
             RepairQueue repairs = new RepairQueue(redis, keys);
             timers.execute(() -> serveRepairs(repairs, applier, leaseLost));
             timers.execute(() -> runReverse(hold, leaseLost));
@@ -417,6 +423,8 @@ public final class Tail implements AutoCloseable {
         p.setProperty("slot.name", t.slotName());
         p.setProperty("publication.name", t.publication());
         p.setProperty("publication.autocreate.mode", "filtered");
+        // a partitioned table's changes then carry its own name, not its partitions' (new partitions included)
+        if (id.partitioned()) p.setProperty("publish.via.partition.root", "true");
         p.setProperty("table.include.list", java.util.regex.Pattern.quote(id.dotted()));
         // the key Debezium puts on each event is the migration's key column, whatever the table's primary key is
         p.setProperty("message.key.columns", id.dotted() + ":" + table.keyColumn());

@@ -57,4 +57,9 @@ public record TailKeys(String prefix) {
     public String changedSlots() {
         return prefix + "cdc:changed";
     }
+
+    /** Set: the partitions of a partitioned source table the tail has seen (PartitionWatch). */
+    public String partitions() {
+        return prefix + "cdc:partitions";
+    }
 }

@@ -1,6 +1,7 @@
 package io.rebalance.cdc;
 
 import io.rebalance.core.ErrorCode;
+import io.rebalance.core.Finding;
 import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.source.SourceTable;
@@ -18,8 +19,12 @@ import java.util.List;
  * carries in the WAL, and a replication slot no other process is reading.
  */
 public final class TailPreflight {
-    /** The source table as Debezium names it: schema and table, unquoted. */
-    public record TableId(String schema, String table) {
+    /**
+     * The source table as Debezium names it: schema and table, unquoted.
+     *
+     * @param partitioned the parent of declarative partitions, whose changes the publication publishes as its own
+     */
+    public record TableId(String schema, String table, boolean partitioned) {
         public String dotted() {
             return schema + "." + table;
         }
@@ -43,7 +48,150 @@ public final class TailPreflight {
     public static TableId check(Connection c, SourceTable table, MigrationConfig config) throws SQLException {
         walLevel(c);
         role(c, config.source().user());
-        return key(c, table);
+        TableId id = key(c, table);
+        Finding publication = publication(c, table.name(), config.tail().publication());
+        if (publication.level() == Finding.Level.BLOCKING) {
+            throw new RebalanceException(ErrorCode.NO_CHANGE_STREAM, publication.detail());
+        }
+        return id;
+    }
+
+    /**
+     * Everything the tail needs of Postgres, each as a finding rather than a refusal, for {@code rebalance check}:
+     * wal_level, the replication right, the key changes name rows by, the replication slot, how much WAL a stopped
+     * tail may hold back, and the publication (for a partitioned table, one that publishes through its root).
+     */
+    public static List<Finding> findings(Connection c, SourceTable table, MigrationConfig config) throws SQLException {
+        List<Finding> out = new ArrayList<>();
+        out.add(finding("wal_level", () -> walLevel(c), "logical"));
+        out.add(finding(
+                "replication right", () -> role(c, config.source().user()), "role may replicate (REPLICATION)"));
+        out.add(finding(
+                "replica identity",
+                () -> key(c, table),
+                "updates and deletes name rows by " + table.keyColumn() + " in the WAL"));
+        out.add(slotFinding(c, config.tail().slotName()));
+        out.add(walRetention(c));
+        out.add(publication(c, table.name(), config.tail().publication()));
+        return out;
+    }
+
+    private interface Check {
+        void run() throws SQLException;
+    }
+
+    private static Finding finding(String name, Check check, String ok) throws SQLException {
+        try {
+            check.run();
+            return Finding.ok(name, ok);
+        } catch (RebalanceException e) {
+            return Finding.blocking(name, e);
+        }
+    }
+
+    private static Finding slotFinding(Connection c, String slotName) throws SQLException {
+        SlotInfo s = slot(c, slotName);
+        if (s.lost()) {
+            return Finding.blocking(
+                    "replication slot",
+                    "replication slot '" + slotName + "' was invalidated by Postgres (it fell more than"
+                            + " max_slot_wal_keep_size behind): the changes since are gone; see docs/cdc.md (slot lost)"
+                            + " (exit " + ErrorCode.TAIL_SLOT_LOST.exitCode() + ")");
+        }
+        if (s.exists() && s.active()) {
+            // Possibly this run's own tail: the tail itself tells it apart by its lease.
+            return Finding.ok(
+                    "replication slot",
+                    "'" + slotName + "' exists and is being read (pid " + s.activePid()
+                            + "): a running tail of this run, or `rebalance tail` refuses it");
+        }
+        return finding(
+                "replication slot",
+                () -> slotUsable(c, slotName),
+                s.exists() ? "'" + slotName + "' exists, free" : "'" + slotName + "' will be created by the tail");
+    }
+
+    /**
+     * A stopped tail keeps its slot's WAL on the source's disk. Unbounded, that disk can fill and stop the database;
+     * bounded, Postgres drops the slot instead and the tail must start over (docs/cdc.md).
+     */
+    static Finding walRetention(Connection c) throws SQLException {
+        String keep = one(c, "SHOW max_slot_wal_keep_size");
+        if (keep == null || keep.equals("-1")) {
+            return Finding.warning(
+                    "WAL retention",
+                    "max_slot_wal_keep_size is unlimited: while the tail is stopped, Postgres keeps all WAL since its"
+                            + " position and the disk can fill; set it (ALTER SYSTEM SET max_slot_wal_keep_size ="
+                            + " '100GB', then SELECT pg_reload_conf()) above what days of writes produce, and watch"
+                            + " `rebalance status` (tail.retentionWarnMb)");
+        }
+        return Finding.ok(
+                "WAL retention",
+                "max_slot_wal_keep_size = " + keep + ": a tail stopped while more WAL is written loses its slot"
+                        + " (exit " + ErrorCode.TAIL_SLOT_LOST.exitCode() + ")");
+    }
+
+    /**
+     * The publication the tail streams: created by the tail when absent. One that exists must carry the table's
+     * changes under its own name: for a partitioned table that takes {@code publish_via_partition_root}, without which
+     * they are published under each partition's name.
+     */
+    static Finding publication(Connection c, String table, String name) throws SQLException {
+        boolean partitioned = isPartitioned(c, table);
+        Boolean viaRoot = null;
+        try (PreparedStatement ps = c.prepareStatement("SELECT pubviaroot FROM pg_publication WHERE pubname = ?")) {
+            ps.setString(1, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (rs.next()) viaRoot = rs.getBoolean(1);
+            }
+        }
+        String kind = partitioned ? "partitioned table " : "table ";
+        if (viaRoot == null) {
+            return Finding.ok(
+                    "publication",
+                    "'" + name + "' will be created by the tail for " + kind + table
+                            + (partitioned ? ", publishing through the partition root" : ""));
+        }
+        if (partitioned && !viaRoot) {
+            return Finding.blocking(
+                    "publication",
+                    "publication '" + name + "' (tail.publication) publishes the changes of partitioned table "
+                            + table + " under its partitions' names, which the tail does not read; run ALTER"
+                            + " PUBLICATION \"" + name + "\" SET (publish_via_partition_root = true), or drop it and"
+                            + " let the tail create it");
+        }
+        if (!publishes(c, name, table)) {
+            // The tail's Debezium sets the publication's tables to this one (publication.autocreate.mode filtered).
+            return Finding.warning(
+                    "publication",
+                    "publication '" + name + "' (tail.publication) exists but does not include " + table + ": the tail"
+                            + " sets its tables to " + table + " alone, so any other table it publishes leaves it; give"
+                            + " the tail a publication of its own (tail.publication) if another reader uses this one");
+        }
+        return Finding.ok("publication", "'" + name + "' publishes " + kind + table);
+    }
+
+    /** Whether {@code table} is the parent of declarative partitions. */
+    public static boolean isPartitioned(Connection c, String table) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT relkind = 'p' FROM pg_class WHERE oid = ?::regclass")) {
+            ps.setString(1, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
+        }
+    }
+
+    /** Whether the publication carries {@code table}'s changes under the table's own name. */
+    static boolean publishes(Connection c, String publication, String table) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT EXISTS (SELECT 1 FROM pg_publication_tables pt"
+                + " WHERE pt.pubname = ? AND format('%I.%I', pt.schemaname, pt.tablename)::regclass = ?::regclass)")) {
+            ps.setString(1, publication);
+            ps.setString(2, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
+        }
     }
 
     static void walLevel(Connection c) throws SQLException {
@@ -79,7 +227,7 @@ public final class TailPreflight {
             ps.setString(1, table.name());
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
-                TableId id = new TableId(rs.getString(1), rs.getString(2));
+                TableId id = new TableId(rs.getString(1), rs.getString(2), isPartitioned(c, table.name()));
                 String identity = rs.getString(3);
                 List<String> pk = list(rs.getArray(4));
                 List<String> identityIndex = list(rs.getArray(5));
@@ -90,7 +238,10 @@ public final class TailPreflight {
                             case "f" -> List.of(table.keyColumn());
                             default -> List.of();
                         };
-                if (!carried.equals(List.of(table.keyColumn()))) {
+                // A partitioned table's primary key holds its partition key too: the WAL then names rows by both.
+                boolean names = carried.equals(List.of(table.keyColumn()))
+                        || (id.partitioned() && carried.contains(table.keyColumn()));
+                if (!names) {
                     String found = identity.equals("n")
                             ? "REPLICA IDENTITY NOTHING"
                             : carried.isEmpty() ? "no primary key" : "a WAL key of " + carried;

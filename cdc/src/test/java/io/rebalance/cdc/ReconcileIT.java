@@ -37,7 +37,8 @@ class ReconcileIT {
                     Ulid.of(java.time.Instant.parse("2024-10-20T04:10:00Z").toEpochMilli(), 0, 9);
             RunKeys run = new RunKeys(f.config().redis().prefix());
             RunState state = new RunState(f.redis, run, Retrier.standard());
-            state.claimPlan(new RunPlan(f.table, "id", f.table, "20241020.04", "20241020.00", 10, 0, null));
+            state.claimPlan(
+                    new RunPlan(f.table, "id", f.table, "", "us-east-1", "20241020.04", "20241020.00", 10, 0, null));
             f.redis.hset(run.slotState(Slot.parse("20241020.04")), "status", "FINISHED");
 
             f.insert(unfinishedId, "message", "{\"v\":1}", 1);

@@ -3,6 +3,7 @@ package io.rebalance.cdc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.dynamo.DynamoClients;
 import io.rebalance.core.dynamo.FencedWrites;
 import io.rebalance.core.redis.RedisConnector;
 import io.rebalance.testkit.Paused;
@@ -26,7 +27,6 @@ import software.amazon.awssdk.core.interceptor.Context;
 import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.http.apache.ApacheHttpClient;
-import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.BatchWriteItemRequest;
 
@@ -101,7 +101,7 @@ class TailLeaseFencingIT {
      */
     private static DynamoDbClient pausedClient(TailFixture f, StallArmed stall) {
         return DynamoDbClient.builder()
-                .region(Region.of(f.config().target().region()))
+                .region(DynamoClients.region(f.config().target(), f.services.dynamo.endpoint()))
                 .endpointOverride(URI.create(f.services.dynamo.endpoint()))
                 .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("local", "local")))
                 .httpClientBuilder(ApacheHttpClient.builder())

@@ -33,8 +33,24 @@ public final class ConfigOptions {
         return load(Map.of());
     }
 
-    /** @param extra overrides from a command's own flags, applied after --set */
+    /**
+     * @param extra overrides from a command's own flags, applied after --set
+     * @throws RebalanceException CONFIG_INVALID for {@code target.endpoint: embedded}, which only {@code demo} takes
+     */
     public MigrationConfig load(Map<String, String> extra) {
+        MigrationConfig c = loadAllowingEmbedded(extra);
+        if (c.target().embedded()) {
+            throw new RebalanceException(
+                    ErrorCode.CONFIG_INVALID,
+                    "target.endpoint 'embedded' is the demo's DynamoDB Local inside one process, whose data ends with"
+                            + " it; set target.endpoint (REBALANCE_TARGET_ENDPOINT) to your DynamoDB: empty for AWS,"
+                            + " or the URL `rebalance dynamodb-local` prints (http://127.0.0.1:8000)");
+        }
+        return c;
+    }
+
+    /** For {@code demo}, the one command whose DynamoDB may live and die with it. */
+    MigrationConfig loadAllowingEmbedded(Map<String, String> extra) {
         Map<String, String> all = new LinkedHashMap<>(overrides);
         all.putAll(extra);
         for (String key : all.keySet()) {

@@ -15,8 +15,8 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
  * The service clients one command uses, opened on demand and closed together. {@code target.endpoint: embedded}
- * starts DynamoDB Local inside this process: handy for the demo, but its data ends with the process, and other
- * processes cannot reach it (for several processes, `rebalance dynamodb-local` serves one on a port).
+ * (the demo's only) starts DynamoDB Local inside this process: its data ends with the process, and other processes
+ * cannot reach it (for several processes, `rebalance dynamodb-local` serves one on a port).
  */
 final class Connections implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Connections.class);
@@ -60,7 +60,9 @@ final class Connections implements AutoCloseable {
     /** Where DynamoDB is, for messages: the endpoint, or "AWS region X". */
     String dynamoWhere() {
         dynamo();
-        return dynamoEndpoint.isEmpty() ? "AWS region " + config.target().region() : dynamoEndpoint;
+        return dynamoEndpoint.isEmpty()
+                ? "AWS region " + dynamo.serviceClientConfiguration().region()
+                : dynamoEndpoint;
     }
 
     @Override

@@ -68,7 +68,7 @@ final class DemoCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
-        MigrationConfig base = options.load();
+        MigrationConfig base = options.loadAllowingEmbedded(Map.of());
         out.println("1. services");
         String jdbc = LocalServices.postgres(base.source().jdbcUrl(), out::println);
         String redis = LocalServices.redis(base.redis().url(), out::println);
@@ -78,8 +78,10 @@ final class DemoCommand implements Callable<Integer> {
         demo.put("target.table", TABLE);
         demo.put("redis.url", redis);
         demo.put("redis.prefix", "demo:");
+        // the demo's DynamoDB lives and dies with it, unless one was given
+        if (base.target().endpoint().isEmpty()) demo.put("target.endpoint", "embedded");
         options.overrides = demo;
-        MigrationConfig config = options.load();
+        MigrationConfig config = options.loadAllowingEmbedded(Map.of());
         out.println("   postgres " + io.rebalance.core.config.Redact.url(jdbc) + ", redis "
                 + io.rebalance.core.config.Redact.url(redis) + ", dynamodb "
                 + (config.target().embedded()

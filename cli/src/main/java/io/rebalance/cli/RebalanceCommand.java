@@ -22,6 +22,7 @@ import picocli.CommandLine.Command;
         version = "rebalance 0.1.0",
         description = "Move a large time-ordered Postgres table into DynamoDB with zero downtime.",
         subcommands = {
+            CheckCommand.class,
             CopyCommand.class,
             StartCommand.class,
             StopCommand.class,

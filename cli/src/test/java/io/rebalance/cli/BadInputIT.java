@@ -4,12 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.core.ErrorCode;
 import io.rebalance.core.redis.RedisScan;
+import io.rebalance.local.DynamoDbLocalServer;
 import io.rebalance.testkit.SharedServices;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeDefinition;
@@ -127,6 +129,47 @@ class BadInputIT {
                 ErrorCode.TARGET_UNREACHABLE,
                 "127.0.0.1:1",
                 "target.endpoint");
+    }
+
+    @Test
+    void theDemosInProcessDynamoDb() throws Exception {
+        createSource("CREATE TABLE %s (id text PRIMARY KEY, body text)");
+        assertRefused(
+                copy("--set", "target.endpoint=embedded"),
+                ErrorCode.CONFIG_INVALID,
+                "target.endpoint 'embedded' is the demo's",
+                "rebalance dynamodb-local");
+        CliRun tail = CliRun.of(Stream.concat(
+                        Stream.of("tail"),
+                        Stream.concat(
+                                CliRun.base(services, table, prefix).stream(),
+                                Stream.of("--set", "target.endpoint=embedded")))
+                .toArray(String[]::new));
+        assertRefused(tail, ErrorCode.CONFIG_INVALID, "target.endpoint 'embedded' is the demo's");
+    }
+
+    @Test
+    void aCopyPointedAtAnotherDynamoDbThanItsRun() throws Exception {
+        createSource("CREATE TABLE %s (id text PRIMARY KEY, body text)");
+        String[] slots = {"--set", "slots.from=2024-10-19T00:00:00Z", "--set", "slots.to=2024-10-19T02:00:00Z"};
+        CliRun first = copy(slots);
+        assertThat(first.exitCode()).as(first.err()).isZero();
+        try (DynamoDbLocalServer other = SharedServices.ownDynamo();
+                DynamoDbClient elsewhere = SharedServices.dynamoClient(other.endpoint())) {
+            List<String> args = new ArrayList<>(Arrays.asList(slots));
+            args.addAll(List.of("--set", "target.endpoint=" + other.endpoint()));
+            CliRun second = copy(args.toArray(String[]::new));
+            assertThat(second.exitCode()).as(second.err()).isEqualTo(ErrorCode.RUN_CONFLICT.exitCode());
+            assertThat(second.err())
+                    .contains("target.endpoint: " + services.dynamo.endpoint() + " vs " + other.endpoint())
+                    .contains("redis.prefix");
+            assertThat(elsewhere.listTables().tableNames())
+                    .as("nothing created where the refused process points")
+                    .isEmpty();
+        }
+        CliRun region = copy(slots[0], slots[1], slots[2], slots[3], "--set", "target.region=eu-west-1");
+        assertThat(region.exitCode()).as(region.err()).isEqualTo(ErrorCode.RUN_CONFLICT.exitCode());
+        assertThat(region.err()).contains("target.region: us-east-1 vs eu-west-1");
     }
 
     @Test

@@ -31,21 +31,33 @@ class CommandsIT {
 
     @Test
     void configShowsEveryLayerAndNeverASecret() {
-        CliRun r = run(
-                "config",
+        List<String> args = new ArrayList<>(List.of("config"));
+        args.addAll(CliRun.base(services, "t_cmd", prefix)); // first, so the flags below win
+        args.addAll(List.of(
                 "--set",
                 "source.password=hunter2",
                 "--set",
                 "redis.url=redis://u:s3cret@127.0.0.1:6379",
                 "--set",
-                "mover.workers=5");
-        assertThat(r.exitCode()).isZero();
+                "source.jdbcUrl=jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres&password=jdbcpw9",
+                "--set",
+                "target.accessKeyId=AKIDEXAMPLE",
+                "--set",
+                "target.secretAccessKey=awsSecret7",
+                "--set",
+                "mover.workers=5"));
+        CliRun r = CliRun.of(args.toArray(String[]::new));
+        assertThat(r.exitCode()).as(r.err()).isZero();
         assertThat(r.out())
                 .contains("workers: 5")
                 .contains("prefix: \"" + prefix + "\"")
                 .contains("password: \"***\"")
+                .contains("password=***")
+                .contains("secretAccessKey: \"***\"")
                 .doesNotContain("hunter2")
-                .doesNotContain("s3cret");
+                .doesNotContain("s3cret")
+                .doesNotContain("jdbcpw9")
+                .doesNotContain("awsSecret7");
         assertThat(run("config", "--env").out()).contains("REBALANCE_SOURCE_JDBC_URL  (source.jdbcUrl)");
     }
 

@@ -4,12 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.rebalance.local.RoomEventsGenerator;
 import io.rebalance.testkit.SharedServices;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -47,13 +42,7 @@ class CopyRefusedRowsIT {
     @Test
     @Timeout(value = 5, unit = TimeUnit.MINUTES) // the copy it replaces never ended: this bounds the failure
     void aQuarterOfTheRowsRefusedTheCopyWritesEveryOtherRowAndListsThem() throws Exception {
-        long bad;
-        try (Connection pg = services.postgres();
-                Statement st = pg.createStatement()) {
-            RoomEventsGenerator.create(pg, table, ROWS, Instant.parse("2024-10-20T12:00:00Z"), 12, 5);
-            bad = st.executeUpdate("UPDATE " + table + " SET data = '{\"x\": 1.5e300}'::jsonb"
-                    + " WHERE abs(hashtext(id)) % 4 = 0"); // outside DynamoDB's number range
-        }
+        long bad = OutOfRangeRows.create(services, table, ROWS);
         assertThat(bad).isBetween(ROWS / 8L, ROWS / 2L);
 
         CliRun copy = CliRun.of(flags(), "copy", "--create-table", "--no-concurrent-writers", "--no-progress");
@@ -79,7 +68,8 @@ class CopyRefusedRowsIT {
         assertThat(first.path("column").asText()).isEqualTo("data");
         assertThat(first.path("by").asText()).isEqualTo("copy");
         assertThat(first.path("slot").asText()).startsWith("20241020.");
-        assertThat(isBad(first.path("id").asText())).isTrue();
+        assertThat(OutOfRangeRows.isRefused(services, table, first.path("id").asText()))
+                .isTrue();
 
         CliRun verify = CliRun.of(flags(), "verify", "--all");
         assertThat(verify.exitCode()).as(verify.out()).isEqualTo(1);
@@ -101,14 +91,5 @@ class CopyRefusedRowsIT {
         assertThat(match.exitCode())
                 .as("the rows stored as maps and those stored as text both verify: " + match.out())
                 .isZero();
-    }
-
-    private boolean isBad(String id) throws Exception {
-        try (Connection pg = services.postgres();
-                Statement st = pg.createStatement();
-                ResultSet rs = st.executeQuery(
-                        "SELECT abs(hashtext(id)) % 4 = 0 FROM " + table + " WHERE id = '" + id + "'")) {
-            return rs.next() && rs.getBoolean(1);
-        }
     }
 }

@@ -8,6 +8,7 @@ import io.rebalance.client.GuardSettings;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.route.Target;
 import io.rebalance.core.source.SourceTable;
+import io.rebalance.local.DynamoDbLocalServer;
 import io.rebalance.testkit.PrivateRedis;
 import io.rebalance.testkit.SharedServices;
 import java.io.FileOutputStream;
@@ -39,10 +40,12 @@ class CutoverCyclesIT {
     private final String prefix = SharedServices.unique("cy") + ":";
 
     private PrivateRedis redis;
+    private DynamoDbLocalServer dynamo;
 
     private Map<String, String> settings() {
         Map<String, String> s = TailedTable.settings(services, table, prefix);
         s.put("redis.url", redis.url);
+        s.put("target.endpoint", dynamo.endpoint());
         return s;
     }
 
@@ -52,8 +55,10 @@ class CutoverCyclesIT {
 
     @Test
     void twentyCyclesUnderLoadLoseNothingApplyNothingTwiceAndServeNoStaleRead() throws Exception {
-        try (PrivateRedis own = PrivateRedis.start("--appendonly", "yes")) {
+        try (PrivateRedis own = PrivateRedis.start("--appendonly", "yes");
+                DynamoDbLocalServer ownDynamo = SharedServices.ownDynamo()) {
             redis = own;
+            dynamo = ownDynamo;
             try (TailedTable t = new TailedTable(services, table, settings(), 2_000, 5)) {
                 runCycles(t.config, t.source, t.redis, t.dynamo);
             }
@@ -110,23 +115,9 @@ class CutoverCyclesIT {
                                     c.number(), c.rollback().output())
                             .isIn(0, 31); // 31: the route is SOURCE already
                 } else {
-                    assertThat(c.cutover().exitCode())
-                            .as("cutover %d: %s", c.number(), c.cutover().output())
-                            .isZero();
-                    assertThat(c.rollback().exitCode())
-                            .as("rollback %d: %s", c.number(), c.rollback().output())
-                            .isZero();
-                    assertThat(c.failedWrites())
-                            .as("failed writes in cycle %d: %s", c.number(), app.errors())
-                            .isZero();
-                    assertThat(c.writesToDynamo()).isGreaterThanOrEqualTo(250);
+                    CutoverTables.assertCleanCycle(c, app);
                 }
-                assertThat(c.postgresProblems())
-                        .as("Postgres after cycle %d", c.number())
-                        .isEmpty();
-                assertThat(c.dynamoProblems())
-                        .as("DynamoDB after cycle %d", c.number())
-                        .isEmpty();
+                CutoverTables.assertConsistentAfter(c);
                 assertThat(c.writesToPostgres()).isGreaterThanOrEqualTo(250);
             }
             assertThat(app.staleReads()).isEmpty();
@@ -136,5 +127,6 @@ class CutoverCyclesIT {
             assertThat(app.reads(Target.POSTGRES)).isPositive();
             assertThat(app.reads(Target.DYNAMODB)).isPositive();
         }
+        CutoverTables.assertSimulatorSessionsClosed(services);
     }
 }

@@ -68,19 +68,32 @@ final class TailedTable implements AutoCloseable {
         return args;
     }
 
+    /** What makes the source table before the tail starts. */
+    interface Maker {
+        void make(Connection pg) throws Exception;
+    }
+
     TailedTable(SharedServices services, String table, Map<String, String> settings, int rows, long seed)
             throws Exception {
+        this(
+                services,
+                table,
+                settings,
+                pg -> RoomEventsGenerator.create(pg, table, rows, Instant.parse("2024-10-20T04:00:00Z"), 4, seed));
+    }
+
+    TailedTable(SharedServices services, String table, Map<String, String> settings, Maker maker) throws Exception {
         this.services = services;
         this.table = table;
         try (Connection pg = services.postgres()) {
-            RoomEventsGenerator.create(pg, table, rows, Instant.parse("2024-10-20T04:00:00Z"), 4, seed);
+            maker.make(pg);
         }
         this.config = ConfigValidator.validate(new ConfigLoader(Map.of()).load(null, settings));
         try (Connection pg = services.postgres()) {
             this.source = SourceTable.inspect(pg, config);
         }
         this.redis = RedisConnector.connect(settings.get("redis.url"), 16);
-        this.dynamo = services.dynamoClient();
+        this.dynamo = SharedServices.dynamoClient(settings.get("target.endpoint"));
         TargetTable.create(
                 dynamo, table, source.partitionKey(config.target()), source.keyType(), SlotIndex.of(config.target()));
         this.tail = new Tail(config, source, dynamo, redis, table + "-tail");

@@ -84,6 +84,16 @@ public final class SharedServices {
         return new SharedServices(jdbc, redis, dynamo, mode);
     }
 
+    /**
+     * A DynamoDB Local of the caller's own, for a test that writes many items to tables with a stream. DynamoDB Local
+     * keeps every stream record of the server for 24 hours in one SQLite table without an index on the shard, and
+     * scans it on each write to a table with a stream: after one such test, every later streamed write in the shared
+     * server is several times slower (seen: a tail at 500 writes/s fell minutes behind).
+     */
+    public static DynamoDbLocalServer ownDynamo() {
+        return DynamoDbLocalServer.start(0);
+    }
+
     /** A short name nobody else in this run uses: {@code prefix_<n>_<random>}, valid in SQL, Redis and DynamoDB. */
     public static String unique(String prefix) {
         return prefix + "_" + COUNTER.incrementAndGet() + "_"
@@ -99,8 +109,13 @@ public final class SharedServices {
     }
 
     public DynamoDbClient dynamoClient() {
+        return dynamoClient(dynamo.endpoint());
+    }
+
+    /** A client of a DynamoDB Local at this endpoint: the shared one, or a test's own ({@link #ownDynamo}). */
+    public static DynamoDbClient dynamoClient(String endpoint) {
         return DynamoDbClient.builder()
-                .endpointOverride(java.net.URI.create(dynamo.endpoint()))
+                .endpointOverride(java.net.URI.create(endpoint))
                 .region(Region.US_EAST_1)
                 .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("local", "local")))
                 .build();

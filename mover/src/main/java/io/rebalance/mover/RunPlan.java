@@ -12,6 +12,8 @@ import java.util.List;
  * What a run copies, fixed by the first process that starts it and shared through Redis: every later process
  * copies exactly these slots even if the table has grown since (min/max would otherwise move under them).
  *
+ * @param targetEndpoint the DynamoDB endpoint URL, empty for AWS itself; null in a plan recorded before plans kept it
+ * @param targetRegion the region resolved for DynamoDB; null in a plan recorded before plans kept it
  * @param newest name of the newest slot, copied first
  * @param oldest name of the oldest slot, copied last
  * @param estimatedRows Postgres's estimate of the table's rows at planning time, for the ETA; not a promise
@@ -22,6 +24,8 @@ public record RunPlan(
         String table,
         String keyColumn,
         String targetTable,
+        String targetEndpoint,
+        String targetRegion,
         String newest,
         String oldest,
         long estimatedRows,
@@ -40,6 +44,10 @@ public record RunPlan(
         if (!keyColumn.equals(other.keyColumn)) out.add("source.keyColumn: " + keyColumn + " vs " + other.keyColumn);
         if (!targetTable.equals(other.targetTable))
             out.add("target.table: " + targetTable + " vs " + other.targetTable);
+        if (targetEndpoint != null && !targetEndpoint.equals(other.targetEndpoint))
+            out.add("target.endpoint: " + where(targetEndpoint) + " vs " + where(other.targetEndpoint));
+        if (targetRegion != null && !targetRegion.equals(other.targetRegion))
+            out.add("target.region: " + targetRegion + " vs " + other.targetRegion);
         return out;
     }
 
@@ -50,7 +58,21 @@ public record RunPlan(
 
     /** This plan with the table's columns as they are now: the run goes on in the new shape. */
     public RunPlan withColumns(List<String> now) {
-        return new RunPlan(table, keyColumn, targetTable, newest, oldest, estimatedRows, createdMs, now);
+        return new RunPlan(
+                table,
+                keyColumn,
+                targetTable,
+                targetEndpoint,
+                targetRegion,
+                newest,
+                oldest,
+                estimatedRows,
+                createdMs,
+                now);
+    }
+
+    private static String where(String endpoint) {
+        return endpoint == null || endpoint.isEmpty() ? "AWS" : endpoint;
     }
 
     public String toJson() {

@@ -64,6 +64,22 @@ public final class RunPlanner {
             throw new RebalanceException(
                     ErrorCode.SOURCE_UNREACHABLE, "Postgres failed during preflight: " + e.getMessage(), e);
         }
+        RunPlan wanted = new RunPlan(
+                table.name(),
+                table.keyColumn(),
+                config.target().table(),
+                dynamo.serviceClientConfiguration()
+                        .endpointOverride()
+                        .map(Object::toString)
+                        .orElse(""),
+                dynamo.serviceClientConfiguration().region().id(),
+                range.newest().name(),
+                range.oldest().name(),
+                estimate,
+                System.currentTimeMillis(),
+                table.schema());
+        RunPlan existing = run.plan();
+        if (existing != null) refuseConflicts(existing, wanted); // before anything is created where it points
         String pk = partitionKey(table);
         if (createTable && !TargetTable.exists(dynamo, config.target().table(), dynamoWhere)) {
             TargetTable.create(
@@ -81,16 +97,6 @@ public final class RunPlanner {
                 io.rebalance.core.dynamo.SlotIndex.of(config.target()),
                 dynamoWhere);
 
-        RunPlan wanted = new RunPlan(
-                table.name(),
-                table.keyColumn(),
-                config.target().table(),
-                range.newest().name(),
-                range.oldest().name(),
-                estimate,
-                System.currentTimeMillis(),
-                table.schema());
-        RunPlan existing = run.plan();
         RunPlan plan = existing != null ? existing : run.claimPlan(wanted);
         Optional<String> changed = plan.schemaChange(table.schema());
         if (changed.isPresent() && !acceptSchema) throw schemaChanged(table.name(), changed.get());
@@ -102,15 +108,7 @@ public final class RunPlanner {
                             + " `rebalance verify --all --repair` once the copy is FINISHED",
                     c));
         }
-        var conflicts = plan.conflictsWith(wanted);
-        if (!conflicts.isEmpty()) {
-            throw new RebalanceException(
-                    ErrorCode.RUN_CONFLICT,
-                    "Redis prefix '" + config.redis().prefix()
-                            + "' already holds a different run (" + String.join("; ", conflicts)
-                            + "); use another redis.prefix"
-                            + " for this migration, or `rebalance reset` to forget the old run (its DynamoDB data stays)");
-        }
+        refuseConflicts(plan, wanted); // another process may have claimed the run meanwhile
         if (existing != null
                 && (!existing.newest().equals(wanted.newest())
                         || !existing.oldest().equals(wanted.oldest()))) {
@@ -203,5 +201,17 @@ public final class RunPlanner {
                 return rs.next() ? Math.max(0, rs.getLong(1)) : 0;
             }
         }
+    }
+
+    /** @throws RebalanceException RUN_CONFLICT when this process points at another table or DynamoDB than the run */
+    private void refuseConflicts(RunPlan run, RunPlan wanted) {
+        var conflicts = run.conflictsWith(wanted);
+        if (conflicts.isEmpty()) return;
+        throw new RebalanceException(
+                ErrorCode.RUN_CONFLICT,
+                "Redis prefix '" + config.redis().prefix() + "' already holds a different run ("
+                        + String.join("; ", conflicts) + "); point this process where the run is, use another"
+                        + " redis.prefix for this migration, or `rebalance reset` to forget the old run (its DynamoDB"
+                        + " data stays)");
     }
 }

@@ -47,6 +47,9 @@ import software.amazon.awssdk.services.dynamodb.model.Update;
  * see it, whichever store it reads.
  */
 public final class AppSimulator implements AutoCloseable {
+    /** The application_name of the simulated application's Postgres sessions. */
+    public static final String APPLICATION_NAME = "rebalance-app-simulator";
+
     private static final DateTimeFormatter TS =
             DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSSSSS'+00'").withZone(ZoneOffset.UTC);
     /** The counter column, and its attribute (the simulated table keeps column names in DynamoDB). */
@@ -91,6 +94,10 @@ public final class AppSimulator implements AutoCloseable {
     private final List<String> errors = new ArrayList<>();
     private final Latencies writeLatency = new Latencies();
     private ScheduledExecutorService threads;
+    /** Each writer and reader keeps its own Postgres connection; {@link #close} closes them once the threads stop. */
+    private final List<Writer> writers = new ArrayList<>();
+
+    private final List<Reader> readers = new ArrayList<>();
     private int existing;
     private volatile boolean paused;
     private volatile Target unguarded;
@@ -126,11 +133,13 @@ public final class AppSimulator implements AutoCloseable {
         long writePeriod = 1_000_000L * load.writers() / load.writesPerSecond();
         for (int w = 0; w < load.writers(); w++) {
             Writer writer = new Writer(new Random(seed + w), load);
+            writers.add(writer);
             threads.scheduleAtFixedRate(writer, writePeriod, writePeriod, TimeUnit.MICROSECONDS);
         }
         long readPeriod = 1_000_000L * load.readers() / load.readsPerSecond();
         for (int r = 0; r < load.readers(); r++) {
             Reader reader = new Reader(new Random(seed + 1_000 + r));
+            readers.add(reader);
             threads.scheduleAtFixedRate(reader, readPeriod, readPeriod, TimeUnit.MICROSECONDS);
         }
         return this;
@@ -271,7 +280,7 @@ public final class AppSimulator implements AutoCloseable {
 
         private void writePostgres(WritePermit permit, String id, boolean insert) throws SQLException {
             if (pg == null) {
-                pg = session.open();
+                pg = open();
                 pg.setAutoCommit(false);
             }
             try {
@@ -358,6 +367,13 @@ public final class AppSimulator implements AutoCloseable {
     }
 
     /** @return null, for the field that held {@code c} */
+    /** A connection named for the simulator, so a session it leaves behind is seen in pg_stat_activity. */
+    private Connection open() throws SQLException {
+        Connection c = session.open();
+        c.setClientInfo("ApplicationName", APPLICATION_NAME);
+        return c;
+    }
+
     private static Connection closeQuietly(Connection c) {
         if (c == null) return null;
         try {
@@ -403,7 +419,7 @@ public final class AppSimulator implements AutoCloseable {
         }
 
         private Long readPostgres(String id) throws SQLException {
-            if (pg == null) pg = session.open();
+            if (pg == null) pg = open();
             try (PreparedStatement ps = pg.prepareStatement("SELECT seq FROM " + table + " WHERE id = ?")) {
                 ps.setString(1, id);
                 try (ResultSet rs = ps.executeQuery()) {
@@ -432,6 +448,9 @@ public final class AppSimulator implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
+        // after the threads stopped, so no write is using them
+        for (Writer w : writers) w.pg = closeQuietly(w.pg);
+        for (Reader r : readers) r.pg = closeQuietly(r.pg);
         guard.close();
     }
 }

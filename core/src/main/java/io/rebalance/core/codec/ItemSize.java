@@ -14,7 +14,26 @@ public final class ItemSize {
     /** DynamoDB's limit for one item, names and values together. */
     public static final int MAX_BYTES = 400 * 1024;
 
+    /** DynamoDB bills a write per started kilobyte of the item. */
+    public static final int WRITE_UNIT_BYTES = 1024;
+
+    /**
+     * What an index entry weighs beyond the item's attributes, as DynamoDB documents it; the slot index projects
+     * every attribute, so each put also writes an entry of the item's size plus this.
+     */
+    public static final int INDEX_ENTRY_OVERHEAD_BYTES = 100;
+
     private ItemSize() {}
+
+    /** Write units one put of an item of {@code bytes} consumes on the table: one per started kilobyte. */
+    public static long tableUnits(long bytes) {
+        return Math.max(1, (bytes + WRITE_UNIT_BYTES - 1) / WRITE_UNIT_BYTES);
+    }
+
+    /** Write units the same put consumes on the slot index, which holds a copy of the item. */
+    public static long indexUnits(long bytes) {
+        return tableUnits(bytes + INDEX_ENTRY_OVERHEAD_BYTES);
+    }
 
     /**
      * Whether the item is over DynamoDB's limit. A cheap upper bound (3 bytes per UTF-16 char, a byte per digit)

@@ -219,6 +219,9 @@ public final class ConfigLoader {
             ObjectNode tree = YAML.valueToTree(config);
             ObjectNode source = (ObjectNode) tree.get("source");
             if (!source.get("password").asText().isEmpty()) source.put("password", "***");
+            source.put("jdbcUrl", Redact.url(config.source().jdbcUrl()));
+            ObjectNode target = (ObjectNode) tree.get("target");
+            if (!target.get("secretAccessKey").asText().isEmpty()) target.put("secretAccessKey", "***");
             ((ObjectNode) tree.get("redis"))
                     .put("url", Redact.url(config.redis().url()));
             Map<String, Object> ordered = new LinkedHashMap<>();

@@ -107,7 +107,20 @@ public final class ConfigValidator {
                 t.endpoint(),
                 "'embedded', an http(s):// URL such as http://127.0.0.1:8000, or empty for AWS");
         oneOf("target.json", t.json(), Set.of("map", "string"));
-        require(!t.region().isBlank(), "target.region", t.region(), "an AWS region such as us-east-1");
+        require(
+                t.region().isEmpty() || t.region().matches("[a-z0-9-]+"),
+                "target.region",
+                t.region(),
+                "an AWS region such as eu-west-1, or empty for the SDK's (AWS_REGION, the profile's)");
+        if (t.accessKeyId().isEmpty() != t.secretAccessKey().isEmpty()) {
+            problems.add("target.accessKeyId and target.secretAccessKey go together: set both"
+                    + " (REBALANCE_TARGET_ACCESS_KEY_ID, REBALANCE_TARGET_SECRET_ACCESS_KEY) or neither to use the"
+                    + " AWS SDK's credential chain");
+        }
+        if (!t.profile().isEmpty() && !t.accessKeyId().isEmpty()) {
+            problems.add("target.profile '" + t.profile() + "' and target.accessKeyId are both set; keep one: the"
+                    + " profile's credentials or the static keys");
+        }
         require(
                 !t.slotAttribute().isEmpty() && t.slotAttribute().length() <= 255,
                 "target.slotAttribute",

@@ -24,8 +24,8 @@ public record MigrationConfig(
             String jdbcUrl, String user, String password, String table, String keyColumn, List<String> columns) {
         @Override
         public String toString() { // never print the password
-            return "Source[jdbcUrl=" + jdbcUrl + ", user=" + user + ", table=" + table + ", keyColumn=" + keyColumn
-                    + ", columns=" + columns + "]";
+            return "Source[jdbcUrl=" + Redact.url(jdbcUrl) + ", user=" + user + ", table=" + table + ", keyColumn="
+                    + keyColumn + ", columns=" + columns + "]";
         }
     }
 
@@ -58,8 +58,10 @@ public record MigrationConfig(
     }
 
     /**
-     * The DynamoDB side. {@code endpoint}: {@code embedded} (DynamoDB Local in this process), an http URL, or
-     * empty for AWS with the default credential chain. {@code partitionKey} empty means the source key column.
+     * The DynamoDB side. {@code endpoint}: empty for AWS, an http(s) URL (DynamoDB Local, a VPC endpoint), or
+     * {@code embedded} (DynamoDB Local in this process, the demo's only). {@code region}, {@code profile} and the
+     * static keys are as the AWS SDK reads them; empty means its default chains ({@link
+     * io.rebalance.core.dynamo.DynamoClients}). {@code partitionKey} empty means the source key column.
      * Every item carries its slot in {@code slotAttribute}, and the global secondary index {@code slotIndex}
      * (partition key the slot, sort key the item's key) lets the verifier read one slot without scanning the table
      * (docs/fingerprint.md). {@code jsonAsString} and {@code numbersAsString} name columns stored as their text
@@ -69,6 +71,9 @@ public record MigrationConfig(
             String table,
             String endpoint,
             String region,
+            String profile,
+            String accessKeyId,
+            String secretAccessKey,
             String partitionKey,
             String json,
             List<String> jsonAsString,
@@ -78,6 +83,12 @@ public record MigrationConfig(
             int slotShards) {
         public boolean embedded() {
             return "embedded".equals(endpoint);
+        }
+
+        @Override
+        public String toString() { // never print the secret key
+            return "Target[table=" + table + ", endpoint=" + endpoint + ", region=" + region + ", profile=" + profile
+                    + ", accessKeyId=" + accessKeyId + "]";
         }
 
         public boolean jsonAsMap() {

@@ -150,8 +150,10 @@ public sealed interface SlotKeyspace {
 
         @Override
         public String minMaxQuery(String table) {
+            // infinities hold no hour (their rows are in no slot: `rebalance check` counts them)
             return "SELECT (extract(epoch FROM min(" + column + ")) * 1000)::int8::text," + " (extract(epoch FROM max("
-                    + column + ")) * 1000)::int8::text FROM " + table;
+                    + column + ")) * 1000)::int8::text FROM " + table + " WHERE " + column + " > '-infinity' AND "
+                    + column + " < 'infinity'";
         }
 
         @Override

@@ -34,9 +34,21 @@ import java.util.Map;
  *
  * @param name the table, quoted and schema-qualified as resolved by Postgres
  * @param columns the columns copied, in table order
+ * @param uniqueKey the columns of the unique index the key column starts: the key alone, or on a partitioned table
+ *     the key and the partition key
  */
 public record SourceTable(
-        String name, List<ColumnSpec> columns, String keyColumn, KeyType keyType, SlotKeyspace keyspace) {
+        String name,
+        List<ColumnSpec> columns,
+        String keyColumn,
+        KeyType keyType,
+        SlotKeyspace keyspace,
+        List<String> uniqueKey) {
+
+    public SourceTable(
+            String name, List<ColumnSpec> columns, String keyColumn, KeyType keyType, SlotKeyspace keyspace) {
+        this(name, columns, keyColumn, keyType, keyspace, List.of(keyColumn));
+    }
 
     public static SourceTable inspect(Connection c, MigrationConfig config) {
         try {
@@ -73,11 +85,14 @@ public record SourceTable(
                             + "; rebalance pages by"
                             + " the key and needs text/varchar (ULID), uuid (ULID bits) or bigint (time-ordered ids)");
         }
-        if (!isUniqueColumn(c, regclass, src.keyColumn())) {
+        List<String> uniqueKey = uniqueKey(c, regclass, src.keyColumn());
+        if (uniqueKey.isEmpty()) {
             throw new RebalanceException(
                     ErrorCode.SOURCE_KEY_TYPE,
-                    "key column " + src.keyColumn() + " of " + regclass + " has no unique index; keyset paging needs a"
-                            + " unique key: make it the primary key, or set source.keyColumn to the primary key column");
+                    "key column " + src.keyColumn() + " of " + regclass + " has no unique index that starts with it;"
+                            + " keyset paging needs a unique key: make it the primary key (on a partitioned table,"
+                            + " PRIMARY KEY (" + src.keyColumn() + ", <the partition key>)), or set source.keyColumn"
+                            + " to the primary key column");
         }
         checkMapping(config, regclass, keyType, all);
         if (config.slots().fromColumn() && !wanted.contains(config.slots().timeColumn())) {
@@ -109,7 +124,7 @@ public record SourceTable(
                 regclass,
                 "numeric or float",
                 k -> k == ColumnKind.NUMERIC || k == ColumnKind.FLOAT);
-        return new SourceTable(regclass, copied, src.keyColumn(), keyType, SlotKeyspace.of(config, keyType));
+        return new SourceTable(regclass, copied, src.keyColumn(), keyType, SlotKeyspace.of(config, keyType), uniqueKey);
     }
 
     /** Every column a form setting names is a copied column of the kind the setting is for. */
@@ -195,16 +210,28 @@ public record SourceTable(
         return out;
     }
 
-    private static boolean isUniqueColumn(Connection c, String table, String column) throws SQLException {
-        String sql =
-                "SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]"
-                        + " WHERE i.indrelid = ?::regclass AND i.indisunique AND i.indnkeyatts = 1 AND i.indpred IS NULL"
-                        + " AND a.attname = ?";
+    /**
+     * Whether a unique index, without predicate, starts with the key column and holds nothing else, or, on a
+     * partitioned table, nothing but its partition key besides: Postgres requires a partitioned table's unique indexes
+     * to include the partition key, so {@code PRIMARY KEY (id, created_at)} is the usual key of a table partitioned
+     * by month. Then the key alone is unique only by the ids' making (ULIDs and time-ordered ids are); the index
+     * still serves the key ranges the copy reads. Two rows of one id would be one item: verify reports such a slot.
+     */
+    private static List<String> uniqueKey(Connection c, String table, String column) throws SQLException {
+        String sql = "SELECT (SELECT array_agg(ka.attname::text ORDER BY k.n) FROM unnest(i.indkey::int2[]) WITH"
+                + " ORDINALITY k(attnum, n) JOIN pg_attribute ka ON ka.attrelid = i.indrelid AND ka.attnum = k.attnum"
+                + " WHERE k.n <= i.indnkeyatts) FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]"
+                + " LEFT JOIN pg_partitioned_table p ON p.partrelid = i.indrelid"
+                + " WHERE i.indrelid = ?::regclass AND i.indisunique AND i.indpred IS NULL AND a.attname = ?"
+                + " AND (i.indnkeyatts = 1 OR (p.partrelid IS NOT NULL AND NOT EXISTS (SELECT 1"
+                + "   FROM unnest(i.indkey::int2[]) WITH ORDINALITY k(attnum, n)"
+                + "   WHERE k.n BETWEEN 2 AND i.indnkeyatts AND NOT k.attnum = ANY(p.partattrs::int2[]))))";
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setString(1, table);
             ps.setString(2, column);
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next();
+                if (!rs.next()) return List.of();
+                return List.of((String[]) rs.getArray(1).getArray());
             }
         }
     }

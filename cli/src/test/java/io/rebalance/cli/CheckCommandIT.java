@@ -1,0 +1,215 @@
+package io.rebalance.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rebalance.core.codec.ItemSize;
+import io.rebalance.local.RoomEventsGenerator;
+import io.rebalance.testkit.SharedServices;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.UnifiedJedis;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+
+/**
+ * {@code rebalance check} tells before a copy what would block it, computed in Postgres, writing nothing: the rows
+ * DynamoDB would refuse (by slot, with ids, with the way out), rows in no slot, what the tail needs of Postgres; and
+ * its write-unit estimate is what the copy then consumes, by DynamoDB's item-size rules applied to the items written.
+ */
+class CheckCommandIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final SharedServices services = SharedServices.get();
+    private final String table = SharedServices.unique("checked");
+    private final String prefix = SharedServices.unique("ck") + ":";
+    private final List<String> cleanup = new ArrayList<>();
+
+    private List<String> flags(String... sets) {
+        List<String> flags = new ArrayList<>(CliRun.base(services, table, prefix));
+        flags.addAll(List.of("--set", "target.json=map"));
+        for (String s : sets) flags.addAll(List.of("--set", s));
+        return flags;
+    }
+
+    @AfterEach
+    void drop() throws Exception {
+        CutoverTables.drop(services, table);
+        try (Connection pg = services.postgres();
+                Statement st = pg.createStatement()) {
+            for (String sql : cleanup) st.execute(sql);
+        }
+    }
+
+    @Test
+    void namesTheRowsDynamoDbWouldRefuseByslotWithTheWayOutAndWritesNothing() throws Exception {
+        long bad = OutOfRangeRows.create(services, table, 2_000);
+
+        CliRun text = CliRun.of(flags(), "check");
+        assertThat(text.exitCode()).as(text.out() + text.err()).isEqualTo(CheckCommand.BLOCKED);
+        assertThat(text.out())
+                .contains(String.format("rows     2,000: %,d to write, %,d refused", 2_000 - bad, bad))
+                .contains("json-number")
+                .contains("in column data hold a json number outside DynamoDB's range")
+                .contains("way out: store the document as its text: target.jsonAsString: [data]")
+                .contains("BLOCKED: 1 finding would block the migration");
+
+        String parallel =
+                CliRun.of(flags(), "check", "--json", "--parallel", "3").out();
+        JsonNode report = JSON.readTree(
+                CliRun.of(flags(), "check", "--json", "--parallel", "1").out());
+        assertThat(JSON.readTree(parallel))
+                .as("three sessions report what one does")
+                .isEqualTo(report);
+        assertThat(report.path("blocking").asBoolean()).isTrue();
+        assertThat(report.path("refusedRows").asLong()).isEqualTo(bad);
+        assertThat(report.path("storedRows").asLong()).isEqualTo(2_000 - bad);
+        assertThat(report.path("refused").get(0).path("reason").asText()).isEqualTo("json-number");
+        assertThat(report.path("refused").get(0).path("column").asText()).isEqualTo("data");
+        long bySlot = 0;
+        for (JsonNode slot : report.path("bySlot")) {
+            for (JsonNode r : slot.path("refused")) {
+                bySlot += r.path("rows").asLong();
+                assertThat(OutOfRangeRows.isRefused(
+                                services, table, r.path("firstId").asText()))
+                        .isTrue();
+                assertThat(OutOfRangeRows.isRefused(
+                                services, table, r.path("lastId").asText()))
+                        .isTrue();
+            }
+        }
+        assertThat(bySlot).isEqualTo(bad);
+        assertThat(report.path("slots").path("count").asLong()).isEqualTo(12);
+
+        try (DynamoDbClient dynamo = services.dynamoClient();
+                UnifiedJedis redis = services.redis()) {
+            assertThat(dynamo.listTables().tableNames()).doesNotContain(table);
+            assertThat(redis.keys(prefix + "*")).isEmpty();
+        }
+
+        CliRun wayOut = CliRun.of(flags("target.jsonAsString=data"), "check", "--json");
+        assertThat(wayOut.exitCode()).as(wayOut.out() + wayOut.err()).isZero();
+        assertThat(JSON.readTree(wayOut.out()).path("refusedRows").asLong()).isZero();
+    }
+
+    @Test
+    void theDemoTableBlocksNothingAndItsWriteUnitsAreWhatTheCopyConsumes() throws Exception {
+        try (Connection pg = services.postgres()) {
+            RoomEventsGenerator.create(pg, table, 3_000, Instant.parse("2024-10-20T12:00:00Z"), 24, 9);
+        }
+        CliRun check = CliRun.of(flags(), "check", "--json", "--rate", "1000");
+        assertThat(check.exitCode()).as(check.out() + check.err()).isZero();
+        JsonNode report = JSON.readTree(check.out());
+        assertThat(report.path("blocking").asBoolean()).isFalse();
+        assertThat(report.path("duration").path("atRate").path("seconds").asDouble())
+                .isEqualTo(3.0);
+        long estimate = report.path("writeUnits").path("total").asLong();
+        long estimatedBytes = report.path("itemBytes").path("total").asLong();
+
+        CliRun copy = CliRun.of(flags(), "copy", "--create-table", "--no-concurrent-writers", "--no-progress");
+        assertThat(copy.exitCode()).as(copy.out() + copy.err()).isZero();
+        long units = 0;
+        long bytes = 0;
+        try (DynamoDbClient dynamo = services.dynamoClient()) {
+            for (var page : dynamo.scanPaginator(b -> b.tableName(table))) {
+                for (Map<String, AttributeValue> item : page.items()) {
+                    long size = ItemSize.of(item);
+                    bytes += size;
+                    units += ItemSize.tableUnits(size) + ItemSize.indexUnits(size);
+                }
+            }
+        }
+        assertThat(units).isPositive();
+        assertThat((double) estimate / units)
+                .as("estimate %d, consumed %d", estimate, units)
+                .isBetween(0.8, 1.2);
+        assertThat((double) estimatedBytes / bytes)
+                .as("bytes estimated %d, written %d", estimatedBytes, bytes)
+                .isBetween(0.99, 1.01);
+    }
+
+    @Test
+    void rowsWhoseTimeColumnIsNullOrInfiniteAreInNoSlotAndBlock() throws Exception {
+        try (Connection pg = services.postgres();
+                Statement st = pg.createStatement()) {
+            RoomEventsGenerator.create(pg, table, 500, Instant.parse("2024-10-20T12:00:00Z"), 5, 3);
+            st.execute("ALTER TABLE " + table + " ALTER COLUMN created_at DROP NOT NULL");
+            st.execute("UPDATE " + table + " SET created_at = NULL WHERE id IN (SELECT id FROM " + table
+                    + " ORDER BY id LIMIT 3)");
+            st.execute("UPDATE " + table + " SET created_at = 'infinity' WHERE id IN (SELECT id FROM " + table
+                    + " ORDER BY id DESC LIMIT 2)");
+        }
+        CliRun check = CliRun.of(flags("slots.timeFrom=column", "slots.timeColumn=created_at"), "check", "--json");
+        assertThat(check.exitCode()).as(check.out() + check.err()).isEqualTo(CheckCommand.BLOCKED);
+        JsonNode report = JSON.readTree(check.out());
+        JsonNode noSlot = report.path("refused").get(0);
+        assertThat(noSlot.path("reason").asText()).isEqualTo("no-slot");
+        assertThat(noSlot.path("column").asText()).isEqualTo("created_at");
+        assertThat(noSlot.path("rows").asLong()).isEqualTo(5);
+        assertThat(report.path("rows").asLong()).isEqualTo(500);
+        assertThat(report.path("storedRows").asLong()).isEqualTo(495);
+    }
+
+    @Test
+    void namesWhatTheTailNeedsOfPostgres() throws Exception {
+        String role = table + "_app";
+        try (Connection pg = services.postgres();
+                Statement st = pg.createStatement()) {
+            // partitioned by id ranges, so the key alone is unique; a publication that names the partitions' rows
+            st.execute("CREATE TABLE " + table + " (id text PRIMARY KEY, v int) PARTITION BY RANGE (id)");
+            st.execute("CREATE TABLE " + table + "_p1 PARTITION OF " + table + " FOR VALUES FROM ('01J') TO ('01K')");
+            st.execute("INSERT INTO " + table + " VALUES ('01JAKQ0BMD006G00000000000D', 1)");
+            st.execute("CREATE PUBLICATION " + table + " FOR TABLE " + table);
+            st.execute("CREATE ROLE " + role + " LOGIN");
+            st.execute("GRANT SELECT ON " + table + " TO " + role);
+            cleanup.add("DROP TABLE IF EXISTS " + table + "_p1");
+            cleanup.add("DROP OWNED BY " + role);
+            cleanup.add("DROP ROLE " + role);
+        }
+        CliRun check = CliRun.of(flags("tail.publication=" + table, "source.user=" + role), "check", "--json");
+        assertThat(check.exitCode()).as(check.out() + check.err()).isEqualTo(CheckCommand.BLOCKED);
+        JsonNode findings = JSON.readTree(check.out()).path("findings");
+        assertThat(finding(findings, "replication right").path("level").asText())
+                .isEqualTo("BLOCKING");
+        assertThat(finding(findings, "replication right").path("detail").asText())
+                .contains("ALTER ROLE \"" + role + "\" REPLICATION")
+                .contains("(exit 24)");
+        assertThat(finding(findings, "publication").path("level").asText()).isEqualTo("BLOCKING");
+        assertThat(finding(findings, "publication").path("detail").asText())
+                .contains("SET (publish_via_partition_root = true)");
+
+        try (Connection pg = services.postgres();
+                Statement st = pg.createStatement()) {
+            st.execute("ALTER PUBLICATION " + table + " SET (publish_via_partition_root = true)");
+        }
+        JsonNode after = JSON.readTree(CliRun.of(flags("tail.publication=" + table), "check", "--json")
+                        .out())
+                .path("findings");
+        assertThat(finding(after, "publication").path("level").asText()).isEqualTo("OK");
+        assertThat(finding(after, "replication right").path("level").asText()).isEqualTo("OK");
+    }
+
+    @Test
+    void aRateOrParallelismThatIsNoneIsRefusedNamingTheFlag() {
+        CliRun check = CliRun.of(flags(), "check", "--rate", "0");
+        assertThat(check.exitCode()).isEqualTo(10);
+        assertThat(check.err()).contains("--rate 0 is not a rate");
+        CliRun sessions = CliRun.of(flags(), "check", "--parallel", "0");
+        assertThat(sessions.exitCode()).isEqualTo(10);
+        assertThat(sessions.err()).contains("--parallel 0 is not a number of sessions");
+    }
+
+    private static JsonNode finding(JsonNode findings, String check) {
+        for (JsonNode f : findings) {
+            if (f.path("check").asText().equals(check)) return f;
+        }
+        throw new AssertionError("no finding " + check + " in " + findings);
+    }
+}
