@@ -20,7 +20,9 @@ import redis.clients.jedis.UnifiedJedis;
  * process that lost the lease cannot move the offsets under the one that holds it now.
  */
 public final class RedisOffsetStore extends MemoryOffsetBackingStore {
-    static final String REDIS_URL = "rebalance.redis.url";
+    /** A handle of {@link EngineSecrets} for the Redis URL, which may hold a password. */
+    static final String REDIS_URL = "rebalance.redis.url.handle";
+
     static final String OFFSETS_KEY = "rebalance.offsets.key";
     static final String LEASE_KEY = "rebalance.lease.key";
     static final String OWNER = "rebalance.lease.owner";
@@ -37,7 +39,7 @@ public final class RedisOffsetStore extends MemoryOffsetBackingStore {
     public void configure(WorkerConfig config) {
         super.configure(config);
         Map<String, String> props = config.originalsStrings();
-        this.url = required(props, REDIS_URL);
+        this.url = EngineSecrets.get(required(props, REDIS_URL));
         this.offsetsKey = required(props, OFFSETS_KEY);
         this.leaseKey = required(props, LEASE_KEY);
         this.owner = required(props, OWNER);

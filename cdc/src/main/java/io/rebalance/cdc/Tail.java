@@ -33,7 +33,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.apache.kafka.connect.source.SourceRecord;
-import org.postgresql.Driver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.UnifiedJedis;
@@ -372,8 +371,9 @@ public final class Tail implements AutoCloseable {
                 applier, topic(id), table.keyColumn(), stats, lease, new ChangedSlots(redis, keys, table.keyspace()));
         AtomicReference<Throwable> error = new AtomicReference<>();
         CountDownLatch done = new CountDownLatch(1);
+        Properties settings = properties(id);
         DebeziumEngine<ChangeEvent<SourceRecord, SourceRecord>> e = DebeziumEngine.create(Connect.class)
-                .using(properties(id))
+                .using(settings)
                 .using((success, message, t) -> {
                     if (!success) error.set(t != null ? t : new IllegalStateException(message));
                     done.countDown();
@@ -381,19 +381,23 @@ public final class Tail implements AutoCloseable {
                 .notifying(handler)
                 .build();
         engine.set(e);
-        if (stopping) return null;
-        Thread runner = new Thread(e, "debezium");
-        runner.start();
         try {
-            done.await();
-        } catch (InterruptedException interrupted) {
-            close(); // an interrupted caller means stop: Debezium runs on its own thread and must be told
+            if (stopping) return null;
+            Thread runner = new Thread(e, "debezium");
+            runner.start();
+            try {
+                done.await();
+            } catch (InterruptedException interrupted) {
+                close(); // an interrupted caller means stop: Debezium runs on its own thread and must be told
+                runner.join(10_000);
+                throw interrupted;
+            }
             runner.join(10_000);
-            throw interrupted;
+            engine.set(null);
+            return error.get();
+        } finally {
+            EngineSecrets.forget(settings); // the handles die with the engine
         }
-        runner.join(10_000);
-        engine.set(null);
-        return error.get();
     }
 
     /** The topic Debezium gives the table's change events under {@link #properties}. */
@@ -405,20 +409,25 @@ public final class Tail implements AutoCloseable {
     public Properties properties(TailPreflight.TableId id) {
         var t = config.tail();
         var src = config.source();
-        Properties url = Driver.parseURL(src.jdbcUrl(), new Properties());
-        if (url == null) throw new IllegalArgumentException("source.jdbcUrl is not a Postgres JDBC URL");
+        ReplicationHost where = ReplicationHost.of(src);
         Properties p = new Properties();
+        // every setting of the JDBC URL (sslmode, sslrootcert, ...) reaches the driver of both of Debezium's
+        // connections
+        where.driverSettings().forEach((k, v) -> p.setProperty("driver." + k, (String) v));
         p.setProperty("name", "rebalance-tail");
         p.setProperty("connector.class", "io.debezium.connector.postgresql.PostgresConnector");
         // Named for the slot: Debezium registers its JMX metrics under this name and, when a second engine in one
         // JVM (a test, the bench) uses a name still registered, waits a minute per context before streaming.
         p.setProperty("topic.prefix", t.slotName());
-        p.setProperty(
-                "database.hostname", url.getProperty("PGHOST", "127.0.0.1").split(",")[0]);
-        p.setProperty("database.port", url.getProperty("PGPORT", "5432").split(",")[0]);
-        p.setProperty("database.dbname", url.getProperty("PGDBNAME"));
-        p.setProperty("database.user", src.user());
-        p.setProperty("database.password", src.password());
+        p.setProperty("database.hostname", where.host());
+        p.setProperty("database.port", where.port());
+        p.setProperty("database.dbname", where.database());
+        p.setProperty("database.user", where.user());
+        // The engine logs its properties whole at DEBUG: secrets stay out of them, behind handles (EngineSecrets).
+        if (!where.password().isEmpty()) {
+            p.setProperty("driver.authenticationPluginClassName", EnginePassword.class.getName());
+            p.setProperty("driver." + EnginePassword.HANDLE, EngineSecrets.keep(where.password()));
+        }
         p.setProperty("plugin.name", "pgoutput");
         p.setProperty("slot.name", t.slotName());
         p.setProperty("publication.name", t.publication());
@@ -448,7 +457,8 @@ public final class Tail implements AutoCloseable {
         p.setProperty("heartbeat.action.query", "SELECT pg_logical_emit_message(false, 'rebalance.heartbeat', '')");
         p.setProperty("offset.storage", RedisOffsetStore.class.getName());
         p.setProperty("offset.flush.interval.ms", "1000");
-        p.setProperty(RedisOffsetStore.REDIS_URL, config.redis().url());
+        p.setProperty(
+                RedisOffsetStore.REDIS_URL, EngineSecrets.keep(config.redis().url()));
         p.setProperty(RedisOffsetStore.OFFSETS_KEY, keys.offsets());
         p.setProperty(RedisOffsetStore.LEASE_KEY, keys.lease());
         p.setProperty(RedisOffsetStore.OWNER, lease.member()); // saves compare the member: this grant, not the process

@@ -65,7 +65,9 @@ public final class TailPreflight {
         List<Finding> out = new ArrayList<>();
         out.add(finding("wal_level", () -> walLevel(c), "logical"));
         out.add(finding(
-                "replication right", () -> role(c, config.source().user()), "role may replicate (REPLICATION)"));
+                "replication right",
+                () -> role(c, config.source().user()),
+                "role may replicate (REPLICATION, or rds_replication on RDS)"));
         out.add(finding(
                 "replica identity",
                 () -> key(c, table),
@@ -205,13 +207,22 @@ public final class TailPreflight {
         }
     }
 
+    /**
+     * The REPLICATION attribute, superuser, or membership in {@code rds_replication}: RDS and Aurora grant the right
+     * through that role and allow neither of the others.
+     */
     static void role(Connection c, String user) throws SQLException {
-        String can = one(c, "SELECT (rolreplication OR rolsuper)::text FROM pg_roles WHERE rolname = current_user");
+        String can = one(
+                c,
+                "SELECT (rolreplication OR rolsuper OR EXISTS (SELECT 1 FROM pg_roles g"
+                        + " WHERE g.rolname = 'rds_replication' AND pg_has_role(current_user, g.oid, 'MEMBER')))::text"
+                        + " FROM pg_roles WHERE rolname = current_user");
         if (!"true".equals(can)) {
             throw new RebalanceException(
                     ErrorCode.REPLICATION_ROLE,
                     "Postgres role '" + user + "' may not replicate (no REPLICATION attribute); run ALTER ROLE \""
-                            + user + "\" REPLICATION as a superuser, or set source.user to a role that has it");
+                            + user + "\" REPLICATION as a superuser (on RDS or Aurora: GRANT rds_replication TO \""
+                            + user + "\"), or set source.user to a role that has it");
         }
     }
 

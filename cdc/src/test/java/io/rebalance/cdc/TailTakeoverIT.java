@@ -4,10 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rebalance.core.ErrorCode;
+import io.rebalance.core.Finding;
 import io.rebalance.core.RebalanceException;
 import io.rebalance.core.lease.LeaseStore;
 import io.rebalance.testkit.RoomEventsComparison;
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -105,7 +107,20 @@ class TailTakeoverIT {
                 assertThatThrownBy(tail::run)
                         .isInstanceOfSatisfying(RebalanceException.class, e -> assertThat(e.code())
                                 .isEqualTo(ErrorCode.REPLICATION_ROLE))
-                        .hasMessageContaining("ALTER ROLE \"" + role + "\" REPLICATION");
+                        .hasMessageContaining("ALTER ROLE \"" + role + "\" REPLICATION")
+                        .hasMessageContaining("GRANT rds_replication TO \"" + role + "\"");
+                // RDS and Aurora grant the right as membership in rds_replication, a role of that name here
+                f.sql(
+                        "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'rds_replication') THEN"
+                                + " CREATE ROLE rds_replication; END IF; END $$",
+                        "GRANT rds_replication TO " + role);
+                try (Connection asRole = DriverManager.getConnection(f.services.jdbcUrl, role, "")) {
+                    TailPreflight.role(asRole, role); // does not throw
+                    assertThat(TailPreflight.findings(asRole, f.sourceTable(), f.config()))
+                            .filteredOn(finding -> finding.check().equals("replication right"))
+                            .singleElement()
+                            .satisfies(finding -> assertThat(finding.level()).isEqualTo(Finding.Level.OK));
+                }
             } finally {
                 f.overrides.remove("source.user");
                 f.sql("DROP OWNED BY " + role, "DROP ROLE " + role);

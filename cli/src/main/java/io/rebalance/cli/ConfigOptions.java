@@ -8,14 +8,21 @@ import io.rebalance.core.config.MigrationConfig;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** The options every command that reads the migration description shares. */
 public final class ConfigOptions {
     @Option(
             names = {"-c", "--config"},
-            description = "YAML file describing the migration (docs/config.md).")
+            paramLabel = "FILE",
+            description = "YAML file describing the migration (docs/config.md); env REBALANCE_CONFIG. Without"
+                    + " either, the built-in defaults.")
     Path config;
+
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec command;
 
     @Option(
             names = "--set",
@@ -57,6 +64,12 @@ public final class ConfigOptions {
             if (key.isBlank())
                 throw new RebalanceException(ErrorCode.CONFIG_INVALID, "--set needs KEY=VALUE, got an empty key");
         }
-        return ConfigValidator.validate(ConfigLoader.fromSystem().load(config, all));
+        ConfigLoader loader = ConfigLoader.fromSystem();
+        String fromEnv = System.getenv("REBALANCE_CONFIG");
+        Path file = config != null ? config : fromEnv == null || fromEnv.isBlank() ? null : Path.of(fromEnv);
+        MigrationConfig loaded = loader.load(file, all);
+        if (command != null)
+            loader.warnings().forEach(w -> command.commandLine().getErr().println("warning: " + w));
+        return ConfigValidator.validate(loaded);
     }
 }

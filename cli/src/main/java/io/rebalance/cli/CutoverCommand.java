@@ -55,7 +55,10 @@ final class CutoverCommand implements Callable<Integer> {
         @Option(names = "--rollback", description = "Move reads and writes back to Postgres (route TARGET only).")
         boolean rollback;
 
-        @Option(names = "--close-window", description = "End the rollback window: the route becomes FINAL.")
+        @Option(
+                names = "--close-window",
+                description = "End the rollback window: the route becomes FINAL, Postgres is no longer kept current"
+                        + " and rollback is refused from then on. Cannot be undone: asks for --yes.")
         boolean closeWindow;
 
         @Option(
@@ -85,6 +88,9 @@ final class CutoverCommand implements Callable<Integer> {
                     + " of it loses the route and the cutover's state (docs/redis.md). The check then only warns.")
     boolean allowRedisWithoutAof;
 
+    @Option(names = "--yes", description = "Confirm --close-window.")
+    boolean yes;
+
     @Option(names = "--kill-at", hidden = true, description = "Test hook: halt the process before this step.")
     CutoverStep killAt;
 
@@ -93,6 +99,12 @@ final class CutoverCommand implements Callable<Integer> {
         MigrationConfig config = options.load();
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
+        if (mode.closeWindow && !yes) {
+            err.println("error: --close-window cannot be undone: the route becomes FINAL, Postgres is no longer kept"
+                    + " current and `cutover --rollback` is refused from then on. Nothing was changed; run again with"
+                    + " --yes to close the window. [" + ErrorCode.CONFIG_INVALID + "]");
+            return ErrorCode.CONFIG_INVALID.exitCode();
+        }
         Duration block =
                 maxWriteBlock == null ? config.cutover().maxWriteBlockDuration() : Durations.parse(maxWriteBlock);
         String scope = config.cutover().scopeOr(config.target().table());

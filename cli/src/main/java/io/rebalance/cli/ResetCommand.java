@@ -1,23 +1,69 @@
 package io.rebalance.cli;
 
+import io.rebalance.cdc.TailKeys;
 import io.rebalance.core.ErrorCode;
 import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.redis.RedisScan;
-import io.rebalance.mover.RunState;
+import io.rebalance.core.route.Route;
+import io.rebalance.core.route.RouteStatus;
+import io.rebalance.core.route.RoutingTable;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code rebalance reset}: forgets a run (every key under the prefix). DynamoDB keeps what was copied; since writes
- * are idempotent, a new run simply overwrites it. Refuses while processes of the run are alive.
+ * {@code rebalance reset}: forgets a run's state in Redis, by part. DynamoDB keeps what was copied; since writes are
+ * idempotent, a new run simply overwrites it. A routing entry is what every WriteGuard and Router of the application
+ * reads, and a tail's offsets are where its stream resumes: forgetting everything refuses while either is in use, and
+ * a part is forgotten while in use only when named.
  */
-@Command(name = "reset", description = "Forget the run under the prefix (Redis keys only; DynamoDB data stays).")
+@Command(
+        name = "reset",
+        description = "Forget the run under the prefix (Redis keys only; DynamoDB and Postgres data stay). Without"
+                + " --yes, only says what it would delete.",
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  rebalance reset -c migration.yaml                  # what would be deleted",
+            "  rebalance reset -c migration.yaml --yes            # everything, when no route exists and no tail runs",
+            "  rebalance reset -c migration.yaml --forget copy --yes   # copy again; the tail and the route stay"
+        })
 final class ResetCommand implements Callable<Integer> {
+    /** The parts of a run's state, each a set of key shapes under the prefix (see each part's keys class). */
+    enum Part {
+        /** The copy's plan, progress, slot leases, keeper, rate limit, verifications and refused rows (RunKeys). */
+        copy(Pattern.compile("(status|plan|last_slot|rows_copied|slots_finished|progress|events|processes"
+                + "|process_info|keeper|keeper:token\\{.*\\}|rate_limit|rate:\\d+|verified|refused"
+                + "|\\{[^}]+\\}:(worker|state|worker:token\\{.*\\}))")),
+        /** The change stream's offsets, lease, repair queue, key logs and hand-off state (TailKeys, HandoffKeys). */
+        tail(Pattern.compile("cdc:.*")),
+        /** The routing entries, their locks, the cutover's journal and the target-write log (ScopeKeys). */
+        route(Pattern.compile(
+                "routes|\\{[^}]+\\}:(lock:.*|route|cutover|cutover:log|target:writes|target:writes:log)"));
+
+        private final Pattern shape;
+
+        Part(Pattern shape) {
+            this.shape = shape;
+        }
+
+        static Optional<Part> of(String keyAfterPrefix) {
+            for (Part p : values()) if (p.shape.matcher(keyAfterPrefix).matches()) return Optional.of(p);
+            return Optional.empty();
+        }
+    }
+
     @Mixin
     ConfigOptions options;
 
@@ -27,31 +73,86 @@ final class ResetCommand implements Callable<Integer> {
     @Option(names = "--yes", description = "Really delete; without it, only say what would be deleted.")
     boolean yes;
 
+    @Option(
+            names = "--forget",
+            split = ",",
+            paramLabel = "PART",
+            description = "Forget only these parts (${COMPLETION-CANDIDATES}), even while in use: copy (plan,"
+                    + " progress, verifications, refused rows), tail (offsets and hand-off state), route (the"
+                    + " cutover's routing entries, locks and journal). Default: all three, refused while a route"
+                    + " exists or a tail runs.")
+    Set<Part> forget;
+
     @Override
     public Integer call() {
         MigrationConfig config = options.load();
+        String prefix = config.redis().prefix();
+        Set<Part> parts = forget == null || forget.isEmpty() ? EnumSet.allOf(Part.class) : EnumSet.copyOf(forget);
         try (Connections c = new Connections(config, 2)) {
-            RunState run = c.runState();
-            var live = run.liveProcesses(config.mover().leaseTtlDuration().toMillis());
+            refuseWhileInUse(c, config, parts, forget == null || forget.isEmpty());
+            Map<Part, List<String>> keys = new EnumMap<>(Part.class);
+            int others = 0;
+            for (String k : RedisScan.keys(c.redis(), prefix)) {
+                Optional<Part> part = Part.of(k.substring(prefix.length()));
+                if (part.isEmpty()) others++; // another run's, whose prefix starts with this one
+                else keys.computeIfAbsent(part.get(), p -> new ArrayList<>()).add(k);
+            }
+            keys.keySet().retainAll(parts);
+            int total = keys.values().stream().mapToInt(List::size).sum();
+            String byPart = parts.stream()
+                    .map(p -> p + " " + keys.getOrDefault(p, List.of()).size())
+                    .collect(Collectors.joining(", "));
+            String kept = others == 0 ? "" : "; " + others + " keys under it of another run's prefix stay";
+            var out = spec.commandLine().getOut();
+            if (!yes) {
+                out.println("would delete " + total + " keys under " + prefix + " (" + byPart + ")" + kept
+                        + "; run again with --yes");
+                return 0;
+            }
+            for (List<String> ks : keys.values())
+                for (String k : ks)
+                    c.redis().del(k); // one by one: keys of different slots may live on different cluster nodes
+            out.println("deleted " + total + " keys under " + prefix + " (" + byPart + ")" + kept
+                    + "; DynamoDB and Postgres data are untouched");
+            return 0;
+        }
+    }
+
+    private static void refuseWhileInUse(Connections c, MigrationConfig config, Set<Part> parts, boolean everything) {
+        String prefix = config.redis().prefix();
+        if (parts.contains(Part.copy)) {
+            var live =
+                    c.runState().liveProcesses(config.mover().leaseTtlDuration().toMillis());
             if (!live.isEmpty()) {
                 throw new RebalanceException(
                         ErrorCode.RUN_CONFLICT,
-                        live.size() + " process(es) still run under prefix "
-                                + config.redis().prefix() + " (" + String.join(", ", live.keySet())
-                                + "); `rebalance stop` and end them first");
+                        live.size() + " copy process(es) still run under prefix " + prefix + " ("
+                                + String.join(", ", live.keySet()) + "); `rebalance stop` and end them first");
             }
-            List<String> keys = RedisScan.keys(c.redis(), config.redis().prefix());
-            var out = spec.commandLine().getOut();
-            if (!yes) {
-                out.println("would delete " + keys.size() + " keys under "
-                        + config.redis().prefix() + "; run again with --yes");
-                return 0;
+        }
+        if (parts.contains(Part.tail)) {
+            String holder = c.redis().get(new TailKeys(prefix).lease()); // the lease expires with its holder
+            if (holder != null) {
+                throw new RebalanceException(
+                        ErrorCode.RUN_CONFLICT,
+                        "a tail runs under prefix " + prefix + " (" + holder + "); forgetting its offsets under it"
+                                + " would lose its place: stop it (Ctrl-C or SIGTERM) first");
             }
-            for (String k : keys)
-                c.redis().del(k); // one by one: keys of different slots may live on different cluster nodes
-            out.println("deleted " + keys.size() + " keys under "
-                    + config.redis().prefix() + "; DynamoDB data is untouched");
-            return 0;
+        }
+        if (everything) {
+            RoutingTable routes = new RoutingTable(c.redis(), prefix);
+            for (String scope : routes.scopes()) {
+                Optional<Route> route = routes.get(scope);
+                if (route.isEmpty()) continue;
+                RouteStatus s = route.get().status();
+                throw new RebalanceException(
+                        ErrorCode.RUN_CONFLICT,
+                        "scope '" + scope + "' has a route (" + s
+                                + (s == RouteStatus.TARGET ? ": DynamoDB serves and the rollback window is open" : "")
+                                + "), which every WriteGuard and Router of the application reads; forgetting it makes"
+                                + " their calls fail. Name what to forget: --forget copy (copy again), or"
+                                + " --forget copy,tail,route once no application uses the route");
+            }
         }
     }
 }

@@ -2,6 +2,7 @@ package io.rebalance.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rebalance.cdc.TailKeys;
 import io.rebalance.core.ErrorCode;
 import io.rebalance.core.lock.ScopeKeys;
 import io.rebalance.core.lock.SharedExclusiveLock;
@@ -17,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.params.SetParams;
 
 /** The small commands: config prints what is in force with secrets masked; reset forgets a run, carefully. */
 class CommandsIT {
@@ -82,6 +84,51 @@ class CommandsIT {
             CliRun done = run("reset", "--yes");
             assertThat(done.exitCode()).isZero();
             assertThat(RedisScan.keys(redis, prefix)).isEmpty();
+        }
+    }
+
+    @Test
+    void resetRefusesWhileARouteExistsOrATailRunsUnlessToldWhatToForget() {
+        try (UnifiedJedis redis = services.redis()) {
+            new RunState(redis, new RunKeys(prefix), Retrier.standard()).addRowsCopied(5);
+            RoutingTable routes = new RoutingTable(redis, prefix);
+            routes.create("room_events", RouteStatus.TARGET, 3);
+            String otherRun = prefix + "xtra:status"; // a run under the prefix "<prefix>xtra:"
+            redis.set(otherRun, "FINISHED");
+            try {
+                CliRun refused = run("reset", "--yes");
+                assertThat(refused.exitCode()).isEqualTo(ErrorCode.RUN_CONFLICT.exitCode());
+                assertThat(refused.err())
+                        .contains("'room_events' has a route (TARGET")
+                        .contains("rollback window is open")
+                        .contains("--forget copy");
+                assertThat(routes.get("room_events")).as("nothing deleted").isPresent();
+                assertThat(RedisScan.keys(redis, prefix)).contains(new RunKeys(prefix).rowsCopied());
+
+                CliRun copyOnly = run("reset", "--forget", "copy", "--yes");
+                assertThat(copyOnly.exitCode()).as(copyOnly.err()).isZero();
+                assertThat(copyOnly.out())
+                        .contains("deleted 1 keys")
+                        .contains("(copy 1)")
+                        .contains("1 keys under it");
+                assertThat(RedisScan.keys(redis, prefix)).doesNotContain(new RunKeys(prefix).rowsCopied());
+                assertThat(routes.get("room_events")).as("the route stays").isPresent();
+
+                String lease = new TailKeys(prefix).lease();
+                redis.set(lease, "tail-host:1:ab", SetParams.setParams().px(30_000)); // a tail runs
+                CliRun tailRuns = run("reset", "--forget", "tail,route", "--yes");
+                assertThat(tailRuns.exitCode()).isEqualTo(ErrorCode.RUN_CONFLICT.exitCode());
+                assertThat(tailRuns.err()).contains("a tail runs").contains("tail-host:1:ab");
+                redis.del(lease);
+
+                CliRun told = run("reset", "--forget", "tail,route", "--yes");
+                assertThat(told.exitCode()).as(told.err()).isZero();
+                assertThat(routes.get("room_events")).isEmpty();
+                assertThat(routes.scopes()).isEmpty();
+                assertThat(redis.get(otherRun)).as("another run's key stays").isEqualTo("FINISHED");
+            } finally {
+                redis.del(otherRun);
+            }
         }
     }
 

@@ -3,6 +3,7 @@ package io.rebalance.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.cdc.TailPreflight;
+import io.rebalance.core.ErrorCode;
 import io.rebalance.local.RoomEventsGenerator;
 import io.rebalance.testkit.SharedServices;
 import java.io.File;
@@ -113,7 +114,11 @@ class CutoverCommandIT {
             assertThat(run("status").out()).contains(table + ": SOURCE, read postgres, write postgres");
 
             assertThat(run("cutover").exitCode()).isZero();
-            assertThat(run("cutover", "--close-window").exitCode()).isZero();
+            CliRun unconfirmed = run("cutover", "--close-window");
+            assertThat(unconfirmed.exitCode()).as("asks for --yes").isEqualTo(ErrorCode.CONFIG_INVALID.exitCode());
+            assertThat(unconfirmed.err()).contains("cannot be undone").contains("--yes");
+            assertThat(run("status").out()).as("nothing changed").contains(table + ": TARGET, read dynamodb");
+            assertThat(run("cutover", "--close-window", "--yes").exitCode()).isZero();
             CliRun refused = run("cutover", "--rollback");
             assertThat(refused.exitCode()).isEqualTo(31);
             assertThat(refused.err())

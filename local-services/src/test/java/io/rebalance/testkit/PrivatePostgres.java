@@ -24,6 +24,8 @@ public final class PrivatePostgres implements AutoCloseable {
     public final String jdbcUrl;
     private final Path dir;
     private final PostgreSQLContainer container;
+    /** With {@link #startWithTls}: the server's self-signed certificate, its own root (for {@code sslrootcert}). */
+    private Path certificate;
 
     private PrivatePostgres(String jdbcUrl, Path dir, PostgreSQLContainer container) {
         this.jdbcUrl = jdbcUrl;
@@ -84,6 +86,77 @@ public final class PrivatePostgres implements AutoCloseable {
         return new PrivatePostgres("jdbc:postgresql://127.0.0.1:" + port + "/postgres?user=postgres", dir, null);
     }
 
+    /**
+     * Like {@link #start}, with TLS on (connections may use it or not) under a self-signed certificate for
+     * 127.0.0.1 made here with openssl. Needs the machine's initdb: the certificate lives outside a container.
+     */
+    public static PrivatePostgres startWithTls(String... settings) throws Exception {
+        Path certs = Files.createTempDirectory("rebalance-pg-tls-");
+        Path key = certs.resolve("server.key");
+        Path crt = certs.resolve("server.crt");
+        run(List.of(
+                "openssl",
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-keyout",
+                key.toString(),
+                "-out",
+                crt.toString(),
+                "-days",
+                "2",
+                "-subj",
+                "/CN=127.0.0.1",
+                "-addext",
+                "subjectAltName=IP:127.0.0.1"));
+        run(List.of("chmod", "600", key.toString()));
+        if ("root".equals(System.getProperty("user.name")))
+            run(List.of("chown", "-R", "postgres:postgres", certs.toString()));
+        List<String> all = new ArrayList<>(List.of(settings));
+        all.addAll(List.of("ssl=on", "ssl_cert_file=" + crt, "ssl_key_file=" + key));
+        PrivatePostgres pg;
+        try {
+            pg = start(all.toArray(String[]::new));
+        } catch (Exception e) {
+            delete(certs);
+            throw e;
+        }
+        pg.certificate = crt;
+        return pg;
+    }
+
+    /**
+     * From now on TCP connections authenticate with a password (SCRAM), as on a cloud's Postgres: the user postgres
+     * gets {@code password}. Needs the machine's initdb (the cluster's files are here).
+     */
+    public void requirePassword(String password) throws Exception {
+        if (dir == null) throw new IllegalStateException("password authentication needs the machine's initdb");
+        try (var c = java.sql.DriverManager.getConnection(jdbcUrl);
+                var st = c.createStatement()) {
+            st.execute("ALTER ROLE postgres PASSWORD '" + password.replace("'", "''") + "'");
+            Files.writeString(
+                    dir.resolve("data").resolve("pg_hba.conf"),
+                    "local all all trust\n"
+                            + "host all all 127.0.0.1/32 scram-sha-256\n"
+                            + "host replication all 127.0.0.1/32 scram-sha-256\n");
+            st.execute("SELECT pg_reload_conf()");
+        }
+    }
+
+    /** The certificate the server presents, for a client's {@code sslrootcert}. */
+    public Path certificate() {
+        if (certificate == null) throw new IllegalStateException("started without TLS");
+        return certificate;
+    }
+
+    private static void delete(Path root) throws IOException {
+        try (Stream<Path> files = Files.walk(root)) {
+            files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+        }
+    }
+
     private static Path binDir() throws IOException {
         Path root = Path.of("/usr/lib/postgresql");
         if (!Files.isDirectory(root)) return null;
@@ -138,9 +211,8 @@ public final class PrivatePostgres implements AutoCloseable {
                     "-w",
                     "stop"));
         } finally {
-            try (Stream<Path> files = Files.walk(dir)) {
-                files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
-            }
+            delete(dir);
+            if (certificate != null) delete(certificate.getParent());
         }
     }
 }

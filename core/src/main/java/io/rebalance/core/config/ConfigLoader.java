@@ -37,10 +37,20 @@ public final class ConfigLoader {
             .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
             .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES);
 
+    /** Environment variables of the tool itself, not config keys. */
+    private static final List<String> OWN_VARIABLES =
+            List.of("REBALANCE_CONFIG", "REBALANCE_LOG_LEVEL", "REBALANCE_JAVA_OPTS");
+
     private final Map<String, String> env;
+    private final List<String> warnings = new ArrayList<>();
 
     public ConfigLoader(Map<String, String> env) {
         this.env = env;
+    }
+
+    /** What the last {@link #load} ignored but a person should hear of: mistyped {@code REBALANCE_*} variables. */
+    public List<String> warnings() {
+        return List.copyOf(warnings);
     }
 
     public static ConfigLoader fromSystem() {
@@ -53,19 +63,51 @@ public final class ConfigLoader {
      */
     public MigrationConfig load(Path file, Map<String, String> overrides) {
         ObjectNode tree = defaults();
+        Map<String, String> origins = new LinkedHashMap<>(); // dotted key -> where its value was set
         if (file != null) {
-            merge(tree, readFile(file), "");
+            Map<String, String> lines = YamlLocations.of(file, YAML);
+            lines.forEach((k, where) -> origins.put(k, file + " " + where));
+            merge(tree, readFile(file), "", origins);
         }
-        for (String key : leafKeys(tree, "")) {
+        List<String> keys = leafKeys(tree, "");
+        for (String key : keys) {
             String value = env.get(envName(key));
-            if (value != null) set(tree, key, value, "environment variable " + envName(key));
+            if (value != null) {
+                set(tree, key, value, "environment variable " + envName(key));
+                origins.put(key, "environment variable " + envName(key));
+            }
         }
-        overrides.forEach((k, v) -> set(tree, k, v, "override " + k + "=" + v));
+        warnUnknownVariables(keys);
+        overrides.forEach((k, v) -> {
+            set(tree, k, v, "override " + k + "=" + v);
+            origins.put(k, "--set " + k);
+        });
         try {
             return YAML.treeToValue(tree, MigrationConfig.class);
         } catch (JsonProcessingException e) {
-            throw new RebalanceException(ErrorCode.CONFIG_INVALID, describe(e), e);
+            String key = keyOf(e);
+            String origin = origins.containsKey(key) ? " (set in " + origins.get(key) + ")" : "";
+            throw new RebalanceException(ErrorCode.CONFIG_INVALID, describe(e) + origin, e);
         }
+    }
+
+    private void warnUnknownVariables(List<String> keys) {
+        warnings.clear();
+        List<String> known = keys.stream().map(ConfigLoader::envName).toList();
+        env.keySet().stream()
+                .filter(v -> v.startsWith("REBALANCE_") && !known.contains(v) && !OWN_VARIABLES.contains(v))
+                .filter(v -> !v.startsWith("REBALANCE_TEST_")) // the test suite's own settings
+                .sorted()
+                .forEach(v -> {
+                    String near = known.stream()
+                            .filter(k -> editDistance(k, v) <= 3)
+                            .min((a, b) -> editDistance(a, v) - editDistance(b, v))
+                            .orElse(null);
+                    warnings.add("environment variable " + v + " is not a rebalance setting and is ignored; "
+                            + (near != null
+                                    ? "did you mean " + near + "?"
+                                    : "`rebalance config --env` lists the variables"));
+                });
     }
 
     /** The environment variable that overrides a dotted key: {@code mover.leaseTtl -> REBALANCE_MOVER_LEASE_TTL}. */
@@ -103,25 +145,33 @@ public final class ConfigLoader {
             }
             return node;
         } catch (IOException e) {
+            String where = e instanceof JsonProcessingException j && j.getLocation() != null
+                    ? " at line " + j.getLocation().getLineNr() + ", column "
+                            + j.getLocation().getColumnNr()
+                    : "";
+            String why = e instanceof JsonProcessingException j ? j.getOriginalMessage() : e.getMessage();
             throw new RebalanceException(
                     ErrorCode.CONFIG_INVALID,
-                    "config file " + file + " is not valid YAML: "
-                            + e.getMessage().lines().findFirst().orElse(""),
+                    "config file " + file + " is not valid YAML" + where + ": "
+                            + why.lines().findFirst().orElse(""),
                     e);
         }
     }
 
-    private static void merge(ObjectNode base, JsonNode over, String path) {
+    private static void merge(ObjectNode base, JsonNode over, String path, Map<String, String> origins) {
         Iterator<Map.Entry<String, JsonNode>> it = over.fields();
         while (it.hasNext()) {
             Map.Entry<String, JsonNode> e = it.next();
             String key = path.isEmpty() ? e.getKey() : path + "." + e.getKey();
             JsonNode current = base.get(e.getKey());
             if (current == null) {
-                throw unknownKey(key);
+                RebalanceException unknown = unknownKey(key);
+                if (!origins.containsKey(key)) throw unknown;
+                throw new RebalanceException(
+                        ErrorCode.CONFIG_INVALID, "in " + origins.get(key) + ": " + unknown.getMessage());
             }
             if (current.isObject() && e.getValue().isObject()) {
-                merge((ObjectNode) current, e.getValue(), key);
+                merge((ObjectNode) current, e.getValue(), key, origins);
             } else {
                 base.set(e.getKey(), e.getValue());
             }
@@ -198,12 +248,16 @@ public final class ConfigLoader {
         return prev[b.length()];
     }
 
-    private static String describe(JsonProcessingException e) {
-        String key = e instanceof MismatchedInputException mi
+    private static String keyOf(JsonProcessingException e) {
+        return e instanceof MismatchedInputException mi
                 ? mi.getPath().stream()
                         .map(r -> r.getFieldName() != null ? r.getFieldName() : "[" + r.getIndex() + "]")
                         .collect(Collectors.joining("."))
                 : "?";
+    }
+
+    private static String describe(JsonProcessingException e) {
+        String key = keyOf(e);
         if (e instanceof UnrecognizedPropertyException) return unknownKey(key).getMessage();
         if (e instanceof InvalidFormatException ife) {
             return "config key '" + key + "' has value '" + ife.getValue() + "', which is not a "

@@ -36,7 +36,39 @@ class ConfigLoaderTest {
                 .isInstanceOfSatisfying(
                         RebalanceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CONFIG_INVALID))
                 .hasMessageContaining("mover.worker")
-                .hasMessageContaining("mover.workers");
+                .hasMessageContaining("mover.workers")
+                .hasMessageContaining(file + " line 2, column 3");
+    }
+
+    @Test
+    void yamlErrorsNameTheLineAndColumn() throws Exception {
+        Path broken = Files.writeString(dir.resolve("broken.yaml"), "source:\n  table: a\n   jdbcUrl: [x\n");
+        assertThatThrownBy(() -> new ConfigLoader(Map.of()).load(broken, Map.of()))
+                .isInstanceOfSatisfying(
+                        RebalanceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CONFIG_INVALID))
+                .hasMessageMatching("(?s)config file .*broken.yaml is not valid YAML at line 3, column \\d+: .*");
+        Path wrongType = Files.writeString(dir.resolve("m.yaml"), "source:\n  table: a\nmover:\n\n  workers: many\n");
+        assertThatThrownBy(() -> new ConfigLoader(Map.of()).load(wrongType, Map.of()))
+                .hasMessageContaining("mover.workers")
+                .hasMessageContaining("many")
+                .hasMessageContaining("(set in " + wrongType + " line 5, column 3)");
+    }
+
+    @Test
+    void aMistypedVariableIsWarnedOfWithTheNearestOne() {
+        var loader = new ConfigLoader(Map.of(
+                "REBALANCE_MOVER_WORKRES", "6",
+                "REBALANCE_NOTHING_LIKE_IT", "x",
+                "REBALANCE_CONFIG", "m.yaml",
+                "REBALANCE_LOG_LEVEL", "DEBUG"));
+        MigrationConfig c = loader.load(null, Map.of());
+        assertThat(c.mover().workers()).as("ignored").isEqualTo(8);
+        assertThat(loader.warnings())
+                .containsExactly(
+                        "environment variable REBALANCE_MOVER_WORKRES is not a rebalance setting and is ignored; did"
+                                + " you mean REBALANCE_MOVER_WORKERS?",
+                        "environment variable REBALANCE_NOTHING_LIKE_IT is not a rebalance setting and is ignored;"
+                                + " `rebalance config --env` lists the variables");
     }
 
     @Test

@@ -1,0 +1,85 @@
+package io.rebalance.cdc;
+
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.config.Redact;
+import io.rebalance.core.source.SourceSession;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.Set;
+import org.postgresql.Driver;
+
+/**
+ * Where Debezium's connections go, from {@code source.jdbcUrl}. Debezium takes one host and port, so with several
+ * hosts in the URL (a primary and its standbys, as on a failover pair) it gets the first that is a primary: logical
+ * replication runs only there. Every other URL setting ({@code sslmode}, {@code sslrootcert}, {@code connectTimeout},
+ * ...) reaches the driver under both of Debezium's connections, the replication one included.
+ */
+record ReplicationHost(
+        String host, String port, String database, String user, String password, Properties driverSettings) {
+    /** Debezium's own fields: the rest of the URL is the driver's. */
+    private static final Set<String> OWN = Set.of("PGHOST", "PGPORT", "PGDBNAME", "user", "password");
+
+    static ReplicationHost of(MigrationConfig.Source source) {
+        Properties url = Driver.parseURL(source.jdbcUrl(), new Properties());
+        if (url == null) {
+            throw new RebalanceException(
+                    ErrorCode.CONFIG_INVALID,
+                    "source.jdbcUrl '" + Redact.url(source.jdbcUrl()) + "' is not a Postgres JDBC URL; write it like"
+                            + " jdbc:postgresql://host:5432/database");
+        }
+        Properties driver = new Properties();
+        for (String name : url.stringPropertyNames()) {
+            if (!OWN.contains(name)) driver.setProperty(name, url.getProperty(name));
+        }
+        String[] hosts = url.getProperty("PGHOST", "localhost").split(",");
+        String[] ports = url.getProperty("PGPORT", "5432").split(",");
+        String database = url.getProperty("PGDBNAME");
+        // a user or password in the URL wins over source.user and source.password, as it does in pgjdbc
+        String user = url.getProperty("user", source.user());
+        String password = url.getProperty("password", source.password());
+        if (hosts.length == 1) return new ReplicationHost(hosts[0], ports[0], database, user, password, driver);
+        List<String> tried = new ArrayList<>();
+        for (int i = 0; i < hosts.length; i++) {
+            String port = i < ports.length ? ports[i] : "5432";
+            String why = primary(source, hosts[i], port);
+            if (why == null) return new ReplicationHost(hosts[i], port, database, user, password, driver);
+            tried.add(hosts[i] + ":" + port + " " + why);
+        }
+        throw new RebalanceException(
+                ErrorCode.SOURCE_UNREACHABLE,
+                "no host of source.jdbcUrl is a reachable primary, which logical replication needs ("
+                        + String.join("; ", tried)
+                        + "); start Postgres or fix source.jdbcUrl (REBALANCE_SOURCE_JDBC_URL)");
+    }
+
+    /** @return null when the host is a primary, else why not */
+    private static String primary(MigrationConfig.Source source, String host, String port) {
+        String url = source.jdbcUrl();
+        int query = url.indexOf('?');
+        String single = "jdbc:postgresql://" + host + ":" + port + "/"
+                + Driver.parseURL(url, new Properties()).getProperty("PGDBNAME")
+                + (query < 0 ? "" : url.substring(query));
+        var one = new MigrationConfig.Source(
+                single, source.user(), source.password(), source.table(), source.keyColumn(), source.columns());
+        try (Connection c = new SourceSession(one).open();
+                Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT pg_is_in_recovery()")) {
+            rs.next();
+            return rs.getBoolean(1) ? "is a standby" : null;
+        } catch (SQLException e) {
+            return "unreachable (" + e.getMessage().lines().findFirst().orElse("") + ")";
+        }
+    }
+
+    @Override
+    public String toString() { // never the password
+        return host + ":" + port + "/" + database;
+    }
+}
