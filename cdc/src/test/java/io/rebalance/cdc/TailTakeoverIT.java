@@ -141,6 +141,10 @@ class TailTakeoverIT {
             List<Future<?>> outcomes = new ArrayList<>();
             f.startTail("owner-a", outcomes);
             f.awaitStreaming();
+            // Debezium's slot is active while it creates it, then briefly not until it streams: wait for a change to
+            // arrive, or the intruder may take the slot in that gap and stream (the test then hangs)
+            f.insert(ChangeKindsIT.id(9), "message", null, 9);
+            f.awaitItem(ChangeKindsIT.id(9), true);
             f.overrides.put("redis.prefix", f.overrides.get("redis.prefix") + "other:");
             Tail intruder = new Tail(f.config(), f.sourceTable(), f.dynamo, f.redis, "owner-b");
             assertThatThrownBy(intruder::run)

@@ -49,7 +49,12 @@ import picocli.CommandLine.Spec;
         description = "Before a copy: rows DynamoDB would refuse (by slot, with ids), rows and item sizes per slot,"
                 + " the write units and time the copy takes, and what the tail needs of Postgres. Reads Postgres"
                 + " only; writes nothing. Exit 0: nothing blocks; 1: something would block (each finding says the"
-                + " way out).")
+                + " way out).",
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  rebalance check -c migration.yaml",
+            "  rebalance check -c migration.yaml --rate 2000 --json > check.json"
+        })
 final class CheckCommand implements Callable<Integer> {
     /** Something would block the migration; every finding names its way out. */
     static final int BLOCKED = 1;
@@ -71,14 +76,16 @@ final class CheckCommand implements Callable<Integer> {
     @Option(
             names = "--rate",
             paramLabel = "ROWS_PER_SECOND",
-            description = "Estimate the copy's time at this many rows/s (default: mover.rateLimit).")
+            description = "Estimate the copy's time at this many rows/s; config mover.rateLimit, env"
+                    + " REBALANCE_MOVER_RATE_LIMIT (default 0: at DynamoDB's on-demand starting limits only).")
     Long rate;
 
     @Option(
             names = "--parallel",
             paramLabel = "N",
             description =
-                    "Survey this many slots at once, each on its own Postgres session (default: verify.parallel).")
+                    "Survey this many slots at once, each on its own Postgres session; config verify.parallel, env"
+                            + " REBALANCE_VERIFY_PARALLEL (default 4).")
     Integer parallel;
 
     @Override

@@ -1,6 +1,7 @@
 package io.rebalance.cli;
 
 import io.rebalance.core.config.ConfigLoader;
+import io.rebalance.core.config.MigrationConfig;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -10,7 +11,14 @@ import picocli.CommandLine.Spec;
 /** {@code rebalance config}: the effective configuration after every layer, validated, secrets masked. */
 @Command(
         name = "config",
-        description = "Print the effective configuration (defaults, file, environment, flags), validated.")
+        description = "Print the effective configuration (defaults, file, environment, flags), validated, secrets"
+                + " masked.",
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  rebalance config -c migration.yaml",
+            "  rebalance config -c migration.yaml --set mover.workers=16",
+            "  rebalance config --env"
+        })
 final class ConfigCommand implements Callable<Integer> {
     @Mixin
     ConfigOptions options;
@@ -21,6 +29,9 @@ final class ConfigCommand implements Callable<Integer> {
     @Option(names = "--env", description = "List the environment variable of every key instead.")
     boolean env;
 
+    @Option(names = "--json", description = "Print the configuration as one JSON object (secrets masked).")
+    boolean json;
+
     @Override
     public Integer call() {
         var out = spec.commandLine().getOut();
@@ -28,7 +39,8 @@ final class ConfigCommand implements Callable<Integer> {
             ConfigLoader.keys().forEach(k -> out.println(ConfigLoader.envName(k) + "  (" + k + ")"));
             return 0;
         }
-        out.print(ConfigLoader.toYaml(options.load()));
+        MigrationConfig config = options.load();
+        out.print(json ? ConfigLoader.toJson(config) + System.lineSeparator() : ConfigLoader.toYaml(config));
         out.flush(); // print() does not autoflush, and main exits with System.exit
         return 0;
     }

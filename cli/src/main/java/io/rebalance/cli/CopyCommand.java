@@ -32,7 +32,13 @@ import picocli.CommandLine.Spec;
  */
 @Command(
         name = "copy",
-        description = "Copy slots into DynamoDB until the run is FINISHED. Run it in as many processes as you like.")
+        description = "Copy slots into DynamoDB until the run is FINISHED. Run it in as many processes as you like.",
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  rebalance copy -c migration.yaml --create-table   # the first creates the table",
+            "  rebalance copy -c migration.yaml --workers 16 --rate 5000",
+            "  REBALANCE_CONFIG=migration.yaml rebalance copy --no-progress"
+        })
 final class CopyCommand implements Callable<Integer> {
     @Mixin
     ConfigOptions options;
@@ -43,12 +49,18 @@ final class CopyCommand implements Callable<Integer> {
     @Option(names = "--create-table", description = "Create the DynamoDB table (pay per request) if it does not exist.")
     boolean createTable;
 
-    @Option(names = "--workers", description = "Worker threads in this process (mover.workers).")
+    @Option(
+            names = "--workers",
+            paramLabel = "N",
+            description =
+                    "Worker threads in this process; config mover.workers, env REBALANCE_MOVER_WORKERS (default 8).")
     Integer workers;
 
     @Option(
             names = "--rate",
-            description = "Rows per second for the whole run, all processes together (mover.rateLimit).")
+            paramLabel = "ROWS_PER_SECOND",
+            description = "Rows per second for the whole run, all processes together, 0 for no limit; config"
+                    + " mover.rateLimit, env REBALANCE_MOVER_RATE_LIMIT (default 0).")
     Long rate;
 
     @Option(

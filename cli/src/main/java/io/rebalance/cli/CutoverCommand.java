@@ -32,7 +32,15 @@ import picocli.CommandLine.Spec;
         name = "cutover",
         description = "Move reads and writes of the table to DynamoDB under the exclusive lock (ADR 7). Run --prepare"
                 + " once first; --dry-run shows the plan and pre-checks; --rollback moves back while the window is"
-                + " open; --close-window ends it.")
+                + " open; --close-window ends it.",
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  rebalance cutover -c migration.yaml --prepare",
+            "  rebalance cutover -c migration.yaml --dry-run",
+            "  rebalance cutover -c migration.yaml",
+            "  rebalance cutover -c migration.yaml --rollback",
+            "  rebalance cutover -c migration.yaml --close-window --yes"
+        })
 final class CutoverCommand implements Callable<Integer> {
     @Mixin
     ConfigOptions options;
@@ -70,7 +78,9 @@ final class CutoverCommand implements Callable<Integer> {
 
     @Option(
             names = "--max-write-block",
-            description = "Abort (before the flip) when writes would be blocked longer; default cutover.maxWriteBlock.")
+            paramLabel = "DURATION",
+            description = "Abort (before the flip) when writes would be blocked longer; config cutover.maxWriteBlock,"
+                    + " env REBALANCE_CUTOVER_MAX_WRITE_BLOCK (default 5s).")
     String maxWriteBlock;
 
     @Option(

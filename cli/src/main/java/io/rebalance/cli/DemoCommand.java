@@ -47,7 +47,11 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * fingerprint, shows a corruption pinpointed and repaired, and shows the status. Postgres and Redis come from the configuration (localhost by default) or, when absent and a
  * Docker engine runs, from Testcontainers. It grows with the project: verify, tail and cutover join it as they land.
  */
-@Command(name = "demo", description = "Generate a room_events table and migrate it into DynamoDB Local, end to end.")
+@Command(
+        name = "demo",
+        description = "Generate a room_events table and migrate it into DynamoDB Local, end to end.",
+        footerHeading = "%nExamples:%n",
+        footer = {"  rebalance demo", "  rebalance demo --rows 20000 --hours 24"})
 final class DemoCommand implements Callable<Integer> {
     static final String TABLE = "demo_room_events";
     /** The application's write rate while the demo copies: enough to race the backfill in every slot. */
@@ -59,10 +63,13 @@ final class DemoCommand implements Callable<Integer> {
     @Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
-    @Option(names = "--rows", description = "Rows to generate (default 200000).")
+    @Option(names = "--rows", paramLabel = "N", description = "Rows to generate (default ${DEFAULT-VALUE}).")
     long rows = 200_000;
 
-    @Option(names = "--hours", description = "Hours the rows spread over, one slot each (default 120).")
+    @Option(
+            names = "--hours",
+            paramLabel = "N",
+            description = "Hours the rows spread over, one slot each (default ${DEFAULT-VALUE}).")
     int hours = 120;
 
     @Override

@@ -13,12 +13,17 @@ import picocli.CommandLine.Spec;
  */
 @Command(
         name = "dynamodb-local",
-        description = "Serve DynamoDB Local (in memory) on a port for several rebalance processes.")
+        description = "Serve DynamoDB Local (in memory) on a port for several rebalance processes.",
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  rebalance dynamodb-local --port 8000 &",
+            "  rebalance copy --set target.endpoint=http://127.0.0.1:8000"
+        })
 final class DynamoDbLocalCommand implements Callable<Integer> {
     @Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
-    @Option(names = "--port", description = "Port to listen on (default 8000).")
+    @Option(names = "--port", paramLabel = "PORT", description = "Port to listen on (default ${DEFAULT-VALUE}).")
     int port = 8000;
 
     @Override

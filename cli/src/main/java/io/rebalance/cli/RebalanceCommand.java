@@ -7,6 +7,7 @@ import io.rebalance.core.RebalanceException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.util.Arrays;
+import picocli.AutoComplete;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -21,7 +22,20 @@ import picocli.CommandLine.Command;
         scope = CommandLine.ScopeType.INHERIT, // --help and --version on every subcommand too
         version = "rebalance 0.1.0",
         description = "Move a large time-ordered Postgres table into DynamoDB with zero downtime.",
+        footerHeading = "%nA migration, in order:%n",
+        footer = {
+            "  rebalance check    -c migration.yaml                 # what would block",
+            "  rebalance tail     -c migration.yaml --create-table  # keep it running",
+            "  rebalance copy     -c migration.yaml                 # in many processes",
+            "  rebalance verify   -c migration.yaml --all",
+            "  rebalance cutover  -c migration.yaml --prepare, then --dry-run, then without flags",
+            "  rebalance cutover  -c migration.yaml --close-window --yes",
+            "%n`rebalance help <command>` or `rebalance <command> --help` describes a command;"
+                    + " `source <(rebalance generate-completion)` completes them in bash and zsh."
+        },
         subcommands = {
+            CommandLine.HelpCommand.class,
+            AutoComplete.GenerateCompletion.class,
             CheckCommand.class,
             CopyCommand.class,
             StartCommand.class,
@@ -61,6 +75,7 @@ public final class RebalanceCommand implements Runnable {
                 .start()) {
             CommandLine cl = new CommandLine(RebalanceCommand.class, new MicronautFactory(ctx));
             PrintWriter errWriter = new PrintWriter(err, true);
+            cl.setUsageHelpWidth(100);
             cl.setOut(new PrintWriter(out, true));
             cl.setErr(errWriter);
             cl.setParameterExceptionHandler((ex, a) -> {

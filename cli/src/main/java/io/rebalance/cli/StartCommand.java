@@ -9,7 +9,11 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Spec;
 
 /** {@code rebalance start}: every copy process (running or started later) resumes copying. */
-@Command(name = "start", description = "Start or resume copying in every process of the run.")
+@Command(
+        name = "start",
+        description = "Start or resume copying in every process of the run.",
+        footerHeading = "%nExamples:%n",
+        footer = {"  rebalance start -c migration.yaml"})
 final class StartCommand implements Callable<Integer> {
     @Mixin
     ConfigOptions options;

@@ -29,7 +29,15 @@ import picocli.CommandLine.Spec;
  * {@code rebalance status}: the run as Redis holds it: status, slots done / in progress / left, rows, rate, ETA,
  * which process holds which slot lease and how far it is, the rate limit and recent events. Reads only.
  */
-@Command(name = "status", description = "Show the run: status, slots, rows, rate, ETA, processes and their leases.")
+@Command(
+        name = "status",
+        description = "Show the run: status, slots, rows, rate, ETA, processes and their leases, the tail, the route.",
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  rebalance status -c migration.yaml",
+            "  watch -n 5 rebalance status -c migration.yaml",
+            "  rebalance status -c migration.yaml --json | jq .tail"
+        })
 final class StatusCommand implements Callable<Integer> {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
@@ -39,7 +47,7 @@ final class StatusCommand implements Callable<Integer> {
     @Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
-    @Option(names = "--json", description = "Print JSON instead of text.")
+    @Option(names = "--json", description = "Print JSON instead of text (docs/cli.md#status---json).")
     boolean json;
 
     @Override
@@ -132,8 +140,33 @@ final class StatusCommand implements Callable<Integer> {
         long age = updated == 0 ? -1 : now - updated;
         t.put("running", TailProgress.running(st, holder, now));
         t.put("publishedAgoMs", age);
-        t.putAll(st);
+        st.forEach((k, value) -> t.put(k, typed(k, value)));
         return t;
+    }
+
+    /** The tail's integer fields as published; the rest are text but for these two. */
+    private static final java.util.Set<String> TAIL_INTEGERS = java.util.Set.of(
+            "updated_ms",
+            "events",
+            "lag_ms",
+            "last_applied_ms",
+            "reconcile_pending",
+            "reconciled",
+            "apply_retries",
+            "commit_waits",
+            "skipped_while_held",
+            "stream_restarts",
+            "refused",
+            "lag_bytes",
+            "retained_bytes",
+            "safe_wal_bytes");
+
+    /** A field of the tail's status hash (all text in Redis) as JSON types it: docs/cli.md documents each. */
+    static Object typed(String field, String value) {
+        if (TAIL_INTEGERS.contains(field)) return value.isEmpty() ? null : Long.parseLong(value);
+        if (field.equals("events_per_sec")) return Double.parseDouble(value);
+        if (field.equals("retention_warning")) return Boolean.parseBoolean(value);
+        return value;
     }
 
     /** The rows DynamoDB cannot hold, as listed by whoever met them: the count and the first {@value #REFUSED_SHOWN}. */
@@ -311,11 +344,9 @@ final class StatusCommand implements Callable<Integer> {
                     "  slot %s, holds %s bytes of WAL, %s%n",
                     t.get("wal_status"),
                     t.getOrDefault("retained_bytes", "?"),
-                    safe == null || safe.toString().isEmpty()
-                            ? "no max_slot_wal_keep_size"
-                            : safe + " bytes more before Postgres invalidates it");
+                    safe == null ? "no max_slot_wal_keep_size" : safe + " bytes more before Postgres invalidates it");
         }
-        if ("true".equals(t.get("retention_warning"))) {
+        if (Boolean.TRUE.equals(t.get("retention_warning"))) {
             out.printf(
                     "  WARNING: slot holds %s bytes of WAL back (over tail.retentionWarnMb); a stopped tail pins"
                             + " WAL until the source disk fills: start it, or `rebalance tail --drop-slot`%n",

@@ -14,7 +14,11 @@ import picocli.CommandLine.Spec;
  * {@code rebalance stop}: every copy process finishes its current page, saves progress, releases its slots and
  * waits for a start. The keeper marks the run STOPPED once no process holds a slot; this command waits for that.
  */
-@Command(name = "stop", description = "Stop copying in every process; progress is kept and `rebalance start` resumes.")
+@Command(
+        name = "stop",
+        description = "Stop copying in every process; progress is kept and `rebalance start` resumes.",
+        footerHeading = "%nExamples:%n",
+        footer = {"  rebalance stop -c migration.yaml", "  rebalance stop -c migration.yaml --timeout 2m"})
 final class StopCommand implements Callable<Integer> {
     @Mixin
     ConfigOptions options;
@@ -22,7 +26,10 @@ final class StopCommand implements Callable<Integer> {
     @Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
-    @Option(names = "--timeout", description = "How long to wait for every process to release its slots (default 60s).")
+    @Option(
+            names = "--timeout",
+            paramLabel = "DURATION",
+            description = "How long to wait for every process to release its slots (default ${DEFAULT-VALUE}).")
     String timeout = "60s";
 
     @Override

@@ -30,7 +30,12 @@ import picocli.CommandLine.Spec;
 @Command(
         name = "tail",
         description = "Stream inserts, updates and deletes of the source table into DynamoDB (Debezium, pgoutput)."
-                + " One process applies, others stand by. --drop-slot cleans up the replication slot.")
+                + " One process applies, others stand by. --drop-slot cleans up the replication slot.",
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  rebalance tail -c migration.yaml --create-table   # start it before the copy",
+            "  rebalance tail -c migration.yaml --drop-slot       # after the migration"
+        })
 final class TailCommand implements Callable<Integer> {
     @Mixin
     ConfigOptions options;

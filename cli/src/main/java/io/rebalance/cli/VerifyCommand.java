@@ -54,7 +54,13 @@ import picocli.CommandLine.Spec;
 @Command(
         name = "verify",
         description = "Prove DynamoDB holds exactly what Postgres holds, slot by slot; pinpoint and repair differences."
-                + " Exit 0: all match; 1: a mismatch; 2: an error.")
+                + " Exit 0: all match; 1: a mismatch; 2: an error.",
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  rebalance verify -c migration.yaml --all",
+            "  rebalance verify -c migration.yaml --slot 20241020.00..20241020.23 --repair",
+            "  rebalance verify -c migration.yaml --retry-refused"
+        })
 final class VerifyCommand implements Callable<Integer> {
     static final int MATCH = 0;
     static final int MISMATCH = 1;
@@ -79,7 +85,10 @@ final class VerifyCommand implements Callable<Integer> {
                     + " included) and every slot the tail wrote; with slots.from and slots.to both set, that window.")
     boolean all;
 
-    @Option(names = "--parallel", description = "Slots verified at once (default verify.parallel).")
+    @Option(
+            names = "--parallel",
+            paramLabel = "N",
+            description = "Slots verified at once; config verify.parallel, env REBALANCE_VERIFY_PARALLEL (default 4).")
     Integer parallel;
 
     @Option(names = "--repair", description = "Re-copy the ids that differ, delete extra items, then verify again.")

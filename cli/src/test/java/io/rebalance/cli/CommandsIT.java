@@ -32,7 +32,7 @@ class CommandsIT {
     }
 
     @Test
-    void configShowsEveryLayerAndNeverASecret() {
+    void configShowsEveryLayerAndNeverASecret() throws Exception {
         List<String> args = new ArrayList<>(List.of("config"));
         args.addAll(CliRun.base(services, "t_cmd", prefix)); // first, so the flags below win
         args.addAll(List.of(
@@ -61,6 +61,17 @@ class CommandsIT {
                 .doesNotContain("jdbcpw9")
                 .doesNotContain("awsSecret7");
         assertThat(run("config", "--env").out()).contains("REBALANCE_SOURCE_JDBC_URL  (source.jdbcUrl)");
+        args.add("--json");
+        CliRun json = CliRun.of(args.toArray(String[]::new));
+        assertThat(json.exitCode()).as(json.err()).isZero();
+        var tree = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.out());
+        assertThat(tree.path("mover").path("workers").isInt()).as(json.out()).isTrue();
+        assertThat(tree.path("mover").path("workers").asInt()).isEqualTo(5);
+        assertThat(tree.path("source").path("password").asText()).isEqualTo("***");
+        assertThat(json.out())
+                .doesNotContain("s3cret")
+                .doesNotContain("jdbcpw9")
+                .doesNotContain("awsSecret7");
     }
 
     @Test
@@ -129,6 +140,20 @@ class CommandsIT {
             } finally {
                 redis.del(otherRun);
             }
+        }
+    }
+
+    @Test
+    void rateSetsTheLimitAndSaysSoInJson() throws Exception {
+        CliRun r = run("rate", "--json", "1500");
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        var tree = new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.out());
+        assertThat(tree.path("rateLimit").isIntegralNumber()).isTrue();
+        assertThat(tree.path("rateLimit").asLong()).isEqualTo(1500);
+        assertThat(tree.path("prefix").asText()).isEqualTo(prefix);
+        try (UnifiedJedis redis = services.redis()) {
+            assertThat(new RunState(redis, new RunKeys(prefix), Retrier.standard()).rateLimit())
+                    .isEqualTo(1500);
         }
     }
 

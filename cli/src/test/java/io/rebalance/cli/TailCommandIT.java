@@ -73,6 +73,20 @@ class TailCommandIT {
             Awaitility.await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(
                             run("status").out())
                     .containsPattern("tail       \\S+: applied [0-9A-F]+/[0-9A-F]+, lag"));
+            // status --json types the tail's numbers as docs/cli.md says
+            var tailJson = new com.fasterxml.jackson.databind.ObjectMapper()
+                    .readTree(run("status", "--json").out())
+                    .path("tail");
+            assertThat(tailJson.path("running").isBoolean())
+                    .as("running: %s", tailJson)
+                    .isTrue();
+            for (String n : List.of("lag_ms", "events", "updated_ms", "stream_restarts", "lag_bytes", "retained_bytes"))
+                assertThat(tailJson.path(n).isIntegralNumber())
+                        .as("%s: %s", n, tailJson)
+                        .isTrue();
+            assertThat(tailJson.path("events_per_sec").isNumber()).isTrue();
+            assertThat(tailJson.path("retention_warning").isBoolean()).isTrue();
+            assertThat(tailJson.path("applied_lsn").isTextual()).isTrue();
 
             // with the tail running, verify waits on its applied position and repairs through it
             dynamo.deleteItem(b -> b.tableName(table).key(Map.of("id", AttributeValue.fromS(id))));

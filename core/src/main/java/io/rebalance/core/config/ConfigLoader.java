@@ -116,6 +116,21 @@ public final class ConfigLoader {
                 + key.replaceAll("([a-z0-9])([A-Z])", "$1_$2").replace('.', '_').toUpperCase(Locale.ROOT);
     }
 
+    /** The built-in default of a dotted key as the defaults file writes it (a list's items comma-separated). */
+    public static String defaultValue(String key) {
+        JsonNode node = defaults();
+        for (String part : key.split("\\.")) {
+            node = node.get(part);
+            if (node == null) throw unknownKey(key);
+        }
+        if (node.isArray()) {
+            List<String> items = new ArrayList<>();
+            node.forEach(i -> items.add(i.asText()));
+            return String.join(",", items);
+        }
+        return node.asText();
+    }
+
     /** All dotted keys the configuration has, in document order. */
     public static List<String> keys() {
         return leafKeys(defaults(), "");
@@ -267,22 +282,34 @@ public final class ConfigLoader {
         return "config key '" + key + "' is malformed: " + e.getOriginalMessage();
     }
 
-    /** For `rebalance config`: the effective configuration as YAML, password redacted. */
+    /** For `rebalance config`: the effective configuration as YAML, secrets masked. */
     public static String toYaml(MigrationConfig config) {
         try {
-            ObjectNode tree = YAML.valueToTree(config);
-            ObjectNode source = (ObjectNode) tree.get("source");
-            if (!source.get("password").asText().isEmpty()) source.put("password", "***");
-            source.put("jdbcUrl", Redact.url(config.source().jdbcUrl()));
-            ObjectNode target = (ObjectNode) tree.get("target");
-            if (!target.get("secretAccessKey").asText().isEmpty()) target.put("secretAccessKey", "***");
-            ((ObjectNode) tree.get("redis"))
-                    .put("url", Redact.url(config.redis().url()));
-            Map<String, Object> ordered = new LinkedHashMap<>();
-            tree.fields().forEachRemaining(e -> ordered.put(e.getKey(), e.getValue()));
-            return YAML.writeValueAsString(ordered);
+            return YAML.writeValueAsString(masked(config));
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /** For `rebalance config --json`: the same, as one JSON object with the types of the keys. */
+    public static String toJson(MigrationConfig config) {
+        try {
+            return new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(masked(config));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static Map<String, Object> masked(MigrationConfig config) {
+        ObjectNode tree = YAML.valueToTree(config);
+        ObjectNode source = (ObjectNode) tree.get("source");
+        if (!source.get("password").asText().isEmpty()) source.put("password", "***");
+        source.put("jdbcUrl", Redact.url(config.source().jdbcUrl()));
+        ObjectNode target = (ObjectNode) tree.get("target");
+        if (!target.get("secretAccessKey").asText().isEmpty()) target.put("secretAccessKey", "***");
+        ((ObjectNode) tree.get("redis")).put("url", Redact.url(config.redis().url()));
+        Map<String, Object> ordered = new LinkedHashMap<>();
+        tree.fields().forEachRemaining(e -> ordered.put(e.getKey(), e.getValue()));
+        return ordered;
     }
 }
