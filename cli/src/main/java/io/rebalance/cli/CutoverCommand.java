@@ -1,5 +1,7 @@
 package io.rebalance.cli;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
 import io.rebalance.core.ErrorCode;
 import io.rebalance.core.ProcessId;
 import io.rebalance.core.config.Durations;
@@ -13,9 +15,14 @@ import io.rebalance.cutover.CutoverParts;
 import io.rebalance.cutover.CutoverSettings;
 import io.rebalance.cutover.CutoverStep;
 import io.rebalance.cutover.PreCheck;
+import io.rebalance.mover.RunPlanner;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -101,6 +108,14 @@ final class CutoverCommand implements Callable<Integer> {
     @Option(names = "--yes", description = "Confirm --close-window.")
     boolean yes;
 
+    @Option(
+            names = "--json",
+            description =
+                    "Print the outcome as one JSON object (docs/cli.md#cutover---json); errors stay text on stderr.")
+    boolean json;
+
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
     @Option(names = "--kill-at", hidden = true, description = "Test hook: halt the process before this step.")
     CutoverStep killAt;
 
@@ -127,6 +142,11 @@ final class CutoverCommand implements Callable<Integer> {
                 Duration.ofSeconds(60));
         try (Connections c = new Connections(config, 8)) {
             SourceSession session = new SourceSession(config.source());
+            if (!mode.closeWindow && !mode.recover) { // these two need no source table: it may be gone by then
+                try (Connection pg = session.openForPreflight()) {
+                    new RunPlanner(config).refuseAnotherRun(c.runState(), SourceTable.inspect(pg, config), c.dynamo());
+                }
+            }
             CutoverParts parts = new CutoverParts(
                     settings,
                     c.redis(),
@@ -142,7 +162,14 @@ final class CutoverCommand implements Callable<Integer> {
                 return ErrorCode.CUTOVER_REFUSED.exitCode();
             }
             if (mode.prepare) {
-                parts.prepare().forEach(line -> out.println("prepared: " + line));
+                List<String> prepared = parts.prepare();
+                if (json) {
+                    Map<String, Object> v = new LinkedHashMap<>();
+                    v.put("op", "prepare");
+                    v.put("scope", scope);
+                    v.put("prepared", prepared);
+                    out.println(JSON.writeValueAsString(v));
+                } else prepared.forEach(line -> out.println("prepared: " + line));
                 return 0;
             }
             Cutover cutover = parts.cutover(ProcessId.create());
@@ -172,8 +199,21 @@ final class CutoverCommand implements Callable<Integer> {
                 }
                 CutoverChecks checks = new CutoverChecks(config, c, parts, table, allowRedisWithoutAof);
                 CutoverVerification verification = new CutoverVerification(config, c, table, verifyAll);
-                if (mode.dryRun) return dryRun(out, scope, block, checks, verification);
+                if (mode.dryRun) return dryRun(out, scope, block, checks, verification, json);
                 outcome = cutover.cutover(checks, verification);
+            }
+            if (json) {
+                Map<String, Object> v = new LinkedHashMap<>();
+                v.put("op", outcome.op());
+                v.put("scope", scope);
+                v.put("blockedMs", outcome.blockedMs());
+                v.put("token", outcome.token());
+                v.put("detail", outcome.detail());
+                Map<String, Long> steps = new LinkedHashMap<>();
+                outcome.stepMs().forEach((step, ms) -> steps.put(step.name(), ms));
+                v.put("stepMs", steps);
+                out.println(JSON.writeValueAsString(v));
+                return 0;
             }
             out.printf(
                     "%s of scope '%s' done: writes were blocked for %d ms (token %d)%n  %s%n",
@@ -184,21 +224,49 @@ final class CutoverCommand implements Callable<Integer> {
     }
 
     private static int dryRun(
-            PrintWriter out, String scope, Duration block, CutoverChecks checks, CutoverVerification verification) {
+            PrintWriter out,
+            String scope,
+            Duration block,
+            CutoverChecks checks,
+            CutoverVerification verification,
+            boolean json)
+            throws Exception {
+        List<PreCheck> preChecks = checks.run();
+        boolean ok = preChecks.stream().allMatch(PreCheck::passed);
+        int code = ok ? 0 : io.rebalance.core.ErrorCode.CUTOVER_REFUSED.exitCode();
+        if (json) {
+            Map<String, Object> v = new LinkedHashMap<>();
+            v.put("op", "dry-run");
+            v.put("scope", scope);
+            v.put("maxWriteBlockMs", block.toMillis());
+            List<Map<String, String>> steps = new ArrayList<>();
+            for (CutoverStep s : CutoverStep.CUTOVER) steps.add(Map.of("step", s.name(), "what", s.what()));
+            v.put("steps", steps);
+            List<Map<String, Object>> pre = new ArrayList<>();
+            for (PreCheck p : preChecks) {
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("name", p.name());
+                m.put("passed", p.passed());
+                m.put("detail", p.detail());
+                pre.add(m);
+            }
+            v.put("preChecks", pre);
+            v.put("slotsToVerify", verification.changed().size());
+            v.put("slotsVerifiedInWindow", verification.slotsInWindow());
+            v.put("wouldRun", ok);
+            out.println(JSON.writeValueAsString(v));
+            return code;
+        }
         out.println(
                 "cutover of scope '" + scope + "' would run, blocking writes for at most " + block.toMillis() + " ms:");
         for (CutoverStep s : CutoverStep.CUTOVER) out.printf("  %-14s %s%n", s, s.what());
         out.println("pre-checks:");
-        boolean ok = true;
-        for (PreCheck p : checks.run()) {
-            out.println("  " + p);
-            ok &= p.passed();
-        }
+        preChecks.forEach(p -> out.println("  " + p));
         out.println((verification.slotsInWindow()
                         ? "slots to verify in the window: "
                         : "slots to verify before the window: ")
                 + verification.changed().size());
         out.println(ok ? "all pre-checks pass" : "the cutover would be refused");
-        return ok ? 0 : io.rebalance.core.ErrorCode.CUTOVER_REFUSED.exitCode();
+        return code;
     }
 }

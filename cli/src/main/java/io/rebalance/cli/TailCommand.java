@@ -11,6 +11,7 @@ import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
+import io.rebalance.mover.RunPlanner;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.Statement;
@@ -70,6 +71,7 @@ final class TailCommand implements Callable<Integer> {
             try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
                 table = SourceTable.inspect(pg, config);
             }
+            new RunPlanner(config).refuseAnotherRun(c.runState(), table, c.dynamo()); // before creating anything
             if (createTable && !TargetTable.exists(c.dynamo(), config.target().table(), c.dynamoWhere())) {
                 TargetTable.create(
                         c.dynamo(),

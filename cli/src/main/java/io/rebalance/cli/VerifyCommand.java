@@ -144,6 +144,7 @@ final class VerifyCommand implements Callable<Integer> {
             try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
                 table = SourceTable.inspect(pg, config);
                 requireUtf8(pg);
+                new RunPlanner(config).refuseAnotherRun(c.runState(), table, c.dynamo());
                 // items of two shapes would read as differences everywhere, with no word of why
                 RunPlan planned = c.runState().plan();
                 if (planned != null) {

@@ -166,6 +166,24 @@ class BadInputIT {
             assertThat(elsewhere.listTables().tableNames())
                     .as("nothing created where the refused process points")
                     .isEmpty();
+            // the parts that join the run without planning it are refused too
+            for (List<String> words : List.of(
+                    List.of("tail", "--create-table"), List.of("verify", "--all"), List.of("cutover", "--dry-run"))) {
+                List<String> joined = new ArrayList<>(words);
+                joined.addAll(CliRun.base(services, table, prefix));
+                joined.addAll(args);
+                CliRun refused = CliRun.of(joined.toArray(String[]::new));
+                assertThat(refused.exitCode())
+                        .as("%s: %s", words, refused.err())
+                        .isEqualTo(
+                                words.get(0).equals("verify")
+                                        ? VerifyCommand.ERROR
+                                        : ErrorCode.RUN_CONFLICT.exitCode());
+                assertThat(refused.err()).as("%s", words).contains("target.endpoint: ");
+            }
+            assertThat(elsewhere.listTables().tableNames())
+                    .as("tail --create-table created nothing")
+                    .isEmpty();
         }
         CliRun region = copy(slots[0], slots[1], slots[2], slots[3], "--set", "target.region=eu-west-1");
         assertThat(region.exitCode()).as(region.err()).isEqualTo(ErrorCode.RUN_CONFLICT.exitCode());

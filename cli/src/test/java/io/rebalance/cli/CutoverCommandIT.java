@@ -27,6 +27,9 @@ import org.junit.jupiter.api.Test;
  * then a cutover, a rollback, a second cutover and {@code --close-window} run, and a rollback after that is refused.
  */
 class CutoverCommandIT {
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON =
+            new com.fasterxml.jackson.databind.ObjectMapper();
+
     private final SharedServices services = SharedServices.get();
     private final String table = SharedServices.unique("cutcli");
     private final String prefix = SharedServices.unique("cc") + ":";
@@ -56,6 +59,14 @@ class CutoverCommandIT {
             CliRun early = run("cutover", "--dry-run");
             assertThat(early.exitCode()).as(early.out() + early.err()).isEqualTo(31);
             assertThat(early.out()).contains("FAILED copy").contains("the cutover would be refused");
+            CliRun earlyJson = run("cutover", "--dry-run", "--json");
+            assertThat(earlyJson.exitCode()).isEqualTo(31);
+            var dryTree = JSON.readTree(earlyJson.out());
+            assertThat(dryTree.path("wouldRun").isBoolean()).isTrue();
+            assertThat(dryTree.path("wouldRun").asBoolean()).isFalse();
+            assertThat(dryTree.path("maxWriteBlockMs").isIntegralNumber()).isTrue();
+            assertThat(dryTree.path("preChecks").findValuesAsText("name")).contains("copy");
+            assertThat(dryTree.path("steps").size()).isPositive();
 
             Future<CliRun> tail = thread.submit(() -> run("tail", "--create-table"));
             Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> {
@@ -113,7 +124,13 @@ class CutoverCommandIT {
             assertThat(back.out()).contains("0 keys written to DynamoDB since the flip equal in Postgres");
             assertThat(run("status").out()).contains(table + ": SOURCE, read postgres, write postgres");
 
-            assertThat(run("cutover").exitCode()).isZero();
+            CliRun again = run("cutover", "--json");
+            assertThat(again.exitCode()).as(again.err()).isZero();
+            var outcome = JSON.readTree(again.out());
+            assertThat(outcome.path("op").asText()).isEqualTo("cutover");
+            assertThat(outcome.path("blockedMs").isIntegralNumber()).isTrue();
+            assertThat(outcome.path("token").isIntegralNumber()).isTrue();
+            assertThat(outcome.path("stepMs").size()).isPositive();
             CliRun unconfirmed = run("cutover", "--close-window");
             assertThat(unconfirmed.exitCode()).as("asks for --yes").isEqualTo(ErrorCode.CONFIG_INVALID.exitCode());
             assertThat(unconfirmed.err()).contains("cannot be undone").contains("--yes");

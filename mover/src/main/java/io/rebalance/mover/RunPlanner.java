@@ -68,10 +68,7 @@ public final class RunPlanner {
                 table.name(),
                 table.keyColumn(),
                 config.target().table(),
-                dynamo.serviceClientConfiguration()
-                        .endpointOverride()
-                        .map(Object::toString)
-                        .orElse(""),
+                endpoint(dynamo),
                 dynamo.serviceClientConfiguration().region().id(),
                 range.newest().name(),
                 range.oldest().name(),
@@ -204,6 +201,36 @@ public final class RunPlanner {
     }
 
     /** @throws RebalanceException RUN_CONFLICT when this process points at another table or DynamoDB than the run */
+    /**
+     * For the parts that join the run without planning it (tail, verify, cutover): refused (exit 20) when the run
+     * under the prefix moves another table, or into another DynamoDB, than this process points at. Nothing to compare
+     * before the copy planned the run.
+     */
+    public void refuseAnotherRun(RunState run, SourceTable table, DynamoDbClient dynamo) {
+        RunPlan existing = run.plan();
+        if (existing == null) return;
+        refuseConflicts(
+                existing,
+                new RunPlan(
+                        table.name(),
+                        table.keyColumn(),
+                        config.target().table(),
+                        endpoint(dynamo),
+                        dynamo.serviceClientConfiguration().region().id(),
+                        existing.newest(),
+                        existing.oldest(),
+                        existing.estimatedRows(),
+                        existing.createdMs(),
+                        existing.columns()));
+    }
+
+    private static String endpoint(DynamoDbClient dynamo) {
+        return dynamo.serviceClientConfiguration()
+                .endpointOverride()
+                .map(Object::toString)
+                .orElse("");
+    }
+
     private void refuseConflicts(RunPlan run, RunPlan wanted) {
         var conflicts = run.conflictsWith(wanted);
         if (conflicts.isEmpty()) return;
