@@ -106,6 +106,7 @@ class CheckCommandIT {
         }
         CliRun check = CliRun.of(flags(), "check", "--json", "--rate", "1000");
         assertThat(check.exitCode()).as(check.out() + check.err()).isZero();
+        JsonSchemas.assertValid("check", check.out());
         JsonNode report = JSON.readTree(check.out());
         assertThat(report.path("blocking").asBoolean()).isFalse();
         assertThat(report.path("duration").path("atRate").path("seconds").asDouble())

@@ -64,6 +64,7 @@ class CommandsIT {
         args.add("--json");
         CliRun json = CliRun.of(args.toArray(String[]::new));
         assertThat(json.exitCode()).as(json.err()).isZero();
+        JsonSchemas.assertValid("config", json.out());
         var tree = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.out());
         assertThat(tree.path("mover").path("workers").isInt()).as(json.out()).isTrue();
         assertThat(tree.path("mover").path("workers").asInt()).isEqualTo(5);
@@ -147,6 +148,7 @@ class CommandsIT {
     void rateSetsTheLimitAndSaysSoInJson() throws Exception {
         CliRun r = run("rate", "--json", "1500");
         assertThat(r.exitCode()).as(r.err()).isZero();
+        JsonSchemas.assertValid("rate", r.out());
         var tree = new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.out());
         assertThat(tree.path("rateLimit").isIntegralNumber()).isTrue();
         assertThat(tree.path("rateLimit").asLong()).isEqualTo(1500);
@@ -159,6 +161,7 @@ class CommandsIT {
 
     @Test
     void statusOfAPrefixWithoutARunSaysHowToStartOne() {
+        JsonSchemas.assertValid("status", run("status", "--json").out());
         CliRun r = run("status");
         assertThat(r.exitCode()).isZero();
         assertThat(r.out()).contains("status NOT_STARTED").contains("`rebalance copy` starts one");

@@ -61,6 +61,7 @@ class CutoverCommandIT {
             assertThat(early.out()).contains("FAILED copy").contains("the cutover would be refused");
             CliRun earlyJson = run("cutover", "--dry-run", "--json");
             assertThat(earlyJson.exitCode()).isEqualTo(31);
+            JsonSchemas.assertValid("cutover", earlyJson.out());
             var dryTree = JSON.readTree(earlyJson.out());
             assertThat(dryTree.path("wouldRun").isBoolean()).isTrue();
             assertThat(dryTree.path("wouldRun").asBoolean()).isFalse();
@@ -126,6 +127,8 @@ class CutoverCommandIT {
 
             CliRun again = run("cutover", "--json");
             assertThat(again.exitCode()).as(again.err()).isZero();
+            JsonSchemas.assertValid("cutover", again.out());
+            JsonSchemas.assertValid("status", run("status", "--json").out()); // with a route and the reverse stream
             var outcome = JSON.readTree(again.out());
             assertThat(outcome.path("op").asText()).isEqualTo("cutover");
             assertThat(outcome.path("blockedMs").isIntegralNumber()).isTrue();

@@ -74,8 +74,10 @@ class TailCommandIT {
                             run("status").out())
                     .containsPattern("tail       \\S+: applied [0-9A-F]+/[0-9A-F]+, lag"));
             // status --json types the tail's numbers as docs/cli.md says
+            String statusJson = run("status", "--json").out();
+            JsonSchemas.assertValid("status", statusJson);
             var tailJson = new com.fasterxml.jackson.databind.ObjectMapper()
-                    .readTree(run("status", "--json").out())
+                    .readTree(statusJson)
                     .path("tail");
             assertThat(tailJson.path("running").isBoolean())
                     .as("running: %s", tailJson)

@@ -44,6 +44,7 @@ class VerifyCommandIT {
 
         CliRun ok = run("verify", "--all", "--json");
         assertThat(ok.exitCode()).as(ok.err()).isZero();
+        JsonSchemas.assertValid("verify", ok.out());
         JsonNode doc = JSON.readTree(ok.out());
         assertThat(doc.path("result").asText()).isEqualTo("MATCH");
         assertThat(doc.path("counts").path("MATCH").asInt()).isEqualTo(3);
@@ -78,6 +79,7 @@ class VerifyCommandIT {
                 .contains("3 slots: 2 MATCH, 1 MISMATCH, 0 ERROR; 1 differences");
 
         CliRun status = run("status", "--json");
+        JsonSchemas.assertValid("status", status.out());
         JsonNode ver = JSON.readTree(status.out()).path("verification");
         assertThat(ver.path("counts").path("MISMATCH").asInt()).isEqualTo(1);
         assertThat(ver.path("notMatching").get(0).path("slot").asText()).isEqualTo("20241020.02");
