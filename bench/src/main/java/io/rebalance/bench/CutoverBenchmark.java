@@ -2,9 +2,7 @@ package io.rebalance.bench;
 
 import io.rebalance.cdc.Tail;
 import io.rebalance.cdc.TailPreflight;
-import io.rebalance.cli.sim.AppSimulator;
-import io.rebalance.cli.sim.CutoverCycles;
-import io.rebalance.cli.sim.Percentiles;
+import io.rebalance.cli.RebalanceCommand;
 import io.rebalance.client.GuardSettings;
 import io.rebalance.core.config.ConfigLoader;
 import io.rebalance.core.config.ConfigValidator;
@@ -18,6 +16,9 @@ import io.rebalance.core.route.Target;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.local.RoomEventsGenerator;
+import io.rebalance.sim.AppSimulator;
+import io.rebalance.sim.CutoverCycles;
+import io.rebalance.sim.Percentiles;
 import java.io.PrintStream;
 import java.sql.Connection;
 import java.sql.Statement;
@@ -101,7 +102,7 @@ public final class CutoverBenchmark {
                     config.cutover().pgFence(),
                     config.cutover().dynamoFence());
             try (AppSimulator app = new AppSimulator(config, source, redis, dynamo, guard)) {
-                CutoverCycles setup = new CutoverCycles(cli, app, out);
+                CutoverCycles setup = new CutoverCycles(cli, app, out, RebalanceCommand::execute);
                 until(() -> {
                     try (Connection c = session.open()) {
                         return TailPreflight.slot(c, TABLE).active();
@@ -122,14 +123,16 @@ public final class CutoverBenchmark {
                         "application: %d writes/s on %d threads through the guard, %d reads/s through the router%n",
                         load.writesPerSecond(), load.writers(), load.readsPerSecond());
                 // warm-up: JIT and DynamoDB Local's first minute, for every phase after it alike
-                new CutoverCycles(cli, app, new PrintStream(PrintStream.nullOutputStream())).run(3, 250);
+                new CutoverCycles(cli, app, new PrintStream(PrintStream.nullOutputStream()), RebalanceCommand::execute)
+                        .run(3, 250);
 
                 out.printf(
                         "%n%d cutover-and-rollback cycles (changed slots verified before the window, keys written since in it):%n",
                         cycles);
-                List<CutoverCycles.Cycle> ours = new CutoverCycles(cli, app, out).run(cycles, 250);
+                List<CutoverCycles.Cycle> ours =
+                        new CutoverCycles(cli, app, out, RebalanceCommand::execute).run(cycles, 250);
                 out.printf("%n%d cycles with --verify-all (every slot verified in the window):%n", baselineCycles);
-                List<CutoverCycles.Cycle> all = new CutoverCycles(cli, app, out)
+                List<CutoverCycles.Cycle> all = new CutoverCycles(cli, app, out, RebalanceCommand::execute)
                         .cutoverFlags("--verify-all")
                         .run(baselineCycles, 250);
 

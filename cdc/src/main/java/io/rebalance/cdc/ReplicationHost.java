@@ -14,6 +14,8 @@ import java.util.List;
 import java.util.Properties;
 import java.util.Set;
 import org.postgresql.Driver;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Where Debezium's connections go, from {@code source.jdbcUrl}. Debezium takes one host and port, so with several
@@ -23,6 +25,8 @@ import org.postgresql.Driver;
  */
 record ReplicationHost(
         String host, String port, String database, String user, String password, Properties driverSettings) {
+    private static final Logger log = LoggerFactory.getLogger(ReplicationHost.class);
+
     /** Debezium's own fields: the rest of the URL is the driver's. */
     private static final Set<String> OWN = Set.of("PGHOST", "PGPORT", "PGDBNAME", "user", "password");
 
@@ -48,24 +52,24 @@ record ReplicationHost(
         List<String> tried = new ArrayList<>();
         for (int i = 0; i < hosts.length; i++) {
             String port = i < ports.length ? ports[i] : "5432";
-            String why = primary(source, hosts[i], port);
+            String why = primary(source, database, hosts[i], port);
             if (why == null) return new ReplicationHost(hosts[i], port, database, user, password, driver);
             tried.add(hosts[i] + ":" + port + " " + why);
         }
-        throw new RebalanceException(
-                ErrorCode.SOURCE_UNREACHABLE,
-                "no host of source.jdbcUrl is a reachable primary, which logical replication needs ("
-                        + String.join("; ", tried)
-                        + "); start Postgres or fix source.jdbcUrl (REBALANCE_SOURCE_JDBC_URL)");
+        // None is a reachable primary now (a failover under way, say): the first host, whose connection fails like a
+        // single host's would, and the stream's restart looks again in 2 s
+        log.warn(
+                "no host of source.jdbcUrl is a reachable primary, which logical replication needs ({})",
+                String.join("; ", tried));
+        return new ReplicationHost(hosts[0], ports[0], database, user, password, driver);
     }
 
     /** @return null when the host is a primary, else why not */
-    private static String primary(MigrationConfig.Source source, String host, String port) {
+    private static String primary(MigrationConfig.Source source, String database, String host, String port) {
         String url = source.jdbcUrl();
         int query = url.indexOf('?');
-        String single = "jdbc:postgresql://" + host + ":" + port + "/"
-                + Driver.parseURL(url, new Properties()).getProperty("PGDBNAME")
-                + (query < 0 ? "" : url.substring(query));
+        String single =
+                "jdbc:postgresql://" + host + ":" + port + "/" + database + (query < 0 ? "" : url.substring(query));
         var one = new MigrationConfig.Source(
                 single, source.user(), source.password(), source.table(), source.keyColumn(), source.columns());
         try (Connection c = new SourceSession(one).open();

@@ -116,8 +116,8 @@ final class CutoverCommand implements Callable<Integer> {
 
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
-    @Option(names = "--kill-at", hidden = true, description = "Test hook: halt the process before this step.")
-    CutoverStep killAt;
+    /** What runs before each step: nothing, but in a test that kills the process at one (no flag for it here). */
+    CutoverHooks hooks = CutoverHooks.NONE;
 
     @Override
     public Integer call() throws Exception {
@@ -173,14 +173,7 @@ final class CutoverCommand implements Callable<Integer> {
                 return 0;
             }
             Cutover cutover = parts.cutover(ProcessId.create());
-            if (killAt != null) {
-                CutoverStep at = killAt;
-                cutover.hooks(step -> {
-                    if (step == at) Runtime.getRuntime().halt(137); // as kill -9: no cleanup, no lease release
-                });
-            } else {
-                cutover.hooks(CutoverHooks.NONE);
-            }
+            cutover.hooks(hooks);
             CutoverOutcome outcome;
             if (mode.rollback) {
                 SourceTable table;

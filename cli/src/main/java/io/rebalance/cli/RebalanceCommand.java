@@ -4,6 +4,7 @@ import io.micronaut.configuration.picocli.MicronautFactory;
 import io.micronaut.context.ApplicationContext;
 import io.rebalance.core.ErrorCode;
 import io.rebalance.core.RebalanceException;
+import io.rebalance.cutover.CutoverHooks;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.util.Arrays;
@@ -67,6 +68,14 @@ public final class RebalanceCommand implements Runnable {
 
     /** Runs one command line and returns its exit code; used by main and by the tests. */
     public static int execute(String[] args, PrintStream out, PrintStream err) {
+        return execute(args, out, err, CutoverHooks.NONE);
+    }
+
+    /**
+     * Like {@link #execute(String[], PrintStream, PrintStream)}, with {@code hooks} before each step of a cutover
+     * command: for a test harness that kills the process at one. The product has no flag for it.
+     */
+    public static int execute(String[] args, PrintStream out, PrintStream err, CutoverHooks hooks) {
         boolean verbose =
                 Arrays.asList(args).contains("-v") || Arrays.asList(args).contains("--verbose");
         try (ApplicationContext ctx = ApplicationContext.builder()
@@ -74,6 +83,7 @@ public final class RebalanceCommand implements Runnable {
                 .banner(false)
                 .start()) {
             CommandLine cl = new CommandLine(RebalanceCommand.class, new MicronautFactory(ctx));
+            ((CutoverCommand) cl.getSubcommands().get("cutover").getCommand()).hooks = hooks;
             PrintWriter errWriter = new PrintWriter(err, true);
             cl.setUsageHelpWidth(100);
             cl.setOut(new PrintWriter(out, true));

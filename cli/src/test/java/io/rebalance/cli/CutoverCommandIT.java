@@ -90,9 +90,11 @@ class CutoverCommandIT {
             // a cutover process killed (Runtime.halt, as kill -9) before it opens DynamoDB
             List<String> cmd = new ArrayList<>(List.of(
                     Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-jar",
-                    "target/rebalance.jar"));
-            cmd.addAll(args("cutover", "--kill-at", "OPEN_TARGET"));
+                    "-cp",
+                    "target/rebalance.jar" + File.pathSeparator + "target/test-classes",
+                    KilledCutover.class.getName(),
+                    "OPEN_TARGET"));
+            cmd.addAll(args("cutover"));
             Process killed = new ProcessBuilder(cmd)
                     .redirectErrorStream(true)
                     .redirectOutput(new File("target/" + table + "-killed.log"))

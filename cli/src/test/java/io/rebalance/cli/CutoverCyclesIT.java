@@ -2,13 +2,13 @@ package io.rebalance.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rebalance.cli.sim.AppSimulator;
-import io.rebalance.cli.sim.CutoverCycles;
 import io.rebalance.client.GuardSettings;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.route.Target;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.local.DynamoDbLocalServer;
+import io.rebalance.sim.AppSimulator;
+import io.rebalance.sim.CutoverCycles;
 import io.rebalance.testkit.PrivateRedis;
 import io.rebalance.testkit.SharedServices;
 import java.io.FileOutputStream;
@@ -68,7 +68,7 @@ class CutoverCyclesIT {
     /** The tail runs: prepare, copy, verify, then the cycles under the application's load. */
     private void runCycles(MigrationConfig config, SourceTable source, UnifiedJedis redis, DynamoDbClient dynamo)
             throws Exception {
-        CutoverCycles setup = new CutoverCycles(args(), null, System.out);
+        CutoverCycles setup = new CutoverCycles(args(), null, System.out, RebalanceCommand::execute);
         assertThat(setup.command(List.of("cutover", "--prepare")).exitCode()).isZero();
         assertThat(setup.command(List.of("copy", "--no-progress")).exitCode()).isZero();
         assertThat(setup.command(List.of("verify", "--all")).exitCode()).isZero();
@@ -88,7 +88,7 @@ class CutoverCyclesIT {
             // go to before its window, whole, so at 350 inserts/s the suite's time would grow with every cycle.
             // bench/cutover.sh keeps 70% inserts.
             app.start(AppSimulator.Load.acceptance().withUpdateShare(0.9), 7);
-            List<CutoverCycles.Cycle> cycles = new CutoverCycles(args(), app, report)
+            List<CutoverCycles.Cycle> cycles = new CutoverCycles(args(), app, report, RebalanceCommand::execute)
                     .restartRedis(this.redis::restart, REDIS_RESTARTS, 17)
                     .run(CYCLES, 250);
             report.printf(

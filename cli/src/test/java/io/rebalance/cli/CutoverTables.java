@@ -3,8 +3,8 @@ package io.rebalance.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.cdc.TailPreflight;
-import io.rebalance.cli.sim.AppSimulator;
-import io.rebalance.cli.sim.CutoverCycles;
+import io.rebalance.sim.AppSimulator;
+import io.rebalance.sim.CutoverCycles;
 import io.rebalance.testkit.SharedServices;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

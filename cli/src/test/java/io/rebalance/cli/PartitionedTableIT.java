@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.cdc.ChangedSlots;
 import io.rebalance.cdc.TailKeys;
-import io.rebalance.cli.sim.AppSimulator;
-import io.rebalance.cli.sim.CutoverCycles;
 import io.rebalance.client.GuardSettings;
 import io.rebalance.core.route.Target;
 import io.rebalance.local.DynamoDbLocalServer;
 import io.rebalance.local.RoomEventsGenerator;
+import io.rebalance.sim.AppSimulator;
+import io.rebalance.sim.CutoverCycles;
 import io.rebalance.testkit.SharedServices;
 import java.sql.Connection;
 import java.sql.Statement;
@@ -81,7 +81,7 @@ class PartitionedTableIT {
 
     private void cutAndRolledBack() throws Exception {
         try (TailedTable t = new TailedTable(services, table, settings(), this::make)) {
-            CutoverCycles setup = new CutoverCycles(args(), null, System.out);
+            CutoverCycles setup = new CutoverCycles(args(), null, System.out, RebalanceCommand::execute);
             assertThat(setup.command(List.of("cutover", "--prepare")).exitCode())
                     .isZero();
             assertThat(setup.command(List.of("copy", "--no-progress")).exitCode())
@@ -123,7 +123,8 @@ class PartitionedTableIT {
                     t.config.cutover().dynamoFence());
             try (AppSimulator app = new AppSimulator(t.config, t.source, t.redis, t.dynamo, guard)) {
                 app.start(AppSimulator.Load.acceptance().withUpdateShare(0.9), 3);
-                List<CutoverCycles.Cycle> cycles = new CutoverCycles(args(), app, System.out).run(3, 250);
+                List<CutoverCycles.Cycle> cycles =
+                        new CutoverCycles(args(), app, System.out, RebalanceCommand::execute).run(3, 250);
                 assertThat(cycles).hasSize(3);
                 for (CutoverCycles.Cycle c : cycles) {
                     CutoverTables.assertCleanCycle(c, app);

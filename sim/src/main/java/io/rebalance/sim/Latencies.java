@@ -1,4 +1,4 @@
-package io.rebalance.cli.sim;
+package io.rebalance.sim;
 
 import java.util.Arrays;
 

@@ -1,6 +1,5 @@
-package io.rebalance.cli.sim;
+package io.rebalance.sim;
 
-import io.rebalance.cli.RebalanceCommand;
 import io.rebalance.core.route.Target;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -51,7 +50,16 @@ public final class CutoverCycles {
      * @param configArgs the flags that point a command at the migration ({@code --config}, {@code --set k=v})
      * @param progress one line per cycle
      */
-    public CutoverCycles(List<String> configArgs, AppSimulator app, PrintStream progress) {
+    /** Runs one {@code rebalance} command line in this JVM: {@code RebalanceCommand::execute}. */
+    @FunctionalInterface
+    public interface Rebalance {
+        int execute(String[] args, PrintStream out, PrintStream err);
+    }
+
+    private final Rebalance rebalance;
+
+    public CutoverCycles(List<String> configArgs, AppSimulator app, PrintStream progress, Rebalance rebalance) {
+        this.rebalance = rebalance;
         this.configArgs = configArgs;
         this.app = app;
         this.progress = progress;
@@ -311,7 +319,7 @@ public final class CutoverCycles {
         List<String> args = new ArrayList<>(words);
         args.addAll(configArgs);
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        int code = RebalanceCommand.execute(
+        int code = rebalance.execute(
                 args.toArray(String[]::new),
                 new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(out, true, StandardCharsets.UTF_8));

@@ -1,4 +1,4 @@
-package io.rebalance.cli.sim;
+package io.rebalance.sim;
 
 import io.rebalance.core.route.Target;
 import java.util.ArrayList;
