@@ -142,10 +142,12 @@ final class CutoverCommand implements Callable<Integer> {
                 Duration.ofSeconds(60));
         try (Connections c = new Connections(config, 8)) {
             SourceSession session = new SourceSession(config.source());
-            if (!mode.closeWindow && !mode.recover) { // these two need no source table: it may be gone by then
+            SourceTable table = null; // close-window and recover need none: it may be gone by then
+            if (!mode.closeWindow && !mode.recover) {
                 try (Connection pg = session.openForPreflight()) {
-                    new RunPlanner(config).refuseAnotherRun(c.runState(), SourceTable.inspect(pg, config), c.dynamo());
+                    table = SourceTable.inspect(pg, config);
                 }
+                new RunPlanner(config).refuseAnotherRun(c.runState(), table, c.dynamo());
             }
             CutoverParts parts = new CutoverParts(
                     settings,
@@ -176,20 +178,12 @@ final class CutoverCommand implements Callable<Integer> {
             cutover.hooks(hooks);
             CutoverOutcome outcome;
             if (mode.rollback) {
-                SourceTable table;
-                try (Connection pg = session.openForPreflight()) {
-                    table = SourceTable.inspect(pg, config);
-                }
                 try (RollbackProof proof = new RollbackProof(config, c, table, verifyAll)) {
                     outcome = cutover.rollback(proof);
                 }
             } else if (mode.closeWindow) outcome = cutover.closeWindow();
             else if (mode.recover) outcome = cutover.recover();
             else {
-                SourceTable table;
-                try (Connection pg = session.openForPreflight()) {
-                    table = SourceTable.inspect(pg, config);
-                }
                 CutoverChecks checks = new CutoverChecks(config, c, parts, table, allowRedisWithoutAof);
                 CutoverVerification verification = new CutoverVerification(config, c, table, verifyAll);
                 if (mode.dryRun) return dryRun(out, scope, block, checks, verification, json);

@@ -17,7 +17,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -128,18 +130,19 @@ class GuideIT {
      * --drop-slot} right after the tail stopped (refused while its lease lives on).
      */
     private static CliRun retried(List<String> args) {
-        CliRun r = CliRun.of(args.toArray(String[]::new));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (r.exitCode() != 0 && System.nanoTime() < deadline) {
-            try {
-                Thread.sleep(500);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return r;
-            }
-            r = CliRun.of(args.toArray(String[]::new));
+        AtomicReference<CliRun> last = new AtomicReference<>();
+        try {
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(60))
+                    .pollInterval(Duration.ofMillis(500))
+                    .until(() -> {
+                        last.set(CliRun.of(args.toArray(String[]::new)));
+                        return last.get().exitCode() == 0;
+                    });
+        } catch (ConditionTimeoutException stillFailing) {
+            // the caller's assertion prints the last attempt's output
         }
-        return r;
+        return last.get();
     }
 
     /** Every `bin/rebalance` line of the guide's ```sh blocks, without its comment. */
