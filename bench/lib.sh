@@ -11,7 +11,7 @@ bench_prepare() {
 # bench_dynamodb_local PORT NAME: starts it, stops it when the script exits, and fails if it does not come up.
 bench_dynamodb_local() {
   local port=$1 log="bench/results/dynamodb-local-$2.log"
-  java -Xmx6g -jar cli/target/rebalance.jar dynamodb-local --port "$port" > "$log" 2>&1 &
+  java -Xmx6g -jar demo/target/rebalance-demo.jar dynamodb-local --port "$port" > "$log" 2>&1 &
   BENCH_DDB=$!
   trap 'kill $BENCH_DDB 2>/dev/null || true' EXIT
   for _ in $(seq 1 120); do

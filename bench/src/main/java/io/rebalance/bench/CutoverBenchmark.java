@@ -7,15 +7,14 @@ import io.rebalance.client.GuardSettings;
 import io.rebalance.core.config.ConfigLoader;
 import io.rebalance.core.config.ConfigValidator;
 import io.rebalance.core.config.MigrationConfig;
-import io.rebalance.core.dynamo.DynamoClients;
 import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.dynamo.TargetTable;
-import io.rebalance.core.redis.RedisConnector;
 import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.route.Target;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.local.RoomEventsGenerator;
+import io.rebalance.ops.Connections;
 import io.rebalance.sim.AppSimulator;
 import io.rebalance.sim.CutoverCycles;
 import io.rebalance.sim.Percentiles;
@@ -71,8 +70,9 @@ public final class CutoverBenchmark {
         SourceSession session = new SourceSession(config.source());
         PrintStream out = System.out;
 
-        try (UnifiedJedis redis = RedisConnector.connect(config.redis().url(), 64);
-                DynamoDbClient dynamo = DynamoClients.create(config.target(), endpoint, 128, List.of())) {
+        try (Connections services = new Connections(config, 64)) {
+            UnifiedJedis redis = services.redis();
+            DynamoDbClient dynamo = services.dynamo();
             for (String k : RedisScan.keys(redis, PREFIX)) redis.del(k);
             try (Connection c = session.open();
                     Statement st = c.createStatement()) {

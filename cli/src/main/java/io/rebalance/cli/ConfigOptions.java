@@ -6,7 +6,9 @@ import io.rebalance.core.config.ConfigLoader;
 import io.rebalance.core.config.ConfigValidator;
 import io.rebalance.core.config.MigrationConfig;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -35,6 +37,19 @@ public final class ConfigOptions {
             description = "Show stack traces with errors.")
     boolean verbose;
 
+    /**
+     * The flags that point another command at the same migration: {@code --config FILE} when one was given, and
+     * every {@code --set}, then {@code extra} as {@code --set} too.
+     */
+    public List<String> args(Map<String, String> extra) {
+        List<String> args = new ArrayList<>();
+        if (config != null) args.addAll(List.of("--config", config.toString()));
+        Map<String, String> all = new LinkedHashMap<>(overrides);
+        all.putAll(extra);
+        all.forEach((k, v) -> args.addAll(List.of("--set", k + "=" + v)));
+        return args;
+    }
+
     /** Loads and validates; nothing has connected to anything yet. */
     public MigrationConfig load() {
         return load(Map.of());
@@ -51,13 +66,13 @@ public final class ConfigOptions {
                     ErrorCode.CONFIG_INVALID,
                     "target.endpoint 'embedded' is the demo's DynamoDB Local inside one process, whose data ends with"
                             + " it; set target.endpoint (REBALANCE_TARGET_ENDPOINT) to your DynamoDB: empty for AWS,"
-                            + " or the URL `rebalance dynamodb-local` prints (http://127.0.0.1:8000)");
+                            + " or the URL `rebalance-demo dynamodb-local` prints (http://127.0.0.1:8000)");
         }
         return c;
     }
 
     /** For {@code demo}, the one command whose DynamoDB may live and die with it. */
-    MigrationConfig loadAllowingEmbedded(Map<String, String> extra) {
+    public MigrationConfig loadAllowingEmbedded(Map<String, String> extra) {
         Map<String, String> all = new LinkedHashMap<>(overrides);
         all.putAll(extra);
         for (String key : all.keySet()) {

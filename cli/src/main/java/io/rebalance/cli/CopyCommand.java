@@ -11,6 +11,8 @@ import io.rebalance.mover.PhaseHooks;
 import io.rebalance.mover.RunPlanner;
 import io.rebalance.mover.RunState;
 import io.rebalance.mover.RunStatus;
+import io.rebalance.ops.Connections;
+import io.rebalance.ops.RedisChecks;
 import io.rebalance.verifier.VerificationStore;
 import java.io.PrintWriter;
 import java.sql.Connection;

@@ -16,6 +16,11 @@ import io.rebalance.cutover.CutoverSettings;
 import io.rebalance.cutover.CutoverStep;
 import io.rebalance.cutover.PreCheck;
 import io.rebalance.mover.RunPlanner;
+import io.rebalance.ops.Connections;
+import io.rebalance.ops.CutoverChecks;
+import io.rebalance.ops.CutoverVerification;
+import io.rebalance.ops.RedisChecks;
+import io.rebalance.ops.RollbackProof;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.time.Duration;
@@ -157,7 +162,7 @@ final class CutoverCommand implements Callable<Integer> {
                     c.dynamo(),
                     config.cutover().pgFence(),
                     config.cutover().dynamoFence());
-            if ((mode.prepare || mode.rollback) && !RedisChecks.admit(c.redis(), allowRedisWithoutAof, err)) {
+            if ((mode.prepare || mode.rollback) && !admitRedis(c, err)) {
                 err.println("error: " + (mode.prepare ? "--prepare" : "rollback")
                         + " refused: the Redis it would use could lose the cutover's state. Nothing was changed. ["
                         + ErrorCode.CUTOVER_REFUSED + "]");
@@ -208,6 +213,17 @@ final class CutoverCommand implements Callable<Integer> {
             outcome.stepMs().forEach((step, ms) -> out.printf("  %-14s %6d ms%n", step, ms));
             return 0;
         }
+    }
+
+    /**
+     * For {@code --prepare} and {@code --rollback}, which have no pre-check list of their own: prints the failed
+     * checks and returns false when the command must refuse; prints the accepted risk as a warning otherwise.
+     */
+    private boolean admitRedis(Connections c, PrintWriter err) {
+        List<PreCheck> checks = RedisChecks.run(c.redis(), allowRedisWithoutAof);
+        checks.stream().filter(p -> !p.passed()).forEach(err::println);
+        checks.stream().filter(RedisChecks::riskAccepted).forEach(p -> err.println("warning: " + p.detail()));
+        return checks.stream().allMatch(PreCheck::passed);
     }
 
     private static int dryRun(

@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
  * Shows the run's progress as the keeper publishes it: a bar redrawn every second on a terminal, a log line every
  * ten seconds otherwise (a bar in a log file is noise). Every process shows the whole run, not just its own part.
  */
-final class ProgressReporter implements AutoCloseable {
+public final class ProgressReporter implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger("rebalance.progress");
     private static final int WIDTH = 30;
 
@@ -35,7 +35,7 @@ final class ProgressReporter implements AutoCloseable {
         this.bar = bar;
     }
 
-    static ProgressReporter start(RunState run, PrintWriter out, boolean barAllowed) {
+    public static ProgressReporter start(RunState run, PrintWriter out, boolean barAllowed) {
         ProgressReporter r = new ProgressReporter(run, out, barAllowed && System.console() != null);
         long every = r.bar ? 1 : 10;
         r.timer.scheduleAtFixedRate(r::show, every, every, TimeUnit.SECONDS);
@@ -87,7 +87,7 @@ final class ProgressReporter implements AutoCloseable {
         return seconds + "s";
     }
 
-    void finish(RunStatus end) {
+    public void finish(RunStatus end) {
         timer.shutdownNow();
         if (bar) out.println();
         Map<String, String> p = run.progress();

@@ -8,6 +8,7 @@ import io.rebalance.cutover.CutoverHooks;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.util.Arrays;
+import java.util.List;
 import picocli.AutoComplete;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -47,8 +48,6 @@ import picocli.CommandLine.Command;
             RateCommand.class,
             ResetCommand.class,
             ConfigCommand.class,
-            DynamoDbLocalCommand.class,
-            DemoCommand.class,
             CutoverCommand.class
         })
 public final class RebalanceCommand implements Runnable {
@@ -60,10 +59,11 @@ public final class RebalanceCommand implements Runnable {
         spec.commandLine().usage(spec.commandLine().getOut());
     }
 
+    /** The commands of rebalance-demo.jar, named when the production jar is asked for one of them. */
+    private static final List<String> DEMO_COMMANDS = List.of("demo", "dynamodb-local");
+
     public static void main(String[] args) {
-        int code = execute(args, System.out, System.err);
-        // DynamoDB Local leaves non-daemon threads behind after it stops: exit explicitly (STACK.md).
-        System.exit(code);
+        System.exit(execute(args, System.out, System.err));
     }
 
     /** Runs one command line and returns its exit code; used by main and by the tests. */
@@ -76,6 +76,15 @@ public final class RebalanceCommand implements Runnable {
      * command: for a test harness that kills the process at one. The product has no flag for it.
      */
     public static int execute(String[] args, PrintStream out, PrintStream err, CutoverHooks hooks) {
+        return execute(args, out, err, hooks, List.of());
+    }
+
+    /**
+     * Like {@link #execute(String[], PrintStream, PrintStream, CutoverHooks)}, with {@code more} picocli commands
+     * beside the product's: how rebalance-demo.jar adds {@code demo} and {@code dynamodb-local}.
+     */
+    public static int execute(
+            String[] args, PrintStream out, PrintStream err, CutoverHooks hooks, List<Class<?>> more) {
         boolean verbose =
                 Arrays.asList(args).contains("-v") || Arrays.asList(args).contains("--verbose");
         try (ApplicationContext ctx = ApplicationContext.builder()
@@ -83,6 +92,7 @@ public final class RebalanceCommand implements Runnable {
                 .banner(false)
                 .start()) {
             CommandLine cl = new CommandLine(RebalanceCommand.class, new MicronautFactory(ctx));
+            more.forEach(cl::addSubcommand);
             ((CutoverCommand) cl.getSubcommands().get("cutover").getCommand()).hooks = hooks;
             PrintWriter errWriter = new PrintWriter(err, true);
             cl.setUsageHelpWidth(100);
@@ -90,6 +100,14 @@ public final class RebalanceCommand implements Runnable {
             cl.setErr(errWriter);
             cl.setParameterExceptionHandler((ex, a) -> {
                 errWriter.println("error: " + ex.getMessage());
+                if (ex instanceof CommandLine.UnmatchedArgumentException u
+                        && !u.getUnmatched().isEmpty()
+                        && DEMO_COMMANDS.contains(u.getUnmatched().get(0))) {
+                    errWriter.println("`" + u.getUnmatched().get(0) + "` is a command of rebalance-demo.jar, which"
+                            + " carries DynamoDB Local; this production jar leaves it out. Run bin/rebalance-demo "
+                            + u.getUnmatched().get(0) + " (docs/cli.md#demo)");
+                    return ErrorCode.CONFIG_INVALID.exitCode();
+                }
                 ex.getCommandLine().usage(errWriter);
                 // verify keeps diff(1)'s codes so scripts can tell "differs" (1) from "could not tell" (2)
                 return ex.getCommandLine().getCommand() instanceof VerifyCommand

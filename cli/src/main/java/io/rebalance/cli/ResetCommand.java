@@ -8,6 +8,7 @@ import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.route.Route;
 import io.rebalance.core.route.RouteStatus;
 import io.rebalance.core.route.RoutingTable;
+import io.rebalance.ops.Connections;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.EnumSet;

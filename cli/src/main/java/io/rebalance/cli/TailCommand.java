@@ -12,6 +12,8 @@ import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.mover.RunPlanner;
+import io.rebalance.ops.Connections;
+import io.rebalance.ops.RedisChecks;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.Statement;

@@ -10,7 +10,6 @@ import io.rebalance.core.ErrorCode;
 import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.TargetTable;
-import io.rebalance.core.handoff.Lsn;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotRange;
@@ -20,8 +19,9 @@ import io.rebalance.mover.CopyProgress;
 import io.rebalance.mover.RunPlan;
 import io.rebalance.mover.RunPlanner;
 import io.rebalance.mover.RunStatus;
+import io.rebalance.ops.Connections;
+import io.rebalance.ops.InFlightWait;
 import io.rebalance.verifier.Difference;
-import io.rebalance.verifier.InFlight;
 import io.rebalance.verifier.Repairs;
 import io.rebalance.verifier.SlotResult;
 import io.rebalance.verifier.VerificationStore;
@@ -168,7 +168,7 @@ final class VerifyCommand implements Callable<Integer> {
             }
             VerificationStore store =
                     new VerificationStore(c.redis(), config.redis().prefix());
-            Verifier verifier = new Verifier(config, table, c.dynamo(), inFlight(config, c));
+            Verifier verifier = new Verifier(config, table, c.dynamo(), InFlightWait.of(config, c));
             TailKeys tailKeys = new TailKeys(config.redis().prefix());
             RefusedRows refused = new RefusedRows(c.redis(), config.redis().prefix());
             boolean throughTail = (repair || retryRefused)
@@ -418,24 +418,6 @@ final class VerifyCommand implements Callable<Integer> {
         }
         out.flush();
         return code;
-    }
-
-    /**
-     * Suspects are re-checked once changes in flight at the fingerprint have landed: with a tail running, once it has
-     * applied the fingerprint's WAL position (bounded: a tail far behind falls back to the settle wait as well);
-     * without one, after {@code verify.settle}.
-     */
-    static InFlight inFlight(MigrationConfig config, Connections c) {
-        TailProgress tail =
-                new TailProgress(c.redis(), new TailKeys(config.redis().prefix()));
-        InFlight settle = InFlight.settle(config.verify().settleDuration());
-        java.time.Duration bound = config.tail()
-                .heartbeatDuration()
-                .multipliedBy(2)
-                .plus(config.verify().settleDuration());
-        return lsn -> {
-            if (!tail.awaitApplied(Lsn.parse(lsn), bound)) settle.awaitPast(lsn);
-        };
     }
 
     /**

@@ -138,7 +138,7 @@ class BadInputIT {
                 copy("--set", "target.endpoint=embedded"),
                 ErrorCode.CONFIG_INVALID,
                 "target.endpoint 'embedded' is the demo's",
-                "rebalance dynamodb-local");
+                "rebalance-demo dynamodb-local");
         CliRun tail = CliRun.of(Stream.concat(
                         Stream.of("tail"),
                         Stream.concat(

@@ -7,6 +7,8 @@ import io.rebalance.core.handoff.HandoffKeys;
 import io.rebalance.core.handoff.KeyLog;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.cutover.WindowVerification;
+import io.rebalance.ops.Connections;
+import io.rebalance.ops.CutoverVerification;
 import io.rebalance.testkit.SharedServices;
 import java.sql.Connection;
 import java.sql.ResultSet;

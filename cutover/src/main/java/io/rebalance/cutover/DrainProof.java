@@ -7,7 +7,7 @@ import java.util.Optional;
 /**
  * How a rollback knows Postgres holds every write applications made to DynamoDB under TARGET before it reopens
  * Postgres (ADR 9): the keys they wrote, compared row by row with their items while DynamoDB takes no writes.
- * Supplied by the caller (the cli runs the verifier).
+ * Supplied by the caller (ops runs the verifier).
  */
 public interface DrainProof {
     /**

@@ -3,7 +3,7 @@ package io.rebalance.cutover;
 import java.time.Duration;
 
 /**
- * How the cutover knows DynamoDB holds what Postgres holds when it flips. Supplied by the caller (the cli runs the
+ * How the cutover knows DynamoDB holds what Postgres holds when it flips. Supplied by the caller (ops runs the
  * verifier). Most of the work comes {@link #before} the window, while writes go on; {@link #verify} in the window
  * then compares only what changed since, while no application writes and the forward tail has applied everything.
  */

@@ -17,6 +17,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -31,6 +32,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import redis.clients.jedis.UnifiedJedis;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
@@ -217,6 +219,39 @@ public final class AppSimulator implements AutoCloseable {
                 .forEach(item ->
                         out.put(item.get(key).s(), Long.parseLong(item.get(SEQ).n())));
         return out;
+    }
+
+    /**
+     * DynamoDB against the ledger, then row by row against {@code postgresSeqs}: a write that failed may have landed
+     * or not (the ledger allows either), but then in both stores or in neither. @return the first 10 problems
+     */
+    public List<String> dynamoAgainst(Map<String, Long> postgresSeqs) {
+        Map<String, Long> items = dynamoSeqs();
+        List<String> out = ledger.check("dynamodb", items, 10);
+        for (Map.Entry<String, Long> row : postgresSeqs.entrySet()) {
+            if (out.size() >= 10) break;
+            if (!row.getValue().equals(items.get(row.getKey()))) {
+                out.add("DynamoDB differs from Postgres on id " + row.getKey() + ": seq " + items.get(row.getKey())
+                        + " against " + row.getValue());
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Returns once {@code target} has acknowledged at least {@code atLeast} writes in all.
+     *
+     * @throws IllegalStateException after {@code bound}, naming the count and the first errors
+     */
+    public void awaitAcknowledged(Target target, long atLeast, Duration bound) {
+        long deadline = System.nanoTime() + bound.toNanos();
+        while (ledger.acknowledged(target) < atLeast) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the application had " + ledger.acknowledged(target)
+                        + " writes acknowledged by " + target + ", not " + atLeast + "; errors: " + errors());
+            }
+            LockSupport.parkNanos(Duration.ofMillis(5).toNanos()); // writes arrive at the application's rate
+        }
     }
 
     private void error(String what) {

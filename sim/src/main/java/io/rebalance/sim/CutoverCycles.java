@@ -13,7 +13,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -33,6 +32,9 @@ public final class CutoverCycles {
 
     /** {@code rebalance cutover}'s exit code for a refusal (a rollback when the route is SOURCE already). */
     private static final int REFUSED = 31;
+
+    /** How long a phase may take to acknowledge its writes. */
+    private static final Duration WRITES_BOUND = Duration.ofSeconds(60);
 
     private static final Command NOT_RUN = new Command(-1, 0, Map.of(), "not run");
 
@@ -164,7 +166,7 @@ public final class CutoverCycles {
             Command back = NOT_RUN;
             if (disrupt) {
                 if (!duringCutover && cut.exitCode == 0) {
-                    awaitWrites(Target.DYNAMODB, dynamoBefore + writesPerPhase);
+                    app.awaitAcknowledged(Target.DYNAMODB, dynamoBefore + writesPerPhase, WRITES_BOUND);
                     command(List.of("cutover", "--rollback"), delayMs);
                 }
                 recover = recovered();
@@ -173,7 +175,7 @@ public final class CutoverCycles {
                 back = command(List.of("cutover", "--rollback", "--verify-all", "--max-write-block", "60s"));
             } else if (cut.exitCode == 0) {
                 lastCutoverSteps = cut.stepMs;
-                awaitWrites(Target.DYNAMODB, dynamoBefore + writesPerPhase);
+                app.awaitAcknowledged(Target.DYNAMODB, dynamoBefore + writesPerPhase, WRITES_BOUND);
                 back = command(List.of("cutover", "--rollback"));
                 if (back.exitCode == 0) lastRollbackSteps = back.stepMs;
             } else if (cut.exitCode != ABORTED) {
@@ -181,17 +183,17 @@ public final class CutoverCycles {
                 break; // refused or failed: nothing more to measure
             }
             if (back.exitCode == 0 || back == NOT_RUN || disrupt)
-                awaitWrites(Target.POSTGRES, pgBefore + writesPerPhase);
+                app.awaitAcknowledged(Target.POSTGRES, pgBefore + writesPerPhase, WRITES_BOUND);
             app.pause();
             long writingMs = (System.nanoTime() - began) / 1_000_000;
             Map<String, Long> pgSeqs = app.postgresSeqs();
             List<String> pg = ledger.check("postgres", pgSeqs, 10);
             long start = System.nanoTime();
-            List<String> dynamo = dynamoProblems(pgSeqs);
+            List<String> dynamo = app.dynamoAgainst(pgSeqs);
             long deadline = start + Duration.ofSeconds(60).toNanos();
             while (!dynamo.isEmpty() && System.nanoTime() < deadline) {
                 LockSupport.parkNanos(Duration.ofMillis(100).toNanos()); // the tail is still applying
-                dynamo = dynamoProblems(pgSeqs);
+                dynamo = app.dynamoAgainst(pgSeqs);
             }
             long catchUp = (System.nanoTime() - start) / 1_000_000;
             app.resume();
@@ -231,23 +233,6 @@ public final class CutoverCycles {
                             ? "both stores hold every acknowledged write once (" + ledger.rows() + " rows)"
                             : pg + " " + dynamo + " " + back.output);
             if (!c.clean()) break;
-        }
-        return out;
-    }
-
-    /**
-     * DynamoDB against the ledger, then row by row against Postgres: a write that failed may have landed or not
-     * (the ledger allows either), but then in both stores or in neither.
-     */
-    private List<String> dynamoProblems(Map<String, Long> pgSeqs) {
-        Map<String, Long> dynamo = app.dynamoSeqs();
-        List<String> out = app.ledger().check("dynamodb", dynamo, 10);
-        for (Map.Entry<String, Long> row : pgSeqs.entrySet()) {
-            if (out.size() >= 10) break;
-            if (!row.getValue().equals(dynamo.get(row.getKey()))) {
-                out.add("DynamoDB differs from Postgres on id " + row.getKey() + ": seq " + dynamo.get(row.getKey())
-                        + " against " + row.getValue());
-            }
         }
         return out;
     }
@@ -294,24 +279,6 @@ public final class CutoverCycles {
 
     private static String firstLine(String text) {
         return text.lines().filter(l -> !l.isBlank()).findFirst().orElse("");
-    }
-
-    private void awaitWrites(Target target, long atLeast) {
-        Ledger ledger = app.ledger();
-        until(
-                () -> ledger.acknowledged(target) >= atLeast,
-                Duration.ofSeconds(60),
-                () -> "the application had "
-                        + ledger.acknowledged(target) + " writes acknowledged by " + target + ", not " + atLeast
-                        + "; errors: " + app.errors());
-    }
-
-    private static void until(BooleanSupplier done, Duration bound, java.util.function.Supplier<String> why) {
-        long deadline = System.nanoTime() + bound.toNanos();
-        while (!done.getAsBoolean()) {
-            if (System.nanoTime() > deadline) throw new IllegalStateException(why.get());
-            LockSupport.parkNanos(Duration.ofMillis(5).toNanos()); // writes arrive at the application's rate
-        }
     }
 
     /** Runs one {@code rebalance} command in this JVM. */

@@ -1,4 +1,4 @@
-package io.rebalance.cli;
+package io.rebalance.demo;
 
 import io.rebalance.local.DynamoDbLocalServer;
 import java.util.concurrent.Callable;
@@ -16,7 +16,7 @@ import picocli.CommandLine.Spec;
         description = "Serve DynamoDB Local (in memory) on a port for several rebalance processes.",
         footerHeading = "%nExamples:%n",
         footer = {
-            "  rebalance dynamodb-local --port 8000 &",
+            "  rebalance-demo dynamodb-local --port 8000 &",
             "  rebalance copy --set target.endpoint=http://127.0.0.1:8000"
         })
 final class DynamoDbLocalCommand implements Callable<Integer> {

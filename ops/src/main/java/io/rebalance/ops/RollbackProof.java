@@ -1,4 +1,4 @@
-package io.rebalance.cli;
+package io.rebalance.ops;
 
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.slot.KeyType;
@@ -33,7 +33,7 @@ import software.amazon.awssdk.services.dynamodb.model.ScanResponse;
  * --verify-all} allows it, every key either store holds is compared instead: Postgres' keys in key order, then
  * DynamoDB's by a scan, a page at a time.
  */
-final class RollbackProof implements DrainProof, AutoCloseable {
+public final class RollbackProof implements DrainProof, AutoCloseable {
     private static final int PAGE = 10_000;
 
     private final MigrationConfig config;
@@ -44,7 +44,7 @@ final class RollbackProof implements DrainProof, AutoCloseable {
     private Connection pg;
 
     /** @param everyKey whether an incomplete log may be made up for by comparing every key ({@code --verify-all}) */
-    RollbackProof(MigrationConfig config, Connections c, SourceTable table, boolean everyKey) {
+    public RollbackProof(MigrationConfig config, Connections c, SourceTable table, boolean everyKey) {
         this.config = config;
         this.c = c;
         this.table = table;

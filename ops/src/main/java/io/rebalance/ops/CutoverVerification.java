@@ -1,4 +1,4 @@
-package io.rebalance.cli;
+package io.rebalance.ops;
 
 import io.rebalance.cdc.ChangedSlots;
 import io.rebalance.cdc.TailKeys;
@@ -48,13 +48,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>{@code --verify-all} keeps the old way: every slot, inside the window (a baseline, and for small tables).
  */
-final class CutoverVerification implements WindowVerification {
+public final class CutoverVerification implements WindowVerification {
     /** The rounds before the window stop once a generation has no more keys than this. */
-    static final int WINDOW_KEYS = 300;
+    public static final int WINDOW_KEYS = 300;
 
-    static final int MAX_ROUNDS = 6;
+    public static final int MAX_ROUNDS = 6;
     /** The log outlives a cutover that died by this much at most; renewed every third of it while one runs. */
-    static final Duration LOG_TTL = Duration.ofMinutes(2);
+    public static final Duration LOG_TTL = Duration.ofMinutes(2);
     /** Differences named in a failed result; the rest are counted. */
     private static final int NAMED = 10;
 
@@ -72,7 +72,7 @@ final class CutoverVerification implements WindowVerification {
     private String gen;
 
     /** @param everySlot verify every slot inside the window ({@code --verify-all}), nothing before it */
-    CutoverVerification(MigrationConfig config, Connections c, SourceTable table, boolean everySlot) {
+    public CutoverVerification(MigrationConfig config, Connections c, SourceTable table, boolean everySlot) {
         this.config = config;
         this.c = c;
         this.table = table;
@@ -82,7 +82,7 @@ final class CutoverVerification implements WindowVerification {
     }
 
     /** The slots to verify: changed after their last verification, or never verified (every slot with everySlot). */
-    List<Slot> changed() {
+    public List<Slot> changed() {
         RunPlan plan = c.runState().plan();
         if (plan == null) return List.of();
         Map<String, VerificationStore.Stored> all = store().all();
@@ -105,14 +105,14 @@ final class CutoverVerification implements WindowVerification {
     }
 
     /** Whether the slots are verified in the window ({@code --verify-all}) rather than before it. */
-    boolean slotsInWindow() {
+    public boolean slotsInWindow() {
         return everySlot;
     }
 
     @Override
     public Result before() throws Exception {
         if (everySlot) return new Result(true, "--verify-all: every slot is verified in the window");
-        verifier = new Verifier(config, table, c.dynamo(), VerifyCommand.inFlight(config, c)).settleByRows();
+        verifier = new Verifier(config, table, c.dynamo(), InFlightWait.of(config, c)).settleByRows();
         pg = verifier.open(); // kept for the window, where opening one would count
         gen = start();
         renewer = Executors.newSingleThreadScheduledExecutor(r -> {

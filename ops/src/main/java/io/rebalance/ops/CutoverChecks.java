@@ -1,4 +1,4 @@
-package io.rebalance.cli;
+package io.rebalance.ops;
 
 import io.rebalance.cdc.ChangedSlots;
 import io.rebalance.cdc.TailKeys;
@@ -25,7 +25,7 @@ import java.util.Map;
  * every slot of the run has a recent MATCH, the reverse stream runs (so the cutover can be rolled back), no
  * application role can change the Postgres fence, and Redis keeps what the cutover writes to it ({@link RedisChecks}).
  */
-final class CutoverChecks implements PreChecks {
+public final class CutoverChecks implements PreChecks {
     private final MigrationConfig config;
     private final Connections c;
     private final CutoverParts parts;
@@ -34,7 +34,7 @@ final class CutoverChecks implements PreChecks {
     private final SourceTable table;
 
     /** @param table the source table as the catalog has it now */
-    CutoverChecks(
+    public CutoverChecks(
             MigrationConfig config,
             Connections c,
             CutoverParts parts,

@@ -1,8 +1,7 @@
-package io.rebalance.cli;
+package io.rebalance.ops;
 
 import io.rebalance.core.redis.RedisFitness;
 import io.rebalance.cutover.PreCheck;
-import java.io.PrintWriter;
 import java.util.List;
 import java.util.Optional;
 import redis.clients.jedis.UnifiedJedis;
@@ -12,13 +11,13 @@ import redis.clients.jedis.UnifiedJedis;
  * across a restart (an append-only file) and never evicts them. Without an append-only file the commands refuse
  * unless the risk is accepted with {@code --allow-redis-without-aof}; an evicting Redis is always refused.
  */
-final class RedisChecks {
-    static final String ALLOW_FLAG = "--allow-redis-without-aof";
+public final class RedisChecks {
+    public static final String ALLOW_FLAG = "--allow-redis-without-aof";
     private static final String ACCEPTED = "RISK ACCEPTED by " + ALLOW_FLAG + ": ";
 
     private RedisChecks() {}
 
-    static List<PreCheck> run(UnifiedJedis redis, boolean allowWithoutAof) {
+    public static List<PreCheck> run(UnifiedJedis redis, boolean allowWithoutAof) {
         RedisFitness f;
         try {
             f = RedisFitness.of(redis);
@@ -38,24 +37,16 @@ final class RedisChecks {
         return List.of(persistence, eviction);
     }
 
-    /**
-     * For {@code --prepare} and {@code --rollback}, which have no pre-check list of their own: prints the failed
-     * checks and returns false when the command must refuse; prints the accepted risk as a warning otherwise.
-     */
-    static boolean admit(UnifiedJedis redis, boolean allowWithoutAof, PrintWriter err) {
-        List<PreCheck> checks = run(redis, allowWithoutAof);
-        checks.stream().filter(p -> !p.passed()).forEach(err::println);
-        checks.stream()
-                .filter(p -> p.detail().startsWith(ACCEPTED))
-                .forEach(p -> err.println("warning: " + p.detail()));
-        return checks.stream().allMatch(PreCheck::passed);
+    /** Whether {@code check} passed only because {@link #ALLOW_FLAG} accepted its risk: to be shown as a warning. */
+    public static boolean riskAccepted(PreCheck check) {
+        return check.passed() && check.detail().startsWith(ACCEPTED);
     }
 
     /**
      * The warning {@code copy} and {@code tail} print on a Redis without an append-only file, saying what a restart
      * would cost them; empty when it has one (or INFO cannot be read: the command's own calls will say so).
      */
-    static Optional<String> volatileWarning(UnifiedJedis redis, String what) {
+    public static Optional<String> volatileWarning(UnifiedJedis redis, String what) {
         try {
             return RedisFitness.of(redis).aof()
                     ? Optional.empty()

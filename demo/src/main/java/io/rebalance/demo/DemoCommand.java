@@ -1,14 +1,19 @@
-package io.rebalance.cli;
+package io.rebalance.demo;
 
 import io.rebalance.cdc.Tail;
 import io.rebalance.cdc.TailPreflight;
 import io.rebalance.cdc.TailProgress;
+import io.rebalance.cli.ConfigOptions;
+import io.rebalance.cli.ProgressReporter;
+import io.rebalance.cli.StatusCommand;
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.config.Redact;
 import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.handoff.Lsn;
 import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.source.SourceSession;
+import io.rebalance.local.DynamoDbLocalServer;
 import io.rebalance.local.LocalServices;
 import io.rebalance.local.RoomEventsGenerator;
 import io.rebalance.local.RoomEventsWriter;
@@ -17,6 +22,8 @@ import io.rebalance.mover.PhaseHooks;
 import io.rebalance.mover.RunPlanner;
 import io.rebalance.mover.RunState;
 import io.rebalance.mover.RunStatus;
+import io.rebalance.ops.Connections;
+import io.rebalance.ops.StatusView;
 import io.rebalance.verifier.InFlight;
 import io.rebalance.verifier.SlotResult;
 import io.rebalance.verifier.VerificationStore;
@@ -29,6 +36,7 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -39,19 +47,23 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
 
 /**
  * {@code rebalance demo}: a realistic migration end to end on local defaults. It generates a room_events table
  * (ULID ids over many hours), starts the change stream, lets an application write to the table while it copies
  * it into DynamoDB Local running in this process, waits for the stream to catch up, verifies every slot by
- * fingerprint, shows a corruption pinpointed and repaired, and shows the status. Postgres and Redis come from the configuration (localhost by default) or, when absent and a
- * Docker engine runs, from Testcontainers. It grows with the project: verify, tail and cutover join it as they land.
+ * fingerprint, shows a corruption pinpointed and repaired, then runs the cutover's whole lifecycle under an
+ * application that writes through WriteGuard and reads through Router ({@link CutoverLifecycle}), and shows the
+ * status. Postgres and Redis come from the configuration (localhost by default) or, when absent and a Docker engine
+ * runs, from Testcontainers.
  */
 @Command(
         name = "demo",
-        description = "Generate a room_events table and migrate it into DynamoDB Local, end to end.",
+        description = "Generate a room_events table and migrate it into DynamoDB Local, end to end: copy, tail,"
+                + " verify, repair, then cutover, rollback, cutover and close-window under a guarded application.",
         footerHeading = "%nExamples:%n",
-        footer = {"  rebalance demo", "  rebalance demo --rows 20000 --hours 24"})
+        footer = {"  rebalance-demo demo", "  rebalance-demo demo --rows 20000 --hours 24"})
 final class DemoCommand implements Callable<Integer> {
     static final String TABLE = "demo_room_events";
     /** The application's write rate while the demo copies: enough to race the backfill in every slot. */
@@ -79,22 +91,32 @@ final class DemoCommand implements Callable<Integer> {
         out.println("1. services");
         String jdbc = LocalServices.postgres(base.source().jdbcUrl(), out::println);
         String redis = LocalServices.redis(base.redis().url(), out::println);
-        Map<String, String> demo = new HashMap<>(options.overrides);
-        demo.put("source.jdbcUrl", jdbc);
-        demo.put("source.table", TABLE);
-        demo.put("target.table", TABLE);
-        demo.put("redis.url", redis);
-        demo.put("redis.prefix", "demo:");
         // the demo's DynamoDB lives and dies with it, unless one was given
-        if (base.target().endpoint().isEmpty()) demo.put("target.endpoint", "embedded");
-        options.overrides = demo;
-        MigrationConfig config = options.loadAllowingEmbedded(Map.of());
-        out.println("   postgres " + io.rebalance.core.config.Redact.url(jdbc) + ", redis "
-                + io.rebalance.core.config.Redact.url(redis) + ", dynamodb "
-                + (config.target().embedded()
-                        ? "embedded (DynamoDB Local in this process)"
-                        : config.target().endpoint()));
+        boolean inProcess = base.target().endpoint().isEmpty() || base.target().embedded();
+        try (DynamoDbLocalServer local = inProcess ? DynamoDbLocalServer.start(0) : null) {
+            Map<String, String> demo = new LinkedHashMap<>();
+            demo.put("source.jdbcUrl", jdbc);
+            demo.put("source.table", TABLE);
+            demo.put("target.table", TABLE);
+            demo.put(
+                    "target.endpoint",
+                    inProcess ? local.endpoint() : base.target().endpoint());
+            demo.put("redis.url", redis);
+            demo.put("redis.prefix", "demo:");
+            // its own slot, publication and fences, so that it never touches a real migration's on the same services
+            demo.put("tail.slotName", TABLE);
+            demo.put("tail.publication", TABLE);
+            demo.put("cutover.pgFence", "public." + TABLE + "_fence");
+            demo.put("cutover.dynamoFence", TABLE + "_fence");
+            MigrationConfig config = options.loadAllowingEmbedded(demo);
+            out.println("   postgres " + Redact.url(jdbc) + ", redis " + Redact.url(redis) + ", dynamodb "
+                    + config.target().endpoint() + (inProcess ? " (DynamoDB Local in this process)" : ""));
+            return migrate(config, options.args(demo), out);
+        }
+    }
 
+    private int migrate(MigrationConfig config, List<String> configArgs, PrintWriter out) throws Exception {
+        String jdbc = config.source().jdbcUrl();
         out.printf("2. generating %,d room_events rows over %d hours into %s%n", rows, hours, TABLE);
         long t0 = System.nanoTime();
         Instant end = Instant.now().truncatedTo(ChronoUnit.HOURS);
@@ -102,6 +124,7 @@ final class DemoCommand implements Callable<Integer> {
                 Statement st = c.createStatement()) {
             forgetLastDemoStream(config, c);
             st.execute("DROP TABLE IF EXISTS " + TABLE);
+            st.execute("DROP TABLE IF EXISTS " + config.cutover().pgFence()); // a last demo's closed the table
             RoomEventsGenerator.create(c, TABLE, rows, end, hours, 7);
         }
         out.printf("   done in %.1f s%n", (System.nanoTime() - t0) / 1e9);
@@ -110,6 +133,7 @@ final class DemoCommand implements Callable<Integer> {
             RunState run = c.runState();
             for (String k : RedisScan.keys(c.redis(), config.redis().prefix()))
                 c.redis().del(k); // a fresh demo run
+            forgetLastDemoTables(config, c);
             var prepared = new RunPlanner(config).prepare(run, c.dynamo(), c.dynamoWhere(), true);
             out.println("3. the change stream (rebalance tail) starts, then the application starts writing");
             AtomicReference<Exception> tailFailed = new AtomicReference<>();
@@ -203,8 +227,11 @@ final class DemoCommand implements Callable<Integer> {
             boolean pinpointed =
                     found.differences().stream().map(d -> d.id()).toList().equals(damaged);
 
-            out.println("8. status");
-            StatusCommand.render(StatusCommand.view(config, c), out);
+            out.println("8. the cutover, with an application writing through WriteGuard and reading through Router");
+            boolean cutOver = new CutoverLifecycle(config, configArgs, c, out).run();
+
+            out.println("9. status");
+            StatusCommand.render(StatusView.of(config, c), out);
             tail.close();
             tailThread.join(30_000);
             // a slot left behind would hold WAL on this Postgres for good; the next demo makes its own
@@ -224,7 +251,8 @@ final class DemoCommand implements Callable<Integer> {
                     && copied == RunStatus.FINISHED
                     && matching == slots.size()
                     && pinpointed
-                    && repaired.verdict() == SlotResult.Verdict.MATCH;
+                    && repaired.verdict() == SlotResult.Verdict.MATCH
+                    && cutOver;
             return ok ? 0 : io.rebalance.core.ErrorCode.INTERNAL.exitCode();
         }
     }
@@ -238,6 +266,18 @@ final class DemoCommand implements Callable<Integer> {
             st.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '"
                     + config.tail().slotName() + "' AND NOT active");
             st.execute("DROP PUBLICATION IF EXISTS \"" + config.tail().publication() + "\"");
+        }
+    }
+
+    /** A DynamoDB given with target.endpoint outlives the demo: a last demo's items and closed fence go first. */
+    private static void forgetLastDemoTables(MigrationConfig config, Connections c) {
+        for (String table : List.of(config.target().table(), config.cutover().dynamoFence())) {
+            try {
+                c.dynamo().deleteTable(b -> b.tableName(table));
+                c.dynamo().waiter().waitUntilTableNotExists(b -> b.tableName(table));
+            } catch (ResourceNotFoundException e) {
+                // none: DynamoDB Local in this process starts empty
+            }
         }
     }
 

@@ -1,0 +1,66 @@
+package io.rebalance.cli;
+
+import java.io.PrintWriter;
+import java.util.List;
+import java.util.Map;
+
+/** Prints the part of {@code rebalance status} about the cutover, as {@link io.rebalance.ops.RoutingStatus} assembles it. */
+final class RoutingLines {
+    private RoutingLines() {}
+
+    @SuppressWarnings("unchecked")
+    static void print(Map<String, Object> v, PrintWriter out) {
+        List<Map<String, Object>> scopes = (List<Map<String, Object>>) v.get("scopes");
+        if (scopes.isEmpty()) {
+            out.println("routing    no scope prepared for cutover");
+            return;
+        }
+        for (Map<String, Object> s : scopes) {
+            out.printf(
+                    "routing    %s: %s, read %s, write %s (epoch %s, set by token %s at %s)%n",
+                    s.get("scope"),
+                    s.get("status"),
+                    s.get("read"),
+                    s.get("write"),
+                    s.get("epoch"),
+                    s.get("token"),
+                    s.get("updated"));
+            if (s.get("writtenToDynamo") instanceof Map<?, ?> w) {
+                out.printf(
+                        "  written    %s keys to DynamoDB since the flip, logged for a rollback to compare%s%n",
+                        w.get("keys"),
+                        Boolean.TRUE.equals(w.get("complete"))
+                                ? ""
+                                : "; INCOMPLETE (" + w.get("incomplete") + "): a rollback needs --verify-all");
+            }
+            if (!"".equals(s.get("exclusive"))) out.println("  exclusive  " + s.get("exclusive"));
+            if (!"".equals(s.get("pending"))) out.println("  waiting    " + s.get("pending") + " (new writes wait)");
+            out.printf("  writers    %s holding a shared lease%n", s.get("sharedHolders"));
+            for (Object h : (List<Object>) s.get("shared")) out.println("    " + h);
+            if (s.containsKey("lastCommand")) {
+                out.printf(
+                        "  last       %s %s at step %s%s%n",
+                        s.get("lastCommand"),
+                        s.get("lastCommandState"),
+                        s.get("lastCommandStep"),
+                        "".equals(s.get("lastCommandReason")) ? "" : " (" + s.get("lastCommandReason") + ")");
+            }
+            if (s.containsKey("next")) out.println("  next       " + s.get("next"));
+        }
+        Map<String, Object> r = (Map<String, Object>) v.get("reverseStream");
+        if (r != null && !r.isEmpty()) {
+            out.printf(
+                    "  reverse    %s, lag %s ms, %s applied, %s skipped, reported %s ms ago%s%s%n",
+                    r.get("state"),
+                    r.get("lagMs"),
+                    r.get("applied"),
+                    r.get("skipped"),
+                    r.get("reportedMsAgo"),
+                    "".equals(r.get("gap")) ? "" : "; LOST RECORDS " + r.get("gap"),
+                    "".equals(r.get("lastError")) ? "" : "; last error: " + r.get("lastError"));
+        }
+        if (!"NONE".equals(v.get("forwardHold"))) {
+            out.printf("  forward tail %s at %s%n", v.get("forwardHold"), v.get("forwardHoldLsn"));
+        }
+    }
+}

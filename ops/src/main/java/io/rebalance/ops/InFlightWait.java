@@ -1,0 +1,30 @@
+package io.rebalance.ops;
+
+import io.rebalance.cdc.TailKeys;
+import io.rebalance.cdc.TailProgress;
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.handoff.Lsn;
+import io.rebalance.verifier.InFlight;
+
+/** How {@code verify} and the cutover's verification wait for changes in flight at a fingerprint to land. */
+public final class InFlightWait {
+    private InFlightWait() {}
+
+    /**
+     * Suspects are re-checked once changes in flight at the fingerprint have landed: with a tail running, once it has
+     * applied the fingerprint's WAL position (bounded: a tail far behind falls back to the settle wait as well);
+     * without one, after {@code verify.settle}.
+     */
+    public static InFlight of(MigrationConfig config, Connections c) {
+        TailProgress tail =
+                new TailProgress(c.redis(), new TailKeys(config.redis().prefix()));
+        InFlight settle = InFlight.settle(config.verify().settleDuration());
+        java.time.Duration bound = config.tail()
+                .heartbeatDuration()
+                .multipliedBy(2)
+                .plus(config.verify().settleDuration());
+        return lsn -> {
+            if (!tail.awaitApplied(Lsn.parse(lsn), bound)) settle.awaitPast(lsn);
+        };
+    }
+}

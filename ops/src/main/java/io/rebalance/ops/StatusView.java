@@ -1,0 +1,179 @@
+package io.rebalance.ops;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rebalance.cdc.TailKeys;
+import io.rebalance.cdc.TailProgress;
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.refused.RefusedRows;
+import io.rebalance.core.retry.Retrier;
+import io.rebalance.core.slot.Slot;
+import io.rebalance.mover.RunPlan;
+import io.rebalance.mover.RunState;
+import io.rebalance.mover.SlotStore;
+import io.rebalance.verifier.SlotResult;
+import io.rebalance.verifier.VerificationStore;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The run as Redis holds it, assembled for {@code rebalance status}: status, slots, rows, rate, ETA, processes and
+ * their leases, verification, the tail, refused rows and the route. Reads only. The map's fields are those of
+ * {@code status --json} (docs/cli.md, docs/schemas/status.schema.json).
+ */
+public final class StatusView {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private StatusView() {}
+
+    public static Map<String, Object> of(MigrationConfig config, Connections c) throws Exception {
+        RunState run = c.runState();
+        SlotStore slots = new SlotStore(
+                c.redis(),
+                run.keys(),
+                Retrier.standard(),
+                config.mover().leaseTtlDuration(),
+                config.mover().stateTtlDuration());
+        Map<String, Object> v = new LinkedHashMap<>();
+        v.put("prefix", config.redis().prefix());
+        v.put("status", run.status().name());
+        RunPlan plan = run.plan();
+        v.put("plan", plan);
+        Map<String, String> progress = run.progress();
+        long total = plan == null ? 0 : plan.range().count();
+        long finished = Long.parseLong(progress.getOrDefault("slots_finished", "0"));
+        List<Map<String, Object>> processes = new ArrayList<>();
+        List<Map<String, Object>> leased = new ArrayList<>();
+        for (var e :
+                run.liveProcesses(config.mover().leaseTtlDuration().toMillis()).entrySet()) {
+            JsonNode info = JSON.readTree(e.getValue());
+            Map<String, Object> p = new LinkedHashMap<>();
+            p.put("id", e.getKey());
+            p.put("host", info.path("host").asText());
+            p.put("pid", info.path("pid").asLong());
+            p.put("workers", info.path("workers").asInt());
+            p.put("keeper", info.path("keeper").asBoolean());
+            p.put("rowsWritten", info.path("rows").asLong());
+            processes.add(p);
+            for (JsonNode s : info.path("slots")) {
+                String[] slotAndOwner = s.asText().split(" ", 2);
+                Map<String, String> state = slots.state(Slot.parse(slotAndOwner[0]));
+                Map<String, Object> l = new LinkedHashMap<>();
+                l.put("slot", slotAndOwner[0]);
+                l.put("holder", slotAndOwner.length > 1 ? slotAndOwner[1] : e.getKey());
+                l.put("lastId", state.getOrDefault("last_id", ""));
+                l.put("rows", Long.parseLong(state.getOrDefault("rows", "0")));
+                if (state.containsKey("error")) l.put("error", state.get("error"));
+                leased.add(l);
+            }
+        }
+        Map<String, Object> s = new LinkedHashMap<>();
+        s.put("total", total);
+        s.put("finished", finished);
+        s.put("inProgress", leased.size());
+        s.put("left", Math.max(0, total - finished - leased.size()));
+        s.put("watermark", progress.getOrDefault("watermark", ""));
+        v.put("slots", s);
+        Map<String, Object> rows = new LinkedHashMap<>();
+        rows.put("copied", run.rowsCopied());
+        rows.put("estimatedTotal", plan == null ? 0 : plan.estimatedRows());
+        rows.put("perSecond", Long.parseLong(progress.getOrDefault("rate", "0")));
+        rows.put("etaSeconds", Long.parseLong(progress.getOrDefault("eta_s", "-1")));
+        v.put("rows", rows);
+        v.put("rateLimit", run.rateLimit());
+        v.put("processes", processes);
+        v.put("leases", leased);
+        v.put("events", run.events(10));
+        v.put(
+                "verification",
+                verification(new VerificationStore(c.redis(), config.redis().prefix())));
+        v.put("tail", tail(c, new TailKeys(config.redis().prefix())));
+        v.put("refused", refused(new RefusedRows(c.redis(), config.redis().prefix())));
+        v.put("routing", RoutingStatus.of(c.redis(), config.redis().prefix()));
+        return v;
+    }
+
+    /** The change stream as the active tail last published it, and who holds its lease. */
+    public static Map<String, Object> tail(Connections c, TailKeys keys) {
+        Map<String, Object> t = new LinkedHashMap<>();
+        Map<String, String> st = c.redis().hgetAll(keys.status());
+        String holder = c.redis().get(keys.lease());
+        t.put("leaseHolder", holder == null ? "" : holder);
+        long updated = Long.parseLong(st.getOrDefault("updated_ms", "0"));
+        long now = System.currentTimeMillis();
+        long age = updated == 0 ? -1 : now - updated;
+        t.put("running", TailProgress.running(st, holder, now));
+        t.put("publishedAgoMs", age);
+        st.forEach((k, value) -> t.put(k, typed(k, value)));
+        return t;
+    }
+
+    /** The tail's integer fields as published; the rest are text but for these two. */
+    private static final java.util.Set<String> TAIL_INTEGERS = java.util.Set.of(
+            "updated_ms",
+            "events",
+            "lag_ms",
+            "last_applied_ms",
+            "reconcile_pending",
+            "reconciled",
+            "apply_retries",
+            "commit_waits",
+            "skipped_while_held",
+            "stream_restarts",
+            "refused",
+            "lag_bytes",
+            "retained_bytes",
+            "safe_wal_bytes");
+
+    /** A field of the tail's status hash (all text in Redis) as JSON types it: docs/cli.md documents each. */
+    public static Object typed(String field, String value) {
+        if (TAIL_INTEGERS.contains(field)) return value.isEmpty() ? null : Long.parseLong(value);
+        if (field.equals("events_per_sec")) return Double.parseDouble(value);
+        if (field.equals("retention_warning")) return Boolean.parseBoolean(value);
+        return value;
+    }
+
+    /** The rows DynamoDB cannot hold, as listed by whoever met them: the count and the first {@value #REFUSED_SHOWN}. */
+    public static Map<String, Object> refused(RefusedRows refused) {
+        List<RefusedRows.Refusal> all = refused.all();
+        Map<String, Object> v = new LinkedHashMap<>();
+        v.put("count", all.size());
+        v.put("rows", all.subList(0, Math.min(REFUSED_SHOWN, all.size())));
+        return v;
+    }
+
+    public static final int REFUSED_SHOWN = 100;
+
+    /** The latest verification of each slot that has one: counts by verdict, and the slots that do not match. */
+    public static Map<String, Object> verification(VerificationStore store) {
+        Map<String, VerificationStore.Stored> all = store.all();
+        Map<String, Long> counts = new LinkedHashMap<>();
+        for (SlotResult.Verdict verdict : SlotResult.Verdict.values()) counts.put(verdict.name(), 0L);
+        List<Map<String, Object>> failing = new ArrayList<>();
+        long latest = 0;
+        for (VerificationStore.Stored s : all.values()) {
+            counts.merge(s.verdict().name(), 1L, Long::sum);
+            latest = Math.max(latest, s.atMillis());
+            if (s.verdict() != SlotResult.Verdict.MATCH) {
+                Map<String, Object> f = new LinkedHashMap<>();
+                f.put("slot", s.slot());
+                f.put("verdict", s.verdict().name());
+                f.put("differences", s.differenceCount());
+                f.put("at", java.time.Instant.ofEpochMilli(s.atMillis()).toString());
+                f.put("walLsn", s.walLsn());
+                if (s.error() != null) f.put("error", s.error());
+                failing.add(f);
+            }
+        }
+        Map<String, Object> v = new LinkedHashMap<>();
+        v.put("slotsVerified", all.size());
+        v.put("counts", counts);
+        v.put(
+                "latest",
+                latest == 0 ? "" : java.time.Instant.ofEpochMilli(latest).toString());
+        v.put("notMatching", failing);
+        return v;
+    }
+}
