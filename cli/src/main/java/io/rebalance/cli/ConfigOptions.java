@@ -32,6 +32,8 @@ public final class ConfigOptions {
             description = "Override one config key, e.g. --set mover.workers=16. Repeatable.")
     Map<String, String> overrides = new LinkedHashMap<>();
 
+    private boolean warned;
+
     @Option(
             names = {"-v", "--verbose"},
             description = "Show stack traces with errors.")
@@ -83,8 +85,9 @@ public final class ConfigOptions {
         String fromEnv = System.getenv("REBALANCE_CONFIG");
         Path file = config != null ? config : fromEnv == null || fromEnv.isBlank() ? null : Path.of(fromEnv);
         MigrationConfig loaded = loader.load(file, all);
-        if (command != null)
+        if (command != null && !warned)
             loader.warnings().forEach(w -> command.commandLine().getErr().println("warning: " + w));
+        warned = true; // a command that loads twice (demo) warns once
         return ConfigValidator.validate(loaded);
     }
 }

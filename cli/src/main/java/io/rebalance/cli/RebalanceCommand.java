@@ -101,6 +101,7 @@ public final class RebalanceCommand implements Runnable {
             cl.setParameterExceptionHandler((ex, a) -> {
                 errWriter.println("error: " + ex.getMessage());
                 if (ex instanceof CommandLine.UnmatchedArgumentException u
+                        && u.getCommandLine().getCommand() instanceof RebalanceCommand
                         && !u.getUnmatched().isEmpty()
                         && DEMO_COMMANDS.contains(u.getUnmatched().get(0))) {
                     errWriter.println("`" + u.getUnmatched().get(0) + "` is a command of rebalance-demo.jar, which"

@@ -8,7 +8,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code rebalance dynamodb-local}: serves Amazon's DynamoDB Local (in memory, shared database) on a port, so several
+ * {@code rebalance-demo dynamodb-local}: serves Amazon's DynamoDB Local (in memory, shared database) on a port, so several
  * rebalance processes can copy into one DynamoDB without AWS. Runs until stopped.
  */
 @Command(

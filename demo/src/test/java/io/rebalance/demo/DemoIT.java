@@ -26,13 +26,14 @@ import org.junit.jupiter.api.Test;
  */
 class DemoIT {
     private static final Path JAR = Path.of("target/rebalance-demo.jar");
+    private static final String MISTYPED = "REBALANCE_MOVER_WORKRS";
     private static final Pattern BLOCKED = Pattern.compile("writes were blocked for (\\d+) ms");
 
     @Test
     void theDemoJarRunsTheWholeLifecycleAndEndsCutOver() throws Exception {
         SharedServices services = SharedServices.get();
         File log = new File("target/demo-it.log");
-        Process p = new ProcessBuilder(
+        ProcessBuilder demo = new ProcessBuilder(
                         Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                         "-Xmx1g",
                         "-jar",
@@ -47,8 +48,9 @@ class DemoIT {
                         "--set",
                         "redis.url=" + services.redisUrl)
                 .redirectErrorStream(true)
-                .redirectOutput(log)
-                .start();
+                .redirectOutput(log);
+        demo.environment().put(MISTYPED, "x"); // the demo loads its configuration twice, and warns once
+        Process p = demo.start();
         assertThat(p.waitFor(10, TimeUnit.MINUTES)).as("the demo ended").isTrue();
         String out = Files.readString(log.toPath());
         assertThat(p.exitValue()).as(out).isZero();
@@ -67,6 +69,13 @@ class DemoIT {
         Matcher m = BLOCKED.matcher(out);
         int windows = 0;
         while (m.find()) windows++;
+        String ownPart = out.substring(0, Math.max(0, out.indexOf("8. the cutover"))); // its commands warn too
+        softly.assertThat(Pattern.compile("warning: .*" + MISTYPED)
+                        .matcher(ownPart)
+                        .results()
+                        .count())
+                .as("the demo's own warnings of %s", MISTYPED)
+                .isEqualTo(1);
         softly.assertThat(windows)
                 .as("write-blocked windows printed: cutover, rollback, cutover, close-window")
                 .isEqualTo(4);

@@ -190,7 +190,7 @@ public final class TargetTable {
             throw new RebalanceException(
                     ErrorCode.TARGET_UNREACHABLE,
                     "DynamoDB at " + where + " does not answer (" + e.getMessage()
-                            + "); start it (`rebalance dynamodb-local` serves one) or fix target.endpoint",
+                            + "); start it (`rebalance-demo dynamodb-local` serves one) or fix target.endpoint",
                     e);
         } catch (DynamoDbException e) {
             throw new RebalanceException(
