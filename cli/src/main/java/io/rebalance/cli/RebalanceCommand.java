@@ -100,15 +100,6 @@ public final class RebalanceCommand implements Runnable {
             cl.setErr(errWriter);
             cl.setParameterExceptionHandler((ex, a) -> {
                 errWriter.println("error: " + ex.getMessage());
-                if (ex instanceof CommandLine.UnmatchedArgumentException u
-                        && u.getCommandLine().getCommand() instanceof RebalanceCommand
-                        && !u.getUnmatched().isEmpty()
-                        && DEMO_COMMANDS.contains(u.getUnmatched().get(0))) {
-                    errWriter.println("`" + u.getUnmatched().get(0) + "` is a command of rebalance-demo.jar, which"
-                            + " carries DynamoDB Local; this production jar leaves it out. Run bin/rebalance-demo "
-                            + u.getUnmatched().get(0) + " (docs/cli.md#demo)");
-                    return ErrorCode.CONFIG_INVALID.exitCode();
-                }
                 ex.getCommandLine().usage(errWriter);
                 // verify keeps diff(1)'s codes so scripts can tell "differs" (1) from "could not tell" (2)
                 return ex.getCommandLine().getCommand() instanceof VerifyCommand
@@ -116,8 +107,21 @@ public final class RebalanceCommand implements Runnable {
                         : ErrorCode.CONFIG_INVALID.exitCode();
             });
             cl.setExecutionExceptionHandler((e, commandLine, parsed) -> report(e, errWriter, verbose));
+            String demo = demoCommandAsked(args);
+            if (demo != null && !cl.getSubcommands().containsKey(demo)) {
+                errWriter.println("error: `" + demo + "` is a command of rebalance-demo.jar, which carries DynamoDB"
+                        + " Local; this production jar leaves it out. Run bin/rebalance-demo " + demo
+                        + " (docs/cli.md#demo)");
+                return ErrorCode.CONFIG_INVALID.exitCode();
+            }
             return cl.execute(args);
         }
+    }
+
+    /** {@code demo} or {@code dynamodb-local} when the command line asks for one ({@code help} before it too). */
+    private static String demoCommandAsked(String[] args) {
+        int i = args.length > 0 && args[0].equals("help") ? 1 : 0;
+        return args.length > i && DEMO_COMMANDS.contains(args[i]) ? args[i] : null;
     }
 
     static int report(Exception e, PrintWriter err, boolean verbose) {

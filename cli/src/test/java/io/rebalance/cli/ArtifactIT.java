@@ -50,10 +50,13 @@ class ArtifactIT {
     @Test
     void theProductionCommandSendsDemoToTheDemoJar() {
         for (String command : List.of("demo", "dynamodb-local")) {
-            CliRun r = CliRun.of(command);
-            assertThat(r.exitCode()).isEqualTo(10);
-            assertThat(r.err()).contains("bin/rebalance-demo " + command).doesNotContain("Usage:");
-            assertThat(r.out()).isEmpty();
+            for (CliRun r : List.of(CliRun.of(command), CliRun.of(command, "--help"), CliRun.of("help", command))) {
+                assertThat(r.exitCode()).as(r.err()).isEqualTo(10);
+                assertThat(r.err()).contains("bin/rebalance-demo " + command).doesNotContain("Usage:");
+                assertThat(r.out()).isEmpty();
+            }
         }
+        CliRun elsewhere = CliRun.of("verify", "demo");
+        assertThat(elsewhere.err()).doesNotContain("rebalance-demo");
     }
 }

@@ -13,6 +13,7 @@ import io.rebalance.sim.CutoverCycles;
 import io.rebalance.sim.Ledger;
 import java.io.PrintWriter;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -54,8 +55,18 @@ final class CutoverLifecycle {
     }
 
     /** @return whether every command succeeded and both stores hold exactly the application's acknowledged writes */
-    boolean run() throws Exception {
-        if (!RedisFitness.of(c.redis()).aof()) {
+    boolean run() {
+        try {
+            return lifecycle();
+        } catch (IllegalStateException | SQLException e) {
+            // the application did not get its writes acknowledged in time, or its table could not be read
+            out.println("   FAILED: " + e.getMessage());
+            return false;
+        }
+    }
+
+    private boolean lifecycle() throws SQLException {
+        if (!aof()) {
             configArgs.add("--allow-redis-without-aof");
             out.println("   Redis keeps no append-only file, so the demo passes --allow-redis-without-aof; a real"
                     + " cutover needs one (docs/redis.md)");
@@ -122,12 +133,23 @@ final class CutoverLifecycle {
                             + " holds %s%n",
                     ledger.acknowledged(Target.DYNAMODB) - before,
                     afterClose.isEmpty() ? "every acknowledged write, once" : afterClose);
-            ok &= afterClose.isEmpty() && app.errors().isEmpty();
+            ok &= afterClose.isEmpty()
+                    && app.errors().isEmpty()
+                    && app.staleReads().isEmpty();
         }
         out.println("   write-blocked windows, each bounded by cutover.maxWriteBlock ("
                 + config.cutover().maxWriteBlock() + "):");
         windows.forEach((command, ms) -> out.printf("     %-40s %5d ms%n", command, ms));
         return ok;
+    }
+
+    /** Whether Redis keeps an append-only file; when INFO cannot be read, the cutover commands will say so. */
+    private boolean aof() {
+        try {
+            return RedisFitness.of(c.redis()).aof();
+        } catch (RuntimeException e) {
+            return true;
+        }
     }
 
     /** {@code --dry-run} until every pre-check passes: the tail starts the reverse stream within seconds. */
@@ -141,7 +163,7 @@ final class CutoverLifecycle {
             dry = rebalance.command(List.of("cutover", "--dry-run"));
             tries++;
         }
-        out.printf("     every pre-check passes (dry run %d)%n", tries);
+        if (dry.exitCode() == 0) out.printf("     every pre-check passes (dry run %d)%n", tries);
         return check(dry);
     }
 
@@ -185,7 +207,7 @@ final class CutoverLifecycle {
     private static Map<String, Long> postgresSeqs(AppSimulator app) {
         try {
             return app.postgresSeqs();
-        } catch (java.sql.SQLException e) {
+        } catch (SQLException e) {
             throw new IllegalStateException("reading the demo table's seqs failed: " + e.getMessage(), e);
         }
     }

@@ -50,7 +50,7 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
 
 /**
- * {@code rebalance demo}: a realistic migration end to end on local defaults. It generates a room_events table
+ * {@code rebalance-demo demo}: a realistic migration end to end on local defaults. It generates a room_events table
  * (ULID ids over many hours), starts the change stream, lets an application write to the table while it copies
  * it into DynamoDB Local running in this process, waits for the stream to catch up, verifies every slot by
  * fingerprint, shows a corruption pinpointed and repaired, then runs the cutover's whole lifecycle under an
@@ -148,112 +148,117 @@ final class DemoCommand implements Callable<Integer> {
                     },
                     "demo-tail");
             tailThread.start();
-            awaitStreaming(config, tailFailed);
-            RoomEventsWriter app = new RoomEventsWriter(
-                            jdbc, config.source().user(), config.source().password(), TABLE, end, hours)
-                    .start(2, WRITES_PER_SECOND, 7);
-            out.printf(
-                    "   slot %s streaming; the application writes %d/s (inserts, updates, TOASTed jsonb, deletes)%n",
-                    config.tail().slotName(), WRITES_PER_SECOND);
+            // whatever fails from here, the writers stop and the tail's slot goes: an unread slot holds WAL for good
+            try (RoomEventsWriter app = new RoomEventsWriter(
+                    jdbc, config.source().user(), config.source().password(), TABLE, end, hours)) {
+                awaitStreaming(config, tailFailed);
+                app.start(2, WRITES_PER_SECOND, 7);
+                out.printf(
+                        "   slot %s streaming; the application writes %d/s (inserts, updates, TOASTed jsonb, deletes)%n",
+                        config.tail().slotName(), WRITES_PER_SECOND);
 
-            out.println("4. copying with " + config.mover().workers() + " workers (state in Redis under demo:)");
-            run.compareAndSet(RunStatus.NOT_STARTED, RunStatus.TO_START);
-            MoverProcess process =
-                    new MoverProcess(config, prepared.table(), prepared.plan(), c.redis(), c.dynamo(), PhaseHooks.NONE);
-            long t1 = System.nanoTime();
-            RunStatus copied;
-            try (ProgressReporter progress = ProgressReporter.start(run, out, true)) {
-                copied = process.run();
-                progress.finish(copied);
-            }
-            double seconds = (System.nanoTime() - t1) / 1e9;
-            out.printf("   %s in %.1f s, %,.0f rows/s%n", copied, seconds, rows / seconds);
-
-            out.println("5. the application stops; the tail applies the rest and re-writes keys the backfill raced");
-            app.stop();
-            boolean caughtUp = awaitCaughtUp(config, c, tail);
-            out.printf(
-                    "   %,d application writes; the tail applied %,d changes, re-wrote %,d raced keys, and waited"
-                            + " %d times for a delivered commit to become visible%s%n",
-                    app.writes(),
-                    tail.stats().events(),
-                    tail.stats().reconciled(),
-                    tail.stats().commitWaits(),
-                    caughtUp ? "" : " (NOT caught up within 2 minutes)");
-            long sourceRows;
-            try (Connection pg = new SourceSession(config.source()).openForPreflight();
-                    Statement st = pg.createStatement();
-                    var rs = st.executeQuery("SELECT count(*) FROM " + TABLE)) {
-                rs.next();
-                sourceRows = rs.getLong(1);
-            }
-
-            out.println("6. verifying every slot: Postgres fingerprints against the slots' items");
-            long items = io.rebalance.core.dynamo.TargetTable.countItems(c.dynamo(), TABLE, 4);
-            List<Slot> slots = new ArrayList<>();
-            prepared.plan().range().forEach(slots::add);
-            VerificationStore store =
-                    new VerificationStore(c.redis(), config.redis().prefix());
-            Verifier verifier = new Verifier(config, prepared.table(), c.dynamo(), InFlight.settle(Duration.ZERO));
-            long t2 = System.nanoTime();
-            List<SlotResult> verified = verifier.verify(slots, config.verify().parallel(), false, store::save);
-            long matching = verified.stream()
-                    .filter(r -> r.verdict() == SlotResult.Verdict.MATCH)
-                    .count();
-            out.printf(
-                    "   %,d items for %,d rows; %d of %d slots MATCH in %.1f s%n",
-                    items, sourceRows, matching, slots.size(), (System.nanoTime() - t2) / 1e9);
-
-            for (SlotResult r : verified) {
-                if (r.verdict() == SlotResult.Verdict.MATCH) continue;
-                out.println("   slot " + r.slot() + " " + r.verdict());
-                r.differences().forEach(d -> out.println("     " + d.describe()));
-            }
-
-            // nothing writes the table now, so the repair below may write directly (`verify --repair` goes
-            // through a running tail, docs/cdc.md)
-            out.println("7. a corrupted item and a lost one are pinpointed, then repaired");
-            Slot victim = slots.get(slots.size() / 2);
-            List<String> damaged =
-                    corrupt(c, SlotIndex.of(config.target()), prepared.table().partitionKey(config.target()), victim);
-            SlotResult found =
-                    verifier.verify(List.of(victim), 1, false, r -> {}).get(0);
-            found.differences().forEach(d -> out.println("   " + d.describe()));
-            SlotResult repaired =
-                    verifier.verify(List.of(victim), 1, true, store::save).get(0);
-            out.printf(
-                    "   slot %s after --repair: %s (%d ids re-copied)%n",
-                    victim, repaired.verdict(), repaired.repaired().size());
-            boolean pinpointed =
-                    found.differences().stream().map(d -> d.id()).toList().equals(damaged);
-
-            out.println("8. the cutover, with an application writing through WriteGuard and reading through Router");
-            boolean cutOver = new CutoverLifecycle(config, configArgs, c, out).run();
-
-            out.println("9. status");
-            StatusCommand.render(StatusView.of(config, c), out);
-            tail.close();
-            tailThread.join(30_000);
-            // a slot left behind would hold WAL on this Postgres for good; the next demo makes its own
-            try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                while (TailPreflight.slot(pg, config.tail().slotName()).active() && System.nanoTime() < deadline) {
-                    Thread.sleep(100); // the closed tail's replication connection is ending
+                out.println("4. copying with " + config.mover().workers() + " workers (state in Redis under demo:)");
+                run.compareAndSet(RunStatus.NOT_STARTED, RunStatus.TO_START);
+                MoverProcess process = new MoverProcess(
+                        config, prepared.table(), prepared.plan(), c.redis(), c.dynamo(), PhaseHooks.NONE);
+                long t1 = System.nanoTime();
+                RunStatus copied;
+                try (ProgressReporter progress = ProgressReporter.start(run, out, true)) {
+                    copied = process.run();
+                    progress.finish(copied);
                 }
-                forgetLastDemoStream(config, pg);
+                double seconds = (System.nanoTime() - t1) / 1e9;
+                out.printf("   %s in %.1f s, %,.0f rows/s%n", copied, seconds, rows / seconds);
+
+                out.println(
+                        "5. the application stops; the tail applies the rest and re-writes keys the backfill raced");
+                app.close();
+                boolean caughtUp = awaitCaughtUp(config, c, tail);
+                out.printf(
+                        "   %,d application writes; the tail applied %,d changes, re-wrote %,d raced keys, and waited"
+                                + " %d times for a delivered commit to become visible%s%n",
+                        app.writes(),
+                        tail.stats().events(),
+                        tail.stats().reconciled(),
+                        tail.stats().commitWaits(),
+                        caughtUp ? "" : " (NOT caught up within 2 minutes)");
+                long sourceRows;
+                try (Connection pg = new SourceSession(config.source()).openForPreflight();
+                        Statement st = pg.createStatement();
+                        var rs = st.executeQuery("SELECT count(*) FROM " + TABLE)) {
+                    rs.next();
+                    sourceRows = rs.getLong(1);
+                }
+
+                out.println("6. verifying every slot: Postgres fingerprints against the slots' items");
+                long items = io.rebalance.core.dynamo.TargetTable.countItems(c.dynamo(), TABLE, 4);
+                List<Slot> slots = new ArrayList<>();
+                prepared.plan().range().forEach(slots::add);
+                VerificationStore store =
+                        new VerificationStore(c.redis(), config.redis().prefix());
+                Verifier verifier = new Verifier(config, prepared.table(), c.dynamo(), InFlight.settle(Duration.ZERO));
+                long t2 = System.nanoTime();
+                List<SlotResult> verified =
+                        verifier.verify(slots, config.verify().parallel(), false, store::save);
+                long matching = verified.stream()
+                        .filter(r -> r.verdict() == SlotResult.Verdict.MATCH)
+                        .count();
+                out.printf(
+                        "   %,d items for %,d rows; %d of %d slots MATCH in %.1f s%n",
+                        items, sourceRows, matching, slots.size(), (System.nanoTime() - t2) / 1e9);
+
+                for (SlotResult r : verified) {
+                    if (r.verdict() == SlotResult.Verdict.MATCH) continue;
+                    out.println("   slot " + r.slot() + " " + r.verdict());
+                    r.differences().forEach(d -> out.println("     " + d.describe()));
+                }
+
+                // nothing writes the table now, so the repair below may write directly (`verify --repair` goes
+                // through a running tail, docs/cdc.md)
+                out.println("7. a corrupted item and a lost one are pinpointed, then repaired");
+                Slot victim = slots.get(slots.size() / 2);
+                List<String> damaged = corrupt(
+                        c, SlotIndex.of(config.target()), prepared.table().partitionKey(config.target()), victim);
+                SlotResult found =
+                        verifier.verify(List.of(victim), 1, false, r -> {}).get(0);
+                found.differences().forEach(d -> out.println("   " + d.describe()));
+                SlotResult repaired =
+                        verifier.verify(List.of(victim), 1, true, store::save).get(0);
+                out.printf(
+                        "   slot %s after --repair: %s (%d ids re-copied)%n",
+                        victim, repaired.verdict(), repaired.repaired().size());
+                boolean pinpointed =
+                        found.differences().stream().map(d -> d.id()).toList().equals(damaged);
+
+                out.println(
+                        "8. the cutover, with an application writing through WriteGuard and reading through Router");
+                boolean cutOver = new CutoverLifecycle(config, configArgs, c, out).run();
+
+                out.println("9. status");
+                StatusCommand.render(StatusView.of(config, c), out);
+                int keys = RedisScan.keys(c.redis(), config.redis().prefix()).size();
+                out.println("   " + keys + " Redis keys remain for "
+                        + prepared.plan().range().count() + " slots (finished slots are compacted)");
+                boolean ok = items == sourceRows
+                        && caughtUp
+                        && tailFailed.get() == null
+                        && copied == RunStatus.FINISHED
+                        && matching == slots.size()
+                        && pinpointed
+                        && repaired.verdict() == SlotResult.Verdict.MATCH
+                        && cutOver;
+                return ok ? 0 : io.rebalance.core.ErrorCode.INTERNAL.exitCode();
+            } finally {
+                tail.close();
+                tailThread.join(30_000);
+                try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                    while (TailPreflight.slot(pg, config.tail().slotName()).active() && System.nanoTime() < deadline) {
+                        Thread.sleep(100); // the closed tail's replication connection is ending
+                    }
+                    forgetLastDemoStream(config, pg);
+                }
             }
-            int keys = RedisScan.keys(c.redis(), config.redis().prefix()).size();
-            out.println("   " + keys + " Redis keys remain for "
-                    + prepared.plan().range().count() + " slots (finished slots are compacted)");
-            boolean ok = items == sourceRows
-                    && caughtUp
-                    && tailFailed.get() == null
-                    && copied == RunStatus.FINISHED
-                    && matching == slots.size()
-                    && pinpointed
-                    && repaired.verdict() == SlotResult.Verdict.MATCH
-                    && cutOver;
-            return ok ? 0 : io.rebalance.core.ErrorCode.INTERNAL.exitCode();
         }
     }
 

@@ -11,6 +11,9 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -87,6 +90,44 @@ class DemoIT {
         softly.assertAll();
     }
 
+    /**
+     * A cutover that cannot keep its write-blocked bound aborts (exit 32): the demo says so, exits 70, and still
+     * leaves no replication slot behind on the Postgres it used.
+     */
+    @Test
+    void aFailedCutoverFailsTheDemoAndLeavesNoSlot() throws Exception {
+        SharedServices services = SharedServices.get();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int code = RebalanceCommand.execute(
+                new String[] {
+                    "demo",
+                    "--rows",
+                    "2000",
+                    "--hours",
+                    "3",
+                    "--set",
+                    "source.jdbcUrl=" + services.jdbcUrl,
+                    "--set",
+                    "redis.url=" + services.redisUrl,
+                    "--set",
+                    "cutover.maxWriteBlock=1ms"
+                },
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                CutoverHooks.NONE,
+                List.of(DemoCommand.class, DynamoDbLocalCommand.class));
+        String text = out.toString(StandardCharsets.UTF_8);
+        assertThat(code).as(text).isEqualTo(70);
+        assertThat(text).contains("$ rebalance cutover").contains("FAILED with exit 32");
+        try (Connection pg = DriverManager.getConnection(services.jdbcUrl, "postgres", "");
+                ResultSet rs = pg.createStatement()
+                        .executeQuery(
+                                "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'demo_room_events'")) {
+            rs.next();
+            assertThat(rs.getInt(1)).as("the demo's slot left behind").isZero();
+        }
+    }
+
     @Test
     void theDemoCommandsHaveHelp() {
         SoftAssertions softly = new SoftAssertions();
@@ -108,6 +149,18 @@ class DemoIT {
                         .contains("  rebalance-demo " + name);
             }
         }
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = RebalanceCommand.execute(
+                new String[] {"demo", "--rows", "many"},
+                new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8),
+                CutoverHooks.NONE,
+                List.of(DemoCommand.class, DynamoDbLocalCommand.class));
+        softly.assertThat(code).isEqualTo(10);
+        softly.assertThat(err.toString(StandardCharsets.UTF_8))
+                .as("a bad option of demo in the demo jar")
+                .contains("--rows")
+                .doesNotContain("production jar");
         softly.assertAll();
     }
 }
