@@ -19,7 +19,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 /**
@@ -55,7 +55,7 @@ final class CutoverLifecycle {
     }
 
     /** @return whether every command succeeded and both stores hold exactly the application's acknowledged writes */
-    boolean run() {
+    boolean run() throws Exception {
         try {
             return lifecycle();
         } catch (IllegalStateException | SQLException e) {
@@ -65,7 +65,7 @@ final class CutoverLifecycle {
         }
     }
 
-    private boolean lifecycle() throws SQLException {
+    private boolean lifecycle() throws Exception {
         if (!aof()) {
             configArgs.add("--allow-redis-without-aof");
             out.println("   Redis keeps no append-only file, so the demo passes --allow-redis-without-aof; a real"
@@ -153,17 +153,18 @@ final class CutoverLifecycle {
     }
 
     /** {@code --dry-run} until every pre-check passes: the tail starts the reverse stream within seconds. */
-    private boolean dryRun(CutoverCycles rebalance) {
+    private boolean dryRun(CutoverCycles rebalance) throws Exception {
         out.println("   $ rebalance cutover --dry-run   (again until the tail runs the reverse stream)");
-        long deadline = System.nanoTime() + BOUND.toNanos();
-        CutoverCycles.Command dry = rebalance.command(List.of("cutover", "--dry-run"));
-        int tries = 1;
-        while (dry.exitCode() != 0 && System.nanoTime() < deadline) {
-            LockSupport.parkNanos(Duration.ofSeconds(1).toNanos()); // the tail reads the stream once a second
-            dry = rebalance.command(List.of("cutover", "--dry-run"));
-            tries++;
-        }
-        if (dry.exitCode() == 0) out.printf("     every pre-check passes (dry run %d)%n", tries);
+        List<CutoverCycles.Command> tries = new ArrayList<>();
+        Poll.until( // the tail reads the stream once a second
+                () -> {
+                    tries.add(rebalance.command(List.of("cutover", "--dry-run")));
+                    return tries.get(tries.size() - 1).exitCode() == 0;
+                },
+                Duration.ofSeconds(1),
+                BOUND);
+        CutoverCycles.Command dry = tries.get(tries.size() - 1);
+        if (dry.exitCode() == 0) out.printf("     every pre-check passes (dry run %d)%n", tries.size());
         return check(dry);
     }
 
@@ -213,13 +214,15 @@ final class CutoverLifecycle {
     }
 
     /** The problems {@code check} finds, once there are none or {@link #BOUND} has passed. */
-    private static List<String> settled(Supplier<List<String>> check) {
-        long deadline = System.nanoTime() + BOUND.toNanos();
-        List<String> problems = check.get();
-        while (!problems.isEmpty() && System.nanoTime() < deadline) {
-            LockSupport.parkNanos(Duration.ofMillis(200).toNanos()); // the reverse stream reads once a second
-            problems = check.get();
-        }
-        return problems;
+    private static List<String> settled(Supplier<List<String>> check) throws Exception {
+        AtomicReference<List<String>> problems = new AtomicReference<>();
+        Poll.until( // the reverse stream reads once a second
+                () -> {
+                    problems.set(check.get());
+                    return problems.get().isEmpty();
+                },
+                Duration.ofMillis(200),
+                BOUND);
+        return problems.get();
     }
 }

@@ -40,7 +40,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -252,10 +251,12 @@ final class DemoCommand implements Callable<Integer> {
                 tail.close();
                 tailThread.join(30_000);
                 try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
-                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                    while (TailPreflight.slot(pg, config.tail().slotName()).active() && System.nanoTime() < deadline) {
-                        Thread.sleep(100); // the closed tail's replication connection is ending
-                    }
+                    // the closed tail's replication connection is ending
+                    Poll.until(
+                            () -> !TailPreflight.slot(pg, config.tail().slotName())
+                                    .active(),
+                            Duration.ofMillis(100),
+                            Duration.ofSeconds(10));
                     forgetLastDemoStream(config, pg);
                 }
             }
@@ -287,13 +288,14 @@ final class DemoCommand implements Callable<Integer> {
     }
 
     private static void awaitStreaming(MigrationConfig config, AtomicReference<Exception> failed) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
         try (Connection c = new SourceSession(config.source()).openForPreflight()) {
-            while (!TailPreflight.slot(c, config.tail().slotName()).active()) {
+            // Debezium is connecting and creating the slot
+            Poll.Condition streaming = () -> {
                 if (failed.get() != null) throw failed.get();
-                if (System.nanoTime() > deadline) throw new IllegalStateException("the tail did not start in 1 min");
-                Thread.sleep(100); // Debezium is connecting and creating the slot
-            }
+                return TailPreflight.slot(c, config.tail().slotName()).active();
+            };
+            if (!Poll.until(streaming, Duration.ofMillis(100), Duration.ofMinutes(1)))
+                throw new IllegalStateException("the tail did not start in 1 min");
         }
     }
 
@@ -308,12 +310,11 @@ final class DemoCommand implements Callable<Integer> {
         }
         Duration bound = Duration.ofMinutes(2);
         if (!new TailProgress(c.redis(), tail.keys()).awaitApplied(lsn, bound)) return false;
-        long deadline = System.nanoTime() + bound.toNanos();
-        while (!"0".equals(c.redis().hget(tail.keys().status(), "reconcile_pending"))) {
-            if (System.nanoTime() > deadline) return false;
-            Thread.sleep(200); // the tail reconciles and publishes every second
-        }
-        return true;
+        // the tail reconciles and publishes every second
+        return Poll.until(
+                () -> "0".equals(c.redis().hget(tail.keys().status(), "reconcile_pending")),
+                Duration.ofMillis(200),
+                bound);
     }
 
     /** Deletes the first item of {@code slot} and turns the second one's seq into a string. @return their ids */
