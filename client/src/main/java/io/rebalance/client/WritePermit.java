@@ -122,7 +122,7 @@ public final class WritePermit {
             } else {
                 continue; // a ConditionCheck writes nothing
             }
-            if (!target.get().table().equals(table)) continue;
+            if (!target.get().table().equals(TargetWriteLog.tableName(table))) continue;
             AttributeValue v = key.get(target.get().keyAttribute());
             // DynamoDB stores an N key normalized ("01" is 1): log it as the verifier will read it back
             String text = v == null

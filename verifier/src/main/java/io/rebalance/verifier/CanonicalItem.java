@@ -19,9 +19,11 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * The canonical encoding of a DynamoDB item (docs/fingerprint.md), the Java half of the fingerprint: it must give,
  * byte for byte, what {@link CanonicalSql} gives for the row the item was copied from. Every token is typed and
  * length-prefixed, so NULL ({@code Z}), the string 'NULL' ({@code S4:NULL}) and the empty string ({@code S0:})
- * differ, and no concatenation of tokens can be read two ways. Anything the codec never produces (an attribute of
- * an unexpected type, a missing or an extra attribute) becomes a token starting with {@code ?}, which SQL never
- * produces, so it can only ever mismatch.
+ * differ, and no concatenation of tokens can be read two ways. An absent attribute is NULL, as the reverse stream
+ * reads it ({@code core/codec/RowDecoder}): an application writing DynamoDB leaves a nullable attribute out rather than
+ * writing NULL, and a NOT NULL column's row never gives {@code Z}. Anything the codec never produces (an attribute of
+ * an unexpected type, an extra attribute) becomes a token starting with {@code ?}, which SQL never produces, so it
+ * can only ever mismatch.
  */
 public final class CanonicalItem {
     private final List<ColumnSpec> columns;
@@ -84,10 +86,8 @@ public final class CanonicalItem {
     }
 
     private void token(ColumnSpec col, AttributeValue v, StringBuilder out) {
-        if (v == null) {
-            out.append("?absent");
-        } else if (v.nul() != null) {
-            out.append('Z');
+        if (v == null || v.nul() != null) {
+            out.append('Z'); // absent equals NULL: applications leave nullable attributes out (docs/codec.md)
         } else if (col.array()) {
             array(col, v, out);
         } else {

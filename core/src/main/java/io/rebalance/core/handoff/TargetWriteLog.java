@@ -61,6 +61,20 @@ public final class TargetWriteLog {
         }
     }
 
+    /**
+     * The name of the table a request names, by name or by ARN ({@code arn:aws:dynamodb:<region>:<account>:table/<name>},
+     * which DynamoDB accepts wherever it takes a name): a write is logged by the table it reaches, whatever the
+     * application called it. A same-named table of another account or region is logged too, which costs a comparison.
+     */
+    public static String tableName(String nameOrArn) {
+        if (nameOrArn == null || !nameOrArn.startsWith("arn:")) return nameOrArn;
+        int at = nameOrArn.indexOf(":table/");
+        if (at < 0) return nameOrArn;
+        String rest = nameOrArn.substring(at + ":table/".length());
+        int slash = rest.indexOf('/'); // an index or stream ARN is no table's name
+        return slash < 0 ? rest : nameOrArn;
+    }
+
     /** The flip to TARGET, before the route says it anywhere: an empty log for {@code epoch}. */
     public void begin(long epoch, String table, String keyAttribute) {
         BEGIN.eval(

@@ -1,0 +1,35 @@
+package io.rebalance.verifier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rebalance.core.codec.ColumnSpec;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+
+/** The canonical item encoding's one rule for NULL: an absent attribute and a NULL attribute are the same value. */
+class CanonicalItemTest {
+    private final CanonicalItem canonical = new CanonicalItem(
+            List.of(ColumnSpec.scalar("id", "text"), ColumnSpec.scalar("data", "jsonb")), "id", "id", "_slot", true);
+
+    @Test
+    void anAbsentAttributeEncodesAsNullAsTheRowsNullDoes() {
+        Map<String, AttributeValue> absent = Map.of("id", s("k"), "_slot", s("20241020.02"));
+        Map<String, AttributeValue> nul = Map.of("id", s("k"), "data", AttributeValue.fromNul(true), "_slot", s("x"));
+        assertThat(canonical.encode(absent)).isEqualTo(canonical.encode(nul));
+        assertThat(canonical.token(1, absent)).isEqualTo("Z"); // what CanonicalSql gives a NULL column
+    }
+
+    @Test
+    void theStringNullAndAnExtraAttributeStillDiffer() {
+        Map<String, AttributeValue> text = Map.of("id", s("k"), "data", s("NULL"), "_slot", s("x"));
+        assertThat(canonical.token(1, text)).isNotEqualTo("Z");
+        Map<String, AttributeValue> extra = Map.of("id", s("k"), "other", s("1"), "_slot", s("x"));
+        assertThat(canonical.encode(extra)).contains("?extra[other]");
+    }
+
+    private static AttributeValue s(String v) {
+        return AttributeValue.fromS(v);
+    }
+}
