@@ -36,6 +36,7 @@ import org.apache.kafka.connect.source.SourceRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisException;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.streams.DynamoDbStreamsClient;
 
@@ -95,19 +96,44 @@ public final class Tail implements AutoCloseable {
             id = TailPreflight.check(c, table, config);
         }
         Duration ttl = lease.ttl();
-        boolean announced = false;
         try {
-            standByOrStream(session, id, ttl, announced);
+            standByOrStream(session, id, ttl);
         } finally {
-            lease.release();
+            quietly("release the tail lease", lease::release); // Redis may be away: the lease then lapses by itself
         }
     }
 
-    private void standByOrStream(SourceSession session, TailPreflight.TableId id, Duration ttl, boolean announced)
-            throws Exception {
+    /**
+     * Streams while this tail holds the lease, stands by while another does, and rides out a Redis outage of any
+     * length: the lease lapses (every write stops by its deadline, ADR 6), the tail stands by asking Redis again every
+     * third of the TTL, and takes the lease back, with a new token, once Redis answers. An absent service is not an
+     * error to exit on: a deployment keeps its tail without a restart loop.
+     */
+    private void standByOrStream(SourceSession session, TailPreflight.TableId id, Duration ttl) throws Exception {
+        boolean announced = false;
+        long redisAwaySince = 0;
         while (!stopping) {
-            if (!lease.tryAcquire()) {
-                if (!announced) log.info("standing by: the tail lease is held by {}", lease.holder());
+            boolean acquired;
+            try {
+                acquired = lease.tryAcquire();
+                if (!acquired && !announced) log.info("standing by: the tail lease is held by {}", lease.holder());
+            } catch (JedisException e) {
+                if (redisAwaySince == 0) {
+                    redisAwaySince = System.currentTimeMillis();
+                    log.warn(
+                            "Redis does not answer ({}): this tail holds no lease and writes nothing; asking again"
+                                    + " every {} ms",
+                            e.toString(),
+                            ttl.toMillis() / 3);
+                }
+                if (stopped.await(ttl.toMillis() / 3, TimeUnit.MILLISECONDS)) break;
+                continue;
+            }
+            if (redisAwaySince != 0) {
+                log.info("Redis answers again after {} ms", System.currentTimeMillis() - redisAwaySince);
+                redisAwaySince = 0;
+            }
+            if (!acquired) {
                 announced = true;
                 if (stopped.await(ttl.toMillis() / 3, TimeUnit.MILLISECONDS)) break; // standby polls the lease
                 continue;
@@ -121,9 +147,20 @@ public final class Tail implements AutoCloseable {
             try {
                 streamWhileLeased(session, id);
             } catch (LeaseLost e) {
+                stats.leaseLapses.incrementAndGet();
                 log.warn("{}", e.getMessage());
+            } catch (JedisException | RebalanceException e) {
+                if (!redisAway(e)) throw e;
+                stats.leaseLapses.incrementAndGet();
+                log.warn("the stream stopped, Redis does not answer ({}); standing by for the lease", e.toString());
             }
         }
+    }
+
+    /** A Redis that does not answer, as the client or the offset store says it. */
+    private static boolean redisAway(Exception e) {
+        return e instanceof JedisException
+                || (e instanceof RebalanceException r && r.code() == ErrorCode.REDIS_UNREACHABLE);
     }
 
     private void streamWhileLeased(SourceSession session, TailPreflight.TableId id) throws Exception {
@@ -179,6 +216,12 @@ public final class Tail implements AutoCloseable {
                             closeEngine();
                         } catch (RuntimeException e) {
                             log.warn("renewing the tail lease failed: {}", e.toString());
+                            try {
+                                lease.check(); // past its deadline the lease is gone: stop even with no batch due
+                            } catch (LeaseLost lapsed) {
+                                leaseLost.compareAndSet(null, lapsed);
+                                closeEngine();
+                            }
                         }
                     },
                     third,

@@ -23,6 +23,8 @@ public final class TailStats {
     final AtomicLong applyRetries = new AtomicLong();
     /** Times Debezium stopped on an error and was started again. */
     final AtomicLong restarts = new AtomicLong();
+    /** Times this process lost the tail lease while streaming (Redis away past the TTL, or taken over) and stood by. */
+    final AtomicLong leaseLapses = new AtomicLong();
     /** Batches delivered before a snapshot saw their commits, so the read waited (CommitVisibility). */
     final AtomicLong commitWaits = new AtomicLong();
 
@@ -45,6 +47,10 @@ public final class TailStats {
 
     public long applyRetries() {
         return applyRetries.get();
+    }
+
+    public long leaseLapses() {
+        return leaseLapses.get();
     }
 
     public long restarts() {

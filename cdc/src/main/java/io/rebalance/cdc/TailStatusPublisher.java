@@ -72,6 +72,7 @@ final class TailStatusPublisher {
         f.put("commit_waits", Long.toString(stats.commitWaits()));
         f.put("skipped_while_held", Long.toString(stats.skippedWhileHeld()));
         f.put("stream_restarts", Long.toString(stats.restarts()));
+        f.put("lease_lapses", Long.toString(stats.leaseLapses()));
         f.put("refused", Long.toString(refused.count()));
         long truncated = stats.truncatedLsn.get();
         if (truncated != 0) f.put("truncated_lsn", Lsn.text(truncated)); // kept in the hash once seen (hset merges)

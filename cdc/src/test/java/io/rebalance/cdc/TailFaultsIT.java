@@ -105,7 +105,7 @@ class TailFaultsIT {
     }
 
     /** Round {@code r}: 100 inserts (ids r*100..r*100+99), updates of the previous round, deletes of a few. */
-    private static void changes(TailFixture f, int r) throws Exception {
+    static void changes(TailFixture f, int r) throws Exception {
         for (int i = 0; i < 100; i++) f.insert(ChangeKindsIT.id(r * 100 + i), "message", "{\"r\":" + r + "}", i);
         if (r > 1) {
             int prev = (r - 1) * 100;
@@ -124,7 +124,7 @@ class TailFaultsIT {
         }
     }
 
-    private static void assertExact(TailFixture f) throws Exception {
+    static void assertExact(TailFixture f) throws Exception {
         try (Connection pg = f.services.postgres()) {
             Awaitility.await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(
                             RoomEventsComparison.differences(pg, f.table, f.dynamo, f.table))

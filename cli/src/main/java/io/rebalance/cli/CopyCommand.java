@@ -103,6 +103,12 @@ final class CopyCommand implements Callable<Integer> {
                                     + " and the tail's record of keys it wrote during the copy is lost too: run"
                                     + " `rebalance verify --all --repair` after such a restart")
                     .ifPresent(spec.commandLine().getErr()::println);
+            // the one rule for every write of Postgres rows into DynamoDB: only while Postgres is the store of record
+            c.storeOfRecord()
+                    .requirePostgres(
+                            "copy",
+                            "The copy ends when the route leaves SOURCE: to copy again, roll back first (`rebalance"
+                                    + " cutover --rollback`, while the rollback window is open), then copy.");
             RunState run = c.runState();
             var prepared = new RunPlanner(config).prepare(run, c.dynamo(), c.dynamoWhere(), createTable, acceptSchema);
             if (prepared.accepted().isPresent()) {

@@ -130,6 +130,15 @@ public final class RebalanceCommand implements Runnable {
             if (verbose) re.printStackTrace(err);
             return re.code().exitCode();
         }
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof redis.clients.jedis.exceptions.JedisConnectionException) {
+                // Redis went away mid-command: a service to start again, not an internal error
+                err.println("error: Redis stopped answering (" + t.getMessage() + "); start it, or fix redis.url, and"
+                        + " run the command again [" + ErrorCode.REDIS_UNREACHABLE + "]");
+                if (verbose) e.printStackTrace(err);
+                return ErrorCode.REDIS_UNREACHABLE.exitCode();
+            }
+        }
         err.println("error: unexpected failure: " + e + (verbose ? "" : " (run again with --verbose for details)"));
         if (verbose) e.printStackTrace(err);
         return ErrorCode.INTERNAL.exitCode();

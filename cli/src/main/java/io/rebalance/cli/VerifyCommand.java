@@ -11,6 +11,7 @@ import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.refused.RefusedRows;
+import io.rebalance.core.route.StoreOfRecord;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotRange;
 import io.rebalance.core.source.SourceSession;
@@ -104,6 +105,9 @@ final class VerifyCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print JSON instead of a table.")
     boolean json;
 
+    /** Which store holds the truth, read once per run: Postgres until a cutover opens DynamoDB to applications. */
+    private StoreOfRecord storeOfRecord;
+
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
@@ -160,6 +164,20 @@ final class VerifyCommand implements Callable<Integer> {
                     table.keyType(),
                     io.rebalance.core.dynamo.SlotIndex.of(config.target()),
                     c.dynamoWhere());
+            storeOfRecord = c.storeOfRecord();
+            if (!storeOfRecord.postgres()) {
+                if (repair || retryRefused) {
+                    storeOfRecord.requirePostgres(
+                            repair ? "verify --repair" : "verify --retry-refused",
+                            "`rebalance verify` without it still compares the two stores. To make Postgres equal"
+                                    + " DynamoDB, roll back (`rebalance cutover --rollback`): the reverse stream carries"
+                                    + " DynamoDB's writes to Postgres and the rollback proves it before reopening"
+                                    + " Postgres.");
+                }
+                err.println("note: " + storeOfRecord.describe() + ". A difference is what Postgres lacks or holds"
+                        + " beyond DynamoDB (the reverse stream keeps Postgres current while the rollback window is"
+                        + " open), never a reason to repair DynamoDB from Postgres: --repair is refused.");
+            }
             List<Slot> ordered = new ArrayList<>(new TreeSet<>(chosen).descendingSet());
             Set<String> copying = stillCopying(c, ordered);
             if (!copying.isEmpty()) {
@@ -396,6 +414,7 @@ final class VerifyCommand implements Callable<Integer> {
             doc.put("repaired", repaired);
             doc.put("notFinishedCopying", new TreeSet<>(copying));
             doc.put("refused", refusedSeen);
+            doc.put("storeOfRecord", storeOfRecord.store().wire());
             doc.put("slots", results);
             out.println(JSON.writeValueAsString(doc));
         } else {
@@ -413,7 +432,7 @@ final class VerifyCommand implements Callable<Integer> {
                                 + " rows or the settings, then `rebalance verify --retry-refused`%n",
                         refusedSeen.size());
             }
-            if (code == MISMATCH && !repair && refusedSeen.size() < differences)
+            if (code == MISMATCH && !repair && refusedSeen.size() < differences && storeOfRecord.postgres())
                 out.println("to re-copy exactly these ids: rebalance verify --repair with the same slots");
         }
         out.flush();

@@ -15,6 +15,7 @@ import io.rebalance.core.lock.ScopeKeys;
 import io.rebalance.core.lock.SharedExclusiveLock;
 import io.rebalance.core.route.RouteStatus;
 import io.rebalance.core.route.RoutingTable;
+import io.rebalance.core.route.StoreOfRecord;
 import io.rebalance.core.route.Target;
 import io.rebalance.testkit.SharedServices;
 import java.sql.Connection;
@@ -277,6 +278,38 @@ class WriteGuardIT {
         assertThat(log.read(2).keys()).hasValue(java.util.Set.of("by-arn")); // a rollback compares it
         assertThat(TargetWriteLog.tableName(arn + "/index/by_room")).isEqualTo(arn + "/index/by_room");
         assertThat(TargetWriteLog.tableName(items)).isEqualTo(items);
+    }
+
+    /**
+     * Postgres is the store of record until a cutover opens DynamoDB to applications, whichever record says so first:
+     * the DynamoDB fence opened in the window, Redis' route, or a fence's copy of the route when Redis lost it.
+     */
+    @Test
+    void theStoreOfRecordIsDynamoDbOnceAnyRecordSaysTheRouteLeftSource() throws Exception {
+        assertThat(storeOfRecord().store()).isEqualTo(Target.POSTGRES);
+        dynamoFence.set(SCOPE, FenceWriter.APP, 1); // a cutover in its window, after OPEN_TARGET, before the flip
+        StoreOfRecord window = storeOfRecord();
+        assertThat(window.store()).isEqualTo(Target.DYNAMODB);
+        assertThat(window.describe()).contains("the DynamoDB fence admits applications");
+        dynamoFence.set(SCOPE, FenceWriter.NONE, 1);
+        flip(RouteStatus.SOURCE, RouteStatus.TARGET); // Redis says TARGET at epoch 2
+        assertThat(storeOfRecord().route()).isEqualTo(RouteStatus.TARGET);
+        assertThat(storeOfRecord().store()).isEqualTo(Target.DYNAMODB);
+        flip(RouteStatus.TARGET, RouteStatus.SOURCE); // rolled back: epoch 3
+        assertThat(storeOfRecord().store()).isEqualTo(Target.POSTGRES);
+        pgFence.record(admin, SCOPE, RouteStatus.TARGET, 4, LONG); // a flip recorded, then Redis lost everything
+        redis.del(new ScopeKeys(prefix, SCOPE).route());
+        StoreOfRecord lost = storeOfRecord();
+        assertThat(lost.store()).isEqualTo(Target.DYNAMODB);
+        assertThat(lost.epoch()).isEqualTo(4);
+        assertThatThrownBy(() -> lost.requirePostgres("copy", "Roll back first."))
+                .hasMessageContaining("copy refused, nothing written: DynamoDB is the store of record: the route is"
+                        + " TARGET at epoch 4")
+                .hasMessageContaining("Roll back first.");
+    }
+
+    private StoreOfRecord storeOfRecord() throws Exception {
+        return StoreOfRecord.read(admin, pgFence, dynamoFence, routes.get(SCOPE), SCOPE);
     }
 
     @Test

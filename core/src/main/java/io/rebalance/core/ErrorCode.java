@@ -34,6 +34,8 @@ public enum ErrorCode {
             33, "an earlier cutover stopped mid-way; `rebalance cutover --recover` brings the stores in line"),
     TAIL_SLOT_LOST(34, "Postgres invalidated the tail's replication slot: changes since are gone from the stream"),
     SCHEMA_CHANGED(35, "the source table's columns changed since the run was planned"),
+    NOT_STORE_OF_RECORD(
+            36, "Postgres is no longer the store of record: nothing writes its rows into DynamoDB after the flip"),
     INTERNAL(70, "internal error");
 
     private final int exitCode;

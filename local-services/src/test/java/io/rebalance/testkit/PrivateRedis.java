@@ -48,14 +48,43 @@ public final class PrivateRedis implements AutoCloseable {
                     .getDockerClient()
                     .restartContainerCmd(container.getContainerId())
                     .exec();
+            awaitAnswers();
+        } else {
+            kill();
+            startAgain();
+        }
+    }
+
+    /** Kills the server ({@code kill -9}), for an outage of the test's length; {@link #startAgain} ends it. */
+    public void kill() throws Exception {
+        if (container != null) {
+            container
+                    .getDockerClient()
+                    .killContainerCmd(container.getContainerId())
+                    .exec();
         } else {
             process.destroyForcibly().waitFor();
+        }
+    }
+
+    /** Starts the killed server again on the same port, from its files (its append-only file, if it keeps one). */
+    public void startAgain() throws Exception {
+        if (container != null) {
+            container
+                    .getDockerClient()
+                    .startContainerCmd(container.getContainerId())
+                    .exec();
+        } else {
             process = new ProcessBuilder(command)
                     .redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(
                             dir.resolve("redis.log").toFile()))
                     .start();
         }
+        awaitAnswers();
+    }
+
+    private void awaitAnswers() {
         Awaitility.await()
                 .atMost(Duration.ofSeconds(10))
                 .pollInterval(Duration.ofMillis(50))

@@ -1,14 +1,25 @@
 package io.rebalance.ops;
 
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.DynamoClients;
+import io.rebalance.core.fence.DynamoFence;
+import io.rebalance.core.fence.PostgresFence;
 import io.rebalance.core.redis.RedisConnector;
 import io.rebalance.core.retry.Retrier;
+import io.rebalance.core.route.RoutingTable;
+import io.rebalance.core.route.StoreOfRecord;
+import io.rebalance.core.source.SourceSession;
 import io.rebalance.mover.RunKeys;
 import io.rebalance.mover.RunState;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.List;
 import redis.clients.jedis.UnifiedJedis;
+import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
 
 /**
  * The service clients one command uses, opened on demand and closed together. {@code target.endpoint: embedded} is
@@ -44,6 +55,35 @@ public final class Connections implements AutoCloseable {
             dynamo = DynamoClients.create(config.target(), dynamoEndpoint, poolSize * 2, List.of());
         }
         return dynamo;
+    }
+
+    /**
+     * Which store holds the truth for the run's cutover scope now, from both fences and Redis' route: Postgres until a
+     * cutover opens DynamoDB to applications. Every write of Postgres rows into DynamoDB asks first.
+     */
+    public StoreOfRecord storeOfRecord() throws SQLException {
+        String scope = config.cutover().scopeOr(config.target().table());
+        try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
+            return StoreOfRecord.read(
+                    pg,
+                    new PostgresFence(config.cutover().pgFence()),
+                    new DynamoFence(dynamo(), config.cutover().dynamoFence()),
+                    new RoutingTable(redis(), config.redis().prefix()).get(scope),
+                    scope);
+        } catch (SdkClientException e) {
+            throw new RebalanceException(
+                    ErrorCode.TARGET_UNREACHABLE,
+                    "DynamoDB at " + dynamoWhere() + " does not answer (" + e.getMessage() + ") reading the fence"
+                            + " table " + config.cutover().dynamoFence() + "; start it or fix target.endpoint",
+                    e);
+        } catch (DynamoDbException e) {
+            throw new RebalanceException(
+                    ErrorCode.TARGET_UNREACHABLE,
+                    "DynamoDB at " + dynamoWhere() + " refused reading the fence table "
+                            + config.cutover().dynamoFence() + ": " + e.getMessage() + "; the role needs GetItem on it"
+                            + " (cutover.dynamoFence) to know whether Postgres is still the store of record",
+                    e);
+        }
     }
 
     /** Where DynamoDB is, for messages: the endpoint, or "AWS region X". */

@@ -122,6 +122,7 @@ public final class StatusView {
             "commit_waits",
             "skipped_while_held",
             "stream_restarts",
+            "lease_lapses",
             "refused",
             "lag_bytes",
             "retained_bytes",

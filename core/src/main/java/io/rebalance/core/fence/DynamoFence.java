@@ -102,6 +102,15 @@ public final class DynamoFence {
         return e;
     }
 
+    /** The fence, or empty when its table or the scope's item does not exist (never prepared). */
+    public java.util.Optional<FenceState> find(String scope) {
+        try {
+            return java.util.Optional.of(state(scope));
+        } catch (ResourceNotFoundException | IllegalStateException notInstalled) {
+            return java.util.Optional.empty();
+        }
+    }
+
     public FenceState state(String scope) {
         GetItemResponse r = dynamo.getItem(
                 b -> b.tableName(table).key(Map.of(SCOPE, s(scope))).consistentRead(true));
