@@ -103,9 +103,9 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
         committer.markBatchFinished();
         stats.appliedLsn.accumulateAndGet(lsn, Math::max);
         stats.waitingSinceCommitMs.set(0); // nothing delivered waits now
-        if (hold.phase() == ForwardHold.Phase.REQUESTED
-                && !hold.fromFence() // the fence's hold has nobody waiting for an answer
-                && stats.appliedLsn() >= hold.request().lsn()) {
+        boolean reached = hold.phase() == ForwardHold.Phase.REQUESTED
+                && stats.appliedLsn() >= hold.request().lsn();
+        if ((reached || hold.unanswered()) && !hold.fromFence()) { // the fence's own hold has nobody waiting
             applier.acknowledge(hold.request(), stats.appliedLsn());
         }
         if (changes > 0) {

@@ -91,6 +91,15 @@ public final class ChangedSlots {
             return Optional.ofNullable(bySlot.get(TRUNCATED));
         }
 
+        /** The slots the tail wrote, each by name (not the run-wide bucket, nor the TRUNCATE mark). */
+        public java.util.SortedSet<io.rebalance.core.slot.Slot> slots() {
+            java.util.SortedSet<io.rebalance.core.slot.Slot> out = new java.util.TreeSet<>();
+            for (String name : bySlot.keySet()) {
+                if (!name.equals(ALL) && !name.equals(TRUNCATED)) out.add(io.rebalance.core.slot.Slot.parse(name));
+            }
+            return out;
+        }
+
         /** The last change's WAL position in {@code slot} (or in any slot, when keys do not name theirs). */
         public Optional<Long> lastChange(String slot) {
             long best = Math.max(bySlot.getOrDefault(slot, 0L), bySlot.getOrDefault(ALL, 0L));

@@ -124,6 +124,8 @@ final class ReverseApplier implements AutoCloseable {
         if (held.phase() == ForwardHold.Phase.HELD) return Outcome.APPLIED;
         // a cutover's window: no flip to DynamoDB recorded yet, and the last rollback drained every earlier write
         if (f.route() == RouteStatus.SOURCE) return Outcome.SKIPPED;
+        // not reached while ForwardHold.effective holds the tail once a flip is recorded (ADR 8, point 5); waiting
+        // stays the safe answer should that rule change: neither written nor passed over
         waitingFor = "the forward tail to hold (" + held.phase()
                 + (held.request() == null
                         ? ""

@@ -265,6 +265,25 @@ final class ReverseStream {
         describeDue = false;
     }
 
+    /**
+     * A round that failed: the state says {@code failing}, with the error and since when, and the report is fresh,
+     * so status and a rollback's refusal name the error instead of taking the stream for idle or gone.
+     */
+    void failed(Exception e) {
+        Map<String, String> f = new LinkedHashMap<>();
+        long now = System.currentTimeMillis();
+        f.put("state", "failing");
+        f.put("last_error", firstLine(e.toString()));
+        f.put("updated_ms", Long.toString(now));
+        redis.hsetnx(keys.reverseStatus(), "failing_since_ms", Long.toString(now));
+        redis.hset(keys.reverseStatus(), f);
+    }
+
+    private static String firstLine(String s) {
+        int nl = s.indexOf('\n');
+        return nl < 0 ? s : s.substring(0, nl);
+    }
+
     private void publish(String state, long lagMs) {
         Map<String, String> f = new LinkedHashMap<>();
         f.put("state", state);
@@ -276,5 +295,6 @@ final class ReverseStream {
         f.put("last_error", ""); // a round that ends cleanly clears the last failure
         f.put("waiting_for", waited ? applier.waitingFor() : "");
         redis.hset(keys.reverseStatus(), f);
+        redis.hdel(keys.reverseStatus(), "failing_since_ms");
     }
 }

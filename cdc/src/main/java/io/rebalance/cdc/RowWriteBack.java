@@ -90,6 +90,27 @@ final class RowWriteBack {
         }
     }
 
+    /**
+     * Has Postgres plan every statement this writes with, without running one (EXPLAIN): a column it may not write
+     * (generated, identity ALWAYS), a missing privilege or anything else the rewriter or the permission check refuses
+     * fails here as it would fail the reverse stream after the flip. Nothing is written.
+     */
+    void explain(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("EXPLAIN " + upsert)) {
+            for (int i = 0; i < columns; i++) ps.setNull(i + 1, Types.OTHER);
+            ps.executeQuery().close();
+        }
+        try (PreparedStatement ps = c.prepareStatement("EXPLAIN " + delete)) {
+            ps.setArray(1, c.createArrayOf("text", new Object[0]));
+            ps.executeQuery().close();
+        }
+        if (deleteElsewhere == null) return;
+        try (PreparedStatement ps = c.prepareStatement("EXPLAIN " + deleteElsewhere)) {
+            for (int u = 0; u < elsewhere.length; u++) ps.setNull(u + 1, Types.OTHER);
+            ps.executeQuery().close();
+        }
+    }
+
     void delete(Connection c, Collection<String> keys) throws SQLException {
         if (keys.isEmpty()) return;
         try (PreparedStatement ps = c.prepareStatement(delete)) {

@@ -396,9 +396,7 @@ public final class Tail implements AutoCloseable {
                     reverse.reset();
                     log.warn("the reverse stream's round failed, retrying in 1 s: {}", e.toString());
                     // Redis may be the one away: reporting must not end the stream
-                    quietly(
-                            "report the reverse stream's error",
-                            () -> redis.hset(handoff.reverseStatus(), "last_error", e.toString()));
+                    quietly("report the reverse stream's error", () -> reverse.failed(e));
                     wait = 1_000;
                 }
                 if (wait > 0 && stopped.await(wait, TimeUnit.MILLISECONDS)) return;

@@ -2,6 +2,7 @@ package io.rebalance.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.rebalance.cdc.ReverseWritesPreflight;
 import io.rebalance.cdc.TailPreflight;
 import io.rebalance.core.ErrorCode;
 import io.rebalance.core.Finding;
@@ -116,6 +117,11 @@ final class CheckCommand implements Callable<Integer> {
             List<Finding> findings = new ArrayList<>();
             for (Refused r : totals.refused()) findings.add(refusedFinding(r, slots));
             findings.addAll(TailPreflight.findings(c, table, config));
+            List<String> reverse = ReverseWritesPreflight.problems(c, table);
+            if (reverse.isEmpty())
+                findings.add(
+                        Finding.ok("reverse writes", "the reverse stream can write rows back: a rollback can run"));
+            reverse.forEach(why -> findings.add(Finding.blocking("reverse writes", why)));
             Map<String, Object> report = report(config, table, range, slots, totals, rowsPerSecond, findings);
             if (json) spec.commandLine().getOut().println(JSON.writeValueAsString(report));
             else print(spec.commandLine().getOut(), report, slots, totals, rowsPerSecond, findings);

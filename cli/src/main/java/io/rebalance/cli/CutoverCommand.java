@@ -2,6 +2,7 @@ package io.rebalance.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.rebalance.cdc.ReverseWritesPreflight;
 import io.rebalance.core.ErrorCode;
 import io.rebalance.core.ProcessId;
 import io.rebalance.core.config.Durations;
@@ -169,6 +170,18 @@ final class CutoverCommand implements Callable<Integer> {
                 return ErrorCode.CUTOVER_REFUSED.exitCode();
             }
             if (mode.prepare) {
+                List<String> unwritable;
+                try (Connection pg = session.openForPreflight()) {
+                    unwritable = ReverseWritesPreflight.problems(pg, table);
+                }
+                if (!unwritable.isEmpty()) {
+                    // a rollback is proven possible before the flip, not discovered impossible after it
+                    unwritable.forEach(why -> err.println("error: " + why));
+                    err.println("error: --prepare refused: the reverse stream could not write " + table.name()
+                            + " back, so a cutover could not be rolled back. Nothing was changed. ["
+                            + ErrorCode.CUTOVER_REFUSED + "]");
+                    return ErrorCode.CUTOVER_REFUSED.exitCode();
+                }
                 List<String> prepared = parts.prepare();
                 if (json) {
                     Map<String, Object> v = new LinkedHashMap<>();

@@ -16,6 +16,7 @@ import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotRange;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
+import io.rebalance.core.source.UnslottedRows;
 import io.rebalance.mover.CopyProgress;
 import io.rebalance.mover.RunPlan;
 import io.rebalance.mover.RunPlanner;
@@ -108,6 +109,9 @@ final class VerifyCommand implements Callable<Integer> {
     /** Which store holds the truth, read once per run: Postgres until a cutover opens DynamoDB to applications. */
     private StoreOfRecord storeOfRecord;
 
+    /** With --all: rows no slot holds (no time, or outside slots.from/slots.to), which no slot's verdict covers. */
+    private UnslottedRows unslotted;
+
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
@@ -155,7 +159,10 @@ final class VerifyCommand implements Callable<Integer> {
                     Optional<String> changed = planned.schemaChange(table.schema());
                     if (changed.isPresent()) throw RunPlanner.schemaChanged(table.name(), changed.get());
                 }
-                if (all) chosen.addAll(allSlots(config, c, pg, table));
+                if (all) {
+                    chosen.addAll(allSlots(config, c, pg, table));
+                    unslotted = UnslottedRows.count(pg, table, config, tailWritten(config, c, table));
+                }
             }
             TargetTable.check(
                     c.dynamo(),
@@ -253,7 +260,7 @@ final class VerifyCommand implements Callable<Integer> {
      * Every slot that holds rows in Postgres or may hold items in DynamoDB: the run's plan (what was copied), the
      * table's range now (rows inserted into hours newer, or older, than the plan), and every slot the tail has written
      * (including deletes of rows that were there). With both slots.from and slots.to set, the configured window stands
-     * in for the table's range and nothing outside it is verified.
+     * in for the table's range; rows outside it are counted ({@link UnslottedRows}), not verified.
      */
     private static List<Slot> allSlots(MigrationConfig config, Connections c, Connection pg, SourceTable table)
             throws SQLException {
@@ -265,17 +272,15 @@ final class VerifyCommand implements Callable<Integer> {
         } catch (RebalanceException e) {
             if (plan == null) throw e; // no plan and an empty table: nothing to verify, and the error says so
         }
-        boolean window = config.slots().fromInstant() != null && config.slots().toInstant() != null;
-        if (!window) {
-            for (String name : new ChangedSlots(
-                            c.redis(), new TailKeys(config.redis().prefix()), table.keyspace())
-                    .positions()
-                    .bySlot()
-                    .keySet()) {
-                if (!name.equals(ChangedSlots.ALL) && !name.equals(ChangedSlots.TRUNCATED)) out.add(Slot.parse(name));
-            }
-        }
+        // with a window too: a slot the tail wrote outside it holds rows the copy never read, which must show
+        out.addAll(tailWritten(config, c, table));
         return new ArrayList<>(out);
+    }
+
+    private static Set<Slot> tailWritten(MigrationConfig config, Connections c, SourceTable table) {
+        return new ChangedSlots(c.redis(), new TailKeys(config.redis().prefix()), table.keyspace())
+                .positions()
+                .slots();
     }
 
     /** md5() hashes the database's bytes; the Java side hashes UTF-8, so the two agree only in a UTF8 database. */
@@ -403,9 +408,10 @@ final class VerifyCommand implements Callable<Integer> {
                 if (known.containsKey(d.id())) refusedSeen.add(known.get(d.id()));
             }
         }
+        long inNoSlot = unslotted == null ? 0 : unslotted.total();
         int code = counts.get(SlotResult.Verdict.ERROR) > 0
                 ? ERROR
-                : counts.get(SlotResult.Verdict.MISMATCH) > 0 ? MISMATCH : MATCH;
+                : counts.get(SlotResult.Verdict.MISMATCH) > 0 || inNoSlot > 0 ? MISMATCH : MATCH;
         if (json) {
             Map<String, Object> doc = new LinkedHashMap<>();
             doc.put("result", code == MATCH ? "MATCH" : code == MISMATCH ? "MISMATCH" : "ERROR");
@@ -415,6 +421,7 @@ final class VerifyCommand implements Callable<Integer> {
             doc.put("notFinishedCopying", new TreeSet<>(copying));
             doc.put("refused", refusedSeen);
             doc.put("storeOfRecord", storeOfRecord.store().wire());
+            if (unslotted != null) doc.put("rowsInNoSlot", inNoSlot);
             doc.put("slots", results);
             out.println(JSON.writeValueAsString(doc));
         } else {
@@ -426,6 +433,10 @@ final class VerifyCommand implements Callable<Integer> {
                     counts.get(SlotResult.Verdict.ERROR),
                     differences,
                     repaired > 0 ? ", " + repaired + " repaired" : "");
+            if (inNoSlot > 0) {
+                out.println("and " + unslotted.describe() + ": in no slot, so neither copied nor verified; the cutover"
+                        + " refuses while any exist");
+            }
             if (!refusedSeen.isEmpty()) {
                 out.printf(
                         "%d of the differences are known refused rows (DynamoDB cannot hold them as mapped): fix the"

@@ -70,6 +70,125 @@ class CutoverRefusalsIT {
         }
     }
 
+    /**
+     * Every row is in a slot, or the cutover refuses: with slots from a time column, rows whose time is NULL or
+     * infinite are in no slot, so neither copied nor verified. `verify --all` counts them (exit 1) and `--dry-run`
+     * refuses naming the count and the fix, until they have a time; rows outside slots.from/slots.to likewise. Before,
+     * `verify --all` said every slot MATCH (exit 0) and the cutover went through without them.
+     */
+    @Test
+    void rowsInNoSlotFailVerifyAllAndTheCutoverUntilTheyHaveATime() throws Exception {
+        Map<String, String> settings = TailedTable.settings(services, table, prefix);
+        settings.put("slots.timeFrom", "column");
+        settings.put("slots.timeColumn", "created_at");
+        List<String> flags = TailedTable.args(settings);
+        TailedTable.Maker make = pg -> {
+            io.rebalance.local.RoomEventsGenerator.create(
+                    pg, table, 600, java.time.Instant.parse("2024-10-20T04:00:00Z"), 4, 9);
+            try (Statement st = pg.createStatement()) {
+                st.execute("ALTER TABLE " + table + " ALTER COLUMN created_at DROP NOT NULL");
+                st.execute("UPDATE " + table + " SET created_at = NULL WHERE id IN (SELECT id FROM " + table
+                        + " ORDER BY id LIMIT 10)");
+                st.execute("UPDATE " + table + " SET created_at = 'infinity' WHERE id IN (SELECT id FROM " + table
+                        + " ORDER BY id DESC LIMIT 6)");
+                st.execute("UPDATE " + table + " SET created_at = '-infinity' WHERE id IN (SELECT id FROM " + table
+                        + " WHERE created_at > '-infinity' AND created_at < 'infinity' ORDER BY id LIMIT 6)");
+            }
+        };
+        try (TailedTable t = new TailedTable(services, table, settings, make)) {
+            assertThat(CliRun.of(flags, "cutover", "--prepare").exitCode()).isZero();
+            assertThat(CliRun.of(flags, "copy", "--no-progress").exitCode()).isZero();
+            CliRun verified = CliRun.of(flags, "verify", "--all");
+            assertThat(verified.exitCode()).as(verified.out() + verified.err()).isEqualTo(1);
+            assertThat(verified.out()).contains("and 22 rows with a NULL or infinite created_at");
+            CliRun json = CliRun.of(flags, "verify", "--all", "--json");
+            JsonSchemas.assertValid("verify", json.out());
+            assertThat(json.out()).containsPattern("\"rowsInNoSlot\"\\s*:\\s*22");
+            awaitDryRun(flags, 31, "FAILED rows in no slot: 22 rows with a NULL or infinite");
+
+            sql("UPDATE " + table + " SET created_at = '2024-10-20T02:30:00Z' WHERE created_at IS NULL"
+                    + " OR created_at IN ('infinity', '-infinity')"); // the fix named: give them a time
+            Awaitility.await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+                CliRun again = CliRun.of(flags, "verify", "--all");
+                assertThat(again.exitCode()).as(again.out() + again.err()).isZero();
+            });
+            awaitDryRun(flags, 0, "ok     rows in no slot: none");
+
+            List<String> window = new java.util.ArrayList<>(flags);
+            window.addAll(
+                    List.of("--set", "slots.from=2024-10-20T02:00:00Z", "--set", "slots.to=2024-10-20T04:00:00Z"));
+            CliRun part = CliRun.of(window, "verify", "--all");
+            assertThat(part.exitCode()).as(part.out() + part.err()).isEqualTo(1);
+            assertThat(part.out()).contains("outside slots.from 2024-10-20T02:00:00Z, slots.to 2024-10-20T04:00:00Z");
+            CliRun dry = CliRun.of(window, "cutover", "--dry-run");
+            assertThat(dry.exitCode()).as(dry.out()).isEqualTo(31);
+            assertThat(dry.out()).contains("FAILED rows in no slot").contains("unset slots.from and slots.to");
+        }
+    }
+
+    /**
+     * A rollback is proven possible before the flip: a table with a generated column is refused by `check` and
+     * `--prepare`, naming the column and the fix (before, it passed both and `--dry-run`, and its reverse stream
+     * failed after the cutover). Once fixed, a reverse stream that fails shows as failing in `status`, and
+     * `--rollback`'s refusal names its error (before: "streaming, lag 0 ms", and a refusal asking to start a tail that
+     * ran).
+     */
+    @Test
+    void aTableTheReverseStreamCannotWriteIsRefusedBeforeTheFlipAndAFailingStreamSaysWhy() throws Exception {
+        Map<String, String> settings = TailedTable.settings(services, table, prefix);
+        List<String> all = TailedTable.args(settings);
+        settings.put("source.columns", "id,room_id,kind,data,created_at,seq"); // the fix `check` names
+        List<String> flags = TailedTable.args(settings);
+        TailedTable.Maker make = pg -> {
+            io.rebalance.local.RoomEventsGenerator.create(
+                    pg, table, 400, java.time.Instant.parse("2024-10-20T04:00:00Z"), 4, 5);
+            try (Statement st = pg.createStatement()) {
+                st.execute("ALTER TABLE " + table + " ADD COLUMN loud text GENERATED ALWAYS AS (upper(kind)) STORED");
+            }
+        };
+        try (TailedTable t = new TailedTable(services, table, settings, make)) {
+            CliRun check = CliRun.of(all, "check");
+            assertThat(check.exitCode()).as(check.out() + check.err()).isEqualTo(1);
+            assertThat(check.out()).contains("reverse writes").contains("column loud of");
+            CliRun refused = CliRun.of(all, "cutover", "--prepare");
+            assertThat(refused.exitCode()).as(refused.out() + refused.err()).isEqualTo(31);
+            assertThat(refused.err())
+                    .contains("column loud of")
+                    .contains("leave it out of source.columns")
+                    .contains("Nothing was changed");
+
+            assertThat(CliRun.of(flags, "cutover", "--prepare").exitCode()).isZero();
+            assertThat(CliRun.of(flags, "copy", "--no-progress").exitCode()).isZero();
+            assertThat(CliRun.of(flags, "verify", "--all").exitCode()).isZero();
+            awaitDryRun(flags, 0, "ok     reverse writes");
+            CliRun cut = CliRun.of(flags, "cutover");
+            assertThat(cut.exitCode()).as(cut.out() + cut.err()).isZero();
+
+            // an item Postgres has no column for: the reverse stream's rounds fail on it until it is fixed
+            Map<String, software.amazon.awssdk.services.dynamodb.model.AttributeValue> odd = new java.util.HashMap<>(
+                    t.dynamo.scan(b -> b.tableName(table).limit(1)).items().get(0));
+            odd.put("bogus", software.amazon.awssdk.services.dynamodb.model.AttributeValue.fromS("x"));
+            try (io.rebalance.client.WriteGuard g = new io.rebalance.client.WriteGuard(t.redis, t.dynamo, t.guard())) {
+                g.run(
+                        table,
+                        permit -> permit.writeDynamo(
+                                t.dynamo,
+                                software.amazon.awssdk.services.dynamodb.model.TransactWriteItem.builder()
+                                        .put(b -> b.tableName(table).item(odd))
+                                        .build()));
+            }
+            Awaitility.await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(
+                            CliRun.of(flags, "status").out())
+                    .containsPattern("reverse    failing, .*last error: .*bogus"));
+            CliRun back = CliRun.of(flags, "cutover", "--rollback");
+            assertThat(back.exitCode()).as(back.out() + back.err()).isEqualTo(31);
+            assertThat(back.err())
+                    .contains("its rounds fail")
+                    .contains("bogus")
+                    .doesNotContain("start `rebalance tail`");
+        }
+    }
+
     private static void awaitDryRun(List<String> flags, int code, String text) {
         Awaitility.await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
             CliRun dry = CliRun.of(flags, "cutover", "--dry-run");

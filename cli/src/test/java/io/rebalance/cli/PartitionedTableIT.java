@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.cdc.ChangedSlots;
 import io.rebalance.cdc.TailKeys;
-import io.rebalance.client.GuardSettings;
 import io.rebalance.core.route.Target;
 import io.rebalance.local.DynamoDbLocalServer;
 import io.rebalance.local.RoomEventsGenerator;
@@ -115,13 +114,7 @@ class PartitionedTableIT {
                     .atMost(Duration.ofSeconds(30))
                     .until(() -> setup.command(List.of("cutover", "--dry-run")).exitCode() == 0);
 
-            GuardSettings guard = new GuardSettings(
-                    prefix,
-                    Duration.ofSeconds(5),
-                    Duration.ofSeconds(30),
-                    t.config.cutover().pgFence(),
-                    t.config.cutover().dynamoFence());
-            try (AppSimulator app = new AppSimulator(t.config, t.source, t.redis, t.dynamo, guard)) {
+            try (AppSimulator app = new AppSimulator(t.config, t.source, t.redis, t.dynamo, t.guard())) {
                 app.start(AppSimulator.Load.acceptance().withUpdateShare(0.9), 3);
                 List<CutoverCycles.Cycle> cycles =
                         new CutoverCycles(args(), app, System.out, RebalanceCommand::execute).run(3, 250);

@@ -2,7 +2,6 @@ package io.rebalance.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rebalance.client.GuardSettings;
 import io.rebalance.client.WriteGuard;
 import io.rebalance.core.ErrorCode;
 import io.rebalance.testkit.SharedServices;
@@ -55,13 +54,7 @@ class StoreOfRecordIT {
             Map<String, AttributeValue> inserted = new HashMap<>(old);
             inserted.put("id", AttributeValue.fromS(added));
             inserted.put("kind", AttributeValue.fromS("inserted-in-dynamodb"));
-            GuardSettings guard = new GuardSettings(
-                    prefix,
-                    Duration.ofSeconds(5),
-                    Duration.ofSeconds(30),
-                    t.config.cutover().pgFence(),
-                    t.config.cutover().dynamoFence());
-            try (WriteGuard g = new WriteGuard(t.redis, t.dynamo, guard)) {
+            try (WriteGuard g = new WriteGuard(t.redis, t.dynamo, t.guard())) {
                 g.run(table, permit -> permit.writeDynamo(t.dynamo, put(updated), put(inserted)));
             }
 

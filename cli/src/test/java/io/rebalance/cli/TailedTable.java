@@ -113,6 +113,16 @@ final class TailedTable implements AutoCloseable {
         }
     }
 
+    /** What an application's {@code WriteGuard} on this table is built with (the run's prefix and fences). */
+    io.rebalance.client.GuardSettings guard() {
+        return new io.rebalance.client.GuardSettings(
+                config.redis().prefix(),
+                Duration.ofSeconds(5),
+                Duration.ofSeconds(30),
+                config.cutover().pgFence(),
+                config.cutover().dynamoFence());
+    }
+
     /** Stops the tail as Ctrl-C does, and waits until its slot is free. */
     void stopTail() throws Exception {
         tail.close();

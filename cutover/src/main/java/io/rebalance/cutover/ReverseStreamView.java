@@ -40,8 +40,16 @@ public final class ReverseStreamView {
                     + " writes; verify every slot (`rebalance verify --all`) before trusting Postgres again");
         }
         long age = System.currentTimeMillis() - Long.parseLong(s.getOrDefault("updated_ms", "0"));
+        String error = s.getOrDefault("last_error", "");
         if (age > freshness.toMillis()) {
-            return Optional.of("it last reported " + age + " ms ago: start `rebalance tail`, which runs it");
+            return Optional.of("it last reported " + age + " ms ago: start `rebalance tail`, which runs it"
+                    + (error.isEmpty() ? "" : " (its last round failed: " + error + ")"));
+        }
+        if ("failing".equals(s.get("state"))) {
+            // a failing round reports itself, fresh: say why, not that nobody runs it
+            long since = Long.parseLong(s.getOrDefault("failing_since_ms", s.getOrDefault("updated_ms", "0")));
+            return Optional.of("its rounds fail, for " + (System.currentTimeMillis() - since) / 1000 + " s now: "
+                    + error + "; fix the cause (the tail's log has each failure): the tail retries every second");
         }
         if ("waiting".equals(s.get("state"))) {
             return Optional.of("it is waiting for " + s.getOrDefault("waiting_for", "the forward tail to hold")
@@ -51,7 +59,6 @@ public final class ReverseStreamView {
             return Optional.of("its state is '" + s.get("state") + "' (is the target table's stream enabled? run"
                     + " `rebalance cutover --prepare`)");
         }
-        String error = s.getOrDefault("last_error", "");
         if (!error.isEmpty()) return Optional.of("its last round failed: " + error);
         return Optional.empty();
     }

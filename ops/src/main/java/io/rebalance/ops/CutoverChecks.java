@@ -1,13 +1,16 @@
 package io.rebalance.ops;
 
 import io.rebalance.cdc.ChangedSlots;
+import io.rebalance.cdc.ReverseWritesPreflight;
 import io.rebalance.cdc.TailKeys;
 import io.rebalance.cdc.TailProgress;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.handoff.Lsn;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
+import io.rebalance.core.source.UnslottedRows;
 import io.rebalance.cutover.CutoverParts;
 import io.rebalance.cutover.PreCheck;
 import io.rebalance.cutover.PreChecks;
@@ -15,6 +18,8 @@ import io.rebalance.mover.RunPlan;
 import io.rebalance.mover.RunStatus;
 import io.rebalance.verifier.SlotResult;
 import io.rebalance.verifier.VerificationStore;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -68,6 +73,12 @@ public final class CutoverChecks implements PreChecks {
                 .notReady()
                 .map(why -> PreCheck.fail("reverse stream", why + " (without it the cutover could not be undone)"))
                 .orElseGet(() -> PreCheck.pass("reverse stream", "running")));
+        try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
+            out.add(everyRowInASlot(pg));
+            out.add(reverseWrites(pg));
+        } catch (SQLException e) {
+            out.add(PreCheck.fail("source", "Postgres failed during the pre-checks: " + e.getMessage()));
+        }
         out.add(parts.fenceGrants());
         out.addAll(RedisChecks.run(c.redis(), allowRedisWithoutAof));
         return out;
@@ -83,6 +94,40 @@ public final class CutoverChecks implements PreChecks {
                                 + " `rebalance copy --accept-schema`, then `rebalance verify --all --repair`"
                                 + " (docs/schema-changes.md)"))
                 .orElseGet(() -> PreCheck.pass("source schema", "the columns the run was planned with"));
+    }
+
+    /** The reverse stream can write the table back: a rollback is proven possible before the flip. */
+    private PreCheck reverseWrites(Connection pg) {
+        try {
+            List<String> problems = ReverseWritesPreflight.problems(pg, table);
+            return problems.isEmpty()
+                    ? PreCheck.pass("reverse writes", "the reverse stream can write rows back")
+                    : PreCheck.fail("reverse writes", String.join("; and ", problems));
+        } catch (SQLException e) {
+            return PreCheck.fail("reverse writes", "could not plan the reverse stream's writes: " + e.getMessage());
+        }
+    }
+
+    /** Every row is in a slot: a row no slot holds was neither copied nor verified, and would vanish at the flip. */
+    private PreCheck everyRowInASlot(Connection pg) {
+        try {
+            // the slots the tail changed are verified whole before the window (PRE_VERIFY): their rows are proven
+            UnslottedRows rows = UnslottedRows.count(
+                    pg,
+                    table,
+                    config,
+                    new ChangedSlots(c.redis(), new TailKeys(config.redis().prefix()), table.keyspace())
+                            .positions()
+                            .slots());
+            return rows.total() == 0
+                    ? PreCheck.pass("rows in no slot", "none: every row of " + table.name() + " is in a slot")
+                    : PreCheck.fail(
+                            "rows in no slot",
+                            rows.describe() + "; neither copied nor verified, they would be missing from DynamoDB"
+                                    + " after the flip");
+        } catch (SQLException e) {
+            return PreCheck.fail("rows in no slot", "could not count them: " + e.getMessage());
+        }
     }
 
     private PreCheck tail() {

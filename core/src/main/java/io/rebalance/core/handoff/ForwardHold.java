@@ -2,6 +2,7 @@ package io.rebalance.core.handoff;
 
 import io.rebalance.core.fence.FenceState;
 import io.rebalance.core.fence.FenceWriter;
+import io.rebalance.core.route.RouteStatus;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
@@ -39,8 +40,16 @@ public final class ForwardHold {
         HELD
     }
 
-    public record State(Phase phase, Request request) {
+    /**
+     * @param unanswered a request in Redis not acknowledged yet, which the tail holds for already because the fence
+     *     records a flip: the tail answers it at its next batch, having nothing left to apply
+     */
+    public record State(Phase phase, Request request, boolean unanswered) {
         public static final State NONE = new State(Phase.NONE, null);
+
+        public State(Phase phase, Request request) {
+            this(phase, request, false);
+        }
 
         /** Whether the tail may apply a change event at {@code lsn} now. */
         public boolean applies(long lsn) {
@@ -64,6 +73,7 @@ public final class ForwardHold {
     /**
      * The hold as the forward tail must obey it (ADR 8). While the Postgres fence admits applications, none: their
      * changes must reach DynamoDB, and a request left in Redis by a command that died cannot make the tail skip them.
+     * Once the fence records a flip (its route is not SOURCE), held: nothing at all is applied.
      * Otherwise Redis' request when there is one; without one, while the fence admits only the reverse stream, a hold
      * at the position where the fence closed, held once the tail has applied past it. Redis may lose a request; the
      * fence cannot, and every application change lies before that position, every reverse-stream write after it.
@@ -73,6 +83,15 @@ public final class ForwardHold {
      */
     public static State effective(State redis, FenceState pgFence, long appliedLsn) {
         if (pgFence != null && pgFence.writer() == FenceWriter.APP) return State.NONE;
+        if (pgFence != null && pgFence.route() != RouteStatus.SOURCE) {
+            // The flip is recorded: the tail applied everything up to its hold before DynamoDB opened (ADR 7), and
+            // DynamoDB is the store of record. A change replayed from the slot, or let through by a fresh request at
+            // a newer position, would write a Postgres row over an application's write: write nothing, whatever
+            // Redis holds or forgot.
+            if (redis.phase() == Phase.HELD) return redis;
+            if (redis.phase() == Phase.REQUESTED) return new State(Phase.HELD, redis.request(), true);
+            return new State(Phase.HELD, new Request(Request.FENCE, pgFence.closedLsn()));
+        }
         if (redis.phase() != Phase.NONE || pgFence == null || pgFence.writer() != FenceWriter.REVERSE) return redis;
         Request r = new Request(Request.FENCE, pgFence.closedLsn());
         return new State(appliedLsn >= r.lsn() ? Phase.HELD : Phase.REQUESTED, r);
