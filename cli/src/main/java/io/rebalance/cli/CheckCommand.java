@@ -7,7 +7,6 @@ import io.rebalance.cdc.TailPreflight;
 import io.rebalance.core.ErrorCode;
 import io.rebalance.core.Finding;
 import io.rebalance.core.RebalanceException;
-import io.rebalance.core.codec.Refusal;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotRange;
@@ -27,7 +26,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -112,8 +110,7 @@ final class CheckCommand implements Callable<Integer> {
             SlotRange range = new RunPlanner(config).range(c, table);
             TableSurvey survey = new TableSurvey(table, config.target());
             List<SlotSurvey> slots = surveyAll(config, survey, range, sessions, err);
-            Optional<Refused> withoutSlot = survey.withoutSlot(c);
-            Totals totals = Totals.of(slots, withoutSlot);
+            Totals totals = Totals.of(slots);
             List<Finding> findings = new ArrayList<>();
             for (Refused r : totals.refused()) findings.add(refusedFinding(r, slots));
             findings.addAll(TailPreflight.findings(c, table, config));
@@ -186,9 +183,7 @@ final class CheckCommand implements Callable<Integer> {
                         .anyMatch(x -> x.refusal() == r.refusal() && Objects.equals(x.column(), r.column())))
                 .count();
         String where = r.column() == null ? "" : " in column " + r.column();
-        String after = r.refusal() == Refusal.NO_SLOT
-                ? "; no slot copies them, so they would be missing from DynamoDB"
-                : "; the copy writes every other row and exits 21 listing these";
+        String after = "; the copy writes every other row and exits 21 listing these";
         return Finding.blocking(
                 "refused rows",
                 String.format(

@@ -88,7 +88,7 @@ public final class Keeper {
         }
         lease.check(); // each write below is made only while the lease is this keeper's
         Slot watermark = compact();
-        if (watermark != null && watermark.equals(range.oldest()) && status != RunStatus.FINISHED) {
+        if (watermark != null && watermark.equals(range.last()) && status != RunStatus.FINISHED) {
             status = run.compareAndSet(status, RunStatus.FINISHED);
             if (status == RunStatus.FINISHED) log.info("keeper: every slot is finished; run is FINISHED");
         }
@@ -101,13 +101,14 @@ public final class Keeper {
     /** @return the watermark after compaction, or null while no slot is compacted */
     Slot compact() {
         Slot watermark = run.watermark();
-        Slot next = watermark == null ? range.newest() : watermark.older();
+        Slot next = watermark == null ? range.newest() : range.after(watermark);
         List<Slot> done = new ArrayList<>();
-        while (range.contains(next)
+        while (next != null
+                && range.contains(next)
                 && done.size() < MAX_COMPACT_PER_TICK
                 && "FINISHED".equals(slots.state(next).get("status"))) {
             done.add(next);
-            next = next.older();
+            next = range.after(next);
         }
         if (done.isEmpty()) return watermark;
         Slot newWatermark = done.get(done.size() - 1);
@@ -143,7 +144,7 @@ public final class Keeper {
         long[] first = samples.peekFirst();
         double rate = !status.copying() || now - first[0] < 1_000 ? 0 : (rows - first[1]) * 1000.0 / (now - first[0]);
         long total = range.count();
-        long compacted = watermark == null ? 0 : range.newest().hoursAfter(watermark) + 1;
+        long compacted = watermark == null ? 0 : range.through(watermark);
         long finished = Math.min(total, Math.max(compacted, run.slotsFinished()));
         long left = Math.max(0, plan.estimatedRows() - rows);
         long etaSeconds = rate > 1 && plan.estimatedRows() > 0 ? (long) (left / rate) : -1;

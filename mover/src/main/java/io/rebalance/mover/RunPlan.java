@@ -19,6 +19,7 @@ import java.util.List;
  * @param estimatedRows Postgres's estimate of the table's rows at planning time, for the ETA; not a promise
  * @param columns the copied columns as {@code name type} ({@code SourceTable.schema()}), or null in a plan recorded
  *     before plans kept them
+ * @param noTime whether the run copies the {@code notime} slot last (slots from a time column: its rows with no hour)
  */
 public record RunPlan(
         String table,
@@ -30,11 +31,38 @@ public record RunPlan(
         String oldest,
         long estimatedRows,
         long createdMs,
-        List<String> columns) {
+        List<String> columns,
+        boolean noTime) {
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    /** A plan without the no-time slot (slots from the key). */
+    public RunPlan(
+            String table,
+            String keyColumn,
+            String targetTable,
+            String targetEndpoint,
+            String targetRegion,
+            String newest,
+            String oldest,
+            long estimatedRows,
+            long createdMs,
+            List<String> columns) {
+        this(
+                table,
+                keyColumn,
+                targetTable,
+                targetEndpoint,
+                targetRegion,
+                newest,
+                oldest,
+                estimatedRows,
+                createdMs,
+                columns,
+                false);
+    }
+
     public SlotRange range() {
-        return new SlotRange(Slot.parse(newest), Slot.parse(oldest));
+        return new SlotRange(Slot.parse(newest), Slot.parse(oldest), noTime);
     }
 
     /** Differences that make {@code other} a different run, as "field: this vs other" lines; empty when compatible. */
@@ -68,7 +96,8 @@ public record RunPlan(
                 oldest,
                 estimatedRows,
                 createdMs,
-                now);
+                now,
+                noTime);
     }
 
     private static String where(String endpoint) {

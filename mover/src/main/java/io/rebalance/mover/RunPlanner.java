@@ -5,6 +5,7 @@ import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.core.slot.SlotKeyspace;
 import io.rebalance.core.slot.SlotRange;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
@@ -74,7 +75,8 @@ public final class RunPlanner {
                 range.oldest().name(),
                 estimate,
                 System.currentTimeMillis(),
-                table.schema());
+                table.schema(),
+                range.noTime());
         RunPlan existing = run.plan();
         if (existing != null) refuseConflicts(existing, wanted); // before anything is created where it points
         String pk = partitionKey(table);
@@ -160,7 +162,8 @@ public final class RunPlanner {
                     "time range from " + from + " to " + to
                             + " holds no slot: from must be before to; check slots.from and slots.to against the table's data");
         }
-        SlotRange range = new SlotRange(newest, oldest);
+        // slots from a time column: its rows with no hour (NULL, ±infinity) are the notime slot's, copied last
+        SlotRange range = new SlotRange(newest, oldest, table.keyspace() instanceof SlotKeyspace.TimeColumn);
         try {
             table.keyspace().checkRange(range);
         } catch (IllegalArgumentException e) {

@@ -57,11 +57,11 @@ final class SlotPicker {
                 finishedSeenSince = now;
             }
             Slot watermark = run.watermark();
-            cursor = watermark == null ? range.newest() : watermark.older();
+            cursor = watermark == null ? range.newest() : range.after(watermark);
         }
-        while (range.contains(cursor) && !stop.getAsBoolean()) {
+        while (cursor != null && range.contains(cursor) && !stop.getAsBoolean()) {
             Slot s = cursor;
-            cursor = cursor.older();
+            cursor = range.after(cursor);
             if (busy.contains(s) || finishedSeen.contains(s) || failedUntil.getOrDefault(s, 0L) > now) continue;
             String owner = newOwner.get();
             SlotStore.Acquire.Kind kind = slots.acquire(s, owner).kind();

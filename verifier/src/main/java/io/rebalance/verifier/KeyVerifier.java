@@ -73,9 +73,10 @@ final class KeyVerifier {
         Map<String, Slot> differing = new HashMap<>();
         for (String id : all) {
             RowAt row = rows.get(id);
-            // a row whose time column is NULL is in no slot, and no slot's verification counts it either
-            Slot slot =
-                    row == null || row.instant() == null ? null : Slot.containing(keyspace.instantOf(row.instant()));
+            // a row whose time column is NULL or infinite has no instant: it is the no-time slot's
+            Slot slot = row == null
+                    ? null
+                    : row.instant() == null ? Slot.NO_TIME : Slot.containing(keyspace.instantOf(row.instant()));
             Map<String, AttributeValue> item = found.get(id);
             if (slot == null && item == null) continue;
             if (slot == null) out.add(new Difference(id, Kind.EXTRA, List.of()));

@@ -47,7 +47,7 @@ final class SourceFingerprints {
 
     Fingerprint slot(Connection c, Slot slot) throws SQLException {
         String sql = "SELECT count(*), coalesce(sum(" + rowHash + "), 0)::text FROM " + table.name() + " WHERE "
-                + table.keyspace().predicate();
+                + table.keyspace().predicate(slot);
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             bindSlot(ps, 1, slot);
             try (ResultSet rs = ps.executeQuery()) {
@@ -67,7 +67,7 @@ final class SourceFingerprints {
             bucket.append(" WHEN ").append(keyOperand).append(" < ? THEN ").append(i);
         bucket.append(" ELSE ").append(splits.size()).append(" END");
         String sql = "SELECT b, count(*), sum(h)::text FROM (SELECT " + bucket + " AS b, " + rowHash + " AS h FROM "
-                + table.name() + " WHERE " + table.keyspace().predicate() + rangePredicate(range)
+                + table.name() + " WHERE " + table.keyspace().predicate(slot) + rangePredicate(range)
                 + ") p GROUP BY b";
         List<Fingerprint> out = new ArrayList<>();
         for (int i = 0; i <= splits.size(); i++) out.add(Fingerprint.EMPTY);
@@ -86,7 +86,7 @@ final class SourceFingerprints {
     /** Per-row hashes of one part, keyed by id: ids and 8 bytes per row, used where the differences are. */
     NavigableMap<String, Long> rowHashes(Connection c, Slot slot, KeyRange range) throws SQLException {
         String sql = "SELECT " + key + "::text, " + rowHash + " FROM " + table.name() + " WHERE "
-                + table.keyspace().predicate() + rangePredicate(range);
+                + table.keyspace().predicate(slot) + rangePredicate(range);
         NavigableMap<String, Long> out = new TreeMap<>(KeyOrder.of(table.keyType()));
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             bindRange(ps, bindSlot(ps, 1, slot), range);
@@ -102,8 +102,8 @@ final class SourceFingerprints {
 
     /** The rows with these ids, wherever they are now; ids without a row are absent from the result. */
     Map<String, RowNow> now(Connection c, Slot slot, Collection<String> ids) throws SQLException {
-        String sql = "SELECT " + key + "::text, " + rowHash + ", "
-                + table.keyspace().predicate() + " FROM " + table.name() + " WHERE " + key + " = ANY(CAST(? AS "
+        String sql = "SELECT " + key + "::text, " + rowHash + ", ("
+                + table.keyspace().predicate(slot) + ") FROM " + table.name() + " WHERE " + key + " = ANY(CAST(? AS "
                 + table.keyType().sqlArrayType() + "))";
         Map<String, RowNow> out = new HashMap<>();
         try (PreparedStatement ps = c.prepareStatement(sql)) {
@@ -157,12 +157,10 @@ final class SourceFingerprints {
                 + (range.to() == null ? "" : " AND " + keyOperand + " < ?");
     }
 
-    /** Binds the slot's two bounds at {@code p}; returns the next parameter index. */
+    /** Binds the slot's bounds (two for an hour, none for the no-time slot) at {@code p}; returns the next index. */
     private int bindSlot(PreparedStatement ps, int p, Slot slot) throws SQLException {
-        Object[] bounds = table.keyspace().bounds(slot);
-        ps.setObject(p, bounds[0]);
-        ps.setObject(p + 1, bounds[1]);
-        return p + 2;
+        for (Object bound : table.keyspace().bounds(slot)) ps.setObject(p++, bound);
+        return p;
     }
 
     private void bindRange(PreparedStatement ps, int p, KeyRange range) throws SQLException {

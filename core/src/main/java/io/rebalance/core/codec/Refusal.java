@@ -28,12 +28,6 @@ public enum Refusal {
         public String wayOut(String column) {
             return "leave its largest columns out with source.columns, or shrink those rows in Postgres";
         }
-    },
-    NO_SLOT("no-slot", "a NULL or infinite time column: the row is in no hour, so no slot copies it") {
-        @Override
-        public String wayOut(String column) {
-            return "give those rows a time in " + column + " (UPDATE), or delete them";
-        }
     };
 
     private final String code;

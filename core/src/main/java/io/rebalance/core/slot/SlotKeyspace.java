@@ -15,10 +15,29 @@ import java.util.UUID;
  */
 public sealed interface SlotKeyspace {
 
-    /** SQL selecting the slot's rows, with two {@code ?} for {@link #bounds(Slot)}: lower inclusive, upper exclusive. */
+    /** SQL selecting an hour's rows, with two {@code ?} for {@link #bounds(Slot)}: lower inclusive, upper exclusive. */
     String predicate();
 
-    Object[] bounds(Slot slot);
+    /**
+     * SQL selecting {@code slot}'s rows, with one {@code ?} for each of {@link #bounds(Slot)}: {@link #predicate()}
+     * for an hour, {@link #noTimePredicate()} (no parameter) for {@link Slot#NO_TIME}.
+     */
+    default String predicate(Slot slot) {
+        return slot.noTime() ? noTimePredicate() : predicate();
+    }
+
+    /** SQL selecting the rows that have no hour: none, but where slots come from a time column. */
+    default String noTimePredicate() {
+        return "false";
+    }
+
+    /** The values for {@link #predicate(Slot)}'s parameters: none for {@link Slot#NO_TIME}. */
+    default Object[] bounds(Slot slot) {
+        return slot.noTime() ? new Object[0] : hourBounds(slot);
+    }
+
+    /** The lower and upper bound of an hour's rows. */
+    Object[] hourBounds(Slot slot);
 
     /**
      * SQL giving the oldest and newest time source of {@code table} as two text columns (NULL when empty); used for
@@ -71,7 +90,7 @@ public sealed interface SlotKeyspace {
             return column + " >= ? AND " + column + " < ?";
         }
 
-        public Object[] bounds(Slot slot) {
+        public Object[] hourBounds(Slot slot) {
             return new Object[] {
                 Ulid.lowest(slot.start().toEpochMilli()), Ulid.lowest(slot.end().toEpochMilli())
             };
@@ -88,7 +107,7 @@ public sealed interface SlotKeyspace {
             return column + " >= ? AND " + column + " < ?";
         }
 
-        public Object[] bounds(Slot slot) {
+        public Object[] hourBounds(Slot slot) {
             return new Object[] {lowest(slot.start()), lowest(slot.end())};
         }
 
@@ -107,7 +126,7 @@ public sealed interface SlotKeyspace {
             return column + " >= ? AND " + column + " < ?";
         }
 
-        public Object[] bounds(Slot slot) {
+        public Object[] hourBounds(Slot slot) {
             return new Object[] {lowest(slot.start()), lowest(slot.end())};
         }
 
@@ -140,7 +159,7 @@ public sealed interface SlotKeyspace {
             return column + " >= ? AND " + column + " < ?";
         }
 
-        public Object[] bounds(Slot slot) {
+        public Object[] hourBounds(Slot slot) {
             // timestamptz parameters; against a timestamp column Postgres converts in the session zone, pinned to UTC
             return new Object[] {
                 OffsetDateTime.ofInstant(slot.start(), ZoneOffset.UTC),
@@ -150,16 +169,23 @@ public sealed interface SlotKeyspace {
 
         @Override
         public String minMaxQuery(String table) {
-            // infinities hold no hour (their rows are in no slot: `rebalance check` counts them)
+            // infinities hold no hour (their rows are the notime slot's, Slot.NO_TIME)
             return "SELECT (extract(epoch FROM min(" + column + ")) * 1000)::int8::text," + " (extract(epoch FROM max("
                     + column + ")) * 1000)::int8::text FROM " + table + " WHERE " + column + " > '-infinity' AND "
                     + column + " < 'infinity'";
         }
 
+        /** NULL and the infinities are no hour: their rows are the {@link Slot#NO_TIME} slot's. */
+        @Override
+        public String noTimePredicate() {
+            return "(" + column + " IS NULL OR " + column + " = 'infinity' OR " + column + " = '-infinity')";
+        }
+
         @Override
         public String instantSql() {
-            // floor, not the cast's rounding: 10:59:59.9996 is in the 10 o'clock slot
-            return "(floor(extract(epoch FROM " + column + ") * 1000))::int8::text";
+            // floor, not the cast's rounding: 10:59:59.9996 is in the 10 o'clock slot; no instant for no hour
+            return "CASE WHEN " + column + " IN ('infinity', '-infinity') THEN NULL ELSE (floor(extract(epoch FROM "
+                    + column + ") * 1000))::int8::text END";
         }
 
         public Instant instantOf(String epochMillis) {

@@ -21,6 +21,8 @@ import java.util.List;
 public final class PageReader {
     private final SourceTable table;
     private final String firstPage;
+    private final String firstNoTimePage;
+    private final String nextNoTimePage;
     private final String nextPage;
     private final String byKeys;
     private final int keyIndex;
@@ -48,6 +50,10 @@ public final class PageReader {
                 " FROM " + table.name() + " AS src WHERE " + table.keyspace().predicate();
         this.firstPage = select + from + " ORDER BY src." + k + " LIMIT ?";
         this.nextPage = select + from + " AND src." + k + " > ? ORDER BY src." + k + " LIMIT ?";
+        String noTime =
+                " FROM " + table.name() + " AS src WHERE " + table.keyspace().noTimePredicate();
+        this.firstNoTimePage = select + noTime + " ORDER BY src." + k + " LIMIT ?";
+        this.nextNoTimePage = select + noTime + " AND src." + k + " > ? ORDER BY src." + k + " LIMIT ?";
         this.byKeys = select + " FROM " + table.name() + " WHERE " + k + " = ANY(CAST(? AS "
                 + table.keyType().sqlArrayType() + "))";
     }
@@ -68,10 +74,12 @@ public final class PageReader {
      */
     public List<SourceRow> page(Connection c, Slot slot, String afterKey, int limit) throws SQLException {
         Object[] bounds = table.keyspace().bounds(slot);
-        try (PreparedStatement ps = c.prepareStatement(afterKey == null ? firstPage : nextPage)) {
+        String sql = slot.noTime()
+                ? (afterKey == null ? firstNoTimePage : nextNoTimePage)
+                : (afterKey == null ? firstPage : nextPage);
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
             int p = 1;
-            ps.setObject(p++, bounds[0]);
-            ps.setObject(p++, bounds[1]);
+            for (Object bound : bounds) ps.setObject(p++, bound);
             if (afterKey != null) ps.setObject(p++, table.keyType().bind(afterKey));
             ps.setInt(p, limit);
             try (ResultSet rs = ps.executeQuery()) {

@@ -285,7 +285,7 @@ public record SourceTable(
         boolean zoned = withZone;
         return row -> {
             Object text = row.values()[at];
-            if (text == null) throw new ValueRefusedException("its time column is NULL");
+            if (text == null || "infinity".equals(text) || "-infinity".equals(text)) return Slot.NO_TIME; // no hour
             String iso = ValueCodec.timestamp((String) text, zoned);
             try {
                 return Slot.containing(

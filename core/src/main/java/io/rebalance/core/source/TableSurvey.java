@@ -20,7 +20,6 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 
 /**
  * What copying the table would meet, computed in Postgres slot by slot without moving a row (the rules are
@@ -71,10 +70,9 @@ public final class TableSurvey {
             long tableUnits,
             long indexUnits,
             List<Refused> refused) {
-        public static Totals of(List<SlotSurvey> slots, Optional<Refused> withoutSlot) {
+        public static Totals of(List<SlotSurvey> slots) {
             long rows = 0, stored = 0, bytes = 0, max = 0, table = 0, index = 0;
             Map<List<Object>, Refused> byCause = new LinkedHashMap<>();
-            withoutSlot.ifPresent(r -> byCause.put(Arrays.asList(r.refusal(), r.column()), r));
             for (SlotSurvey s : slots) {
                 rows += s.rows();
                 stored += s.storedRows();
@@ -86,16 +84,7 @@ public final class TableSurvey {
                     byCause.merge(Arrays.asList(r.refusal(), r.column()), r, Totals::merge);
                 }
             }
-            long refusedNoSlot = withoutSlot.map(Refused::rows).orElse(0L);
-            return new Totals(
-                    slots.size(),
-                    rows + refusedNoSlot,
-                    stored,
-                    bytes,
-                    max,
-                    table,
-                    index,
-                    List.copyOf(byCause.values()));
+            return new Totals(slots.size(), rows, stored, bytes, max, table, index, List.copyOf(byCause.values()));
         }
 
         /** Ids are ULIDs, uuids (both of one length) or non-negative bigints: shorter is smaller, then by text. */
@@ -130,6 +119,7 @@ public final class TableSurvey {
     private final SourceTable table;
     private final StorableSql storable;
     private final String bySlot;
+    private final String bySlotEnd;
 
     public TableSurvey(SourceTable table, MigrationConfig.Target target) {
         this.table = table;
@@ -148,7 +138,8 @@ public final class TableSurvey {
                 + " FROM (SELECT src." + SlotKeyspace.quote(table.keyColumn()) + " AS k, " + StorableSql.SIZE
                 + " AS bytes, " + storable.refusal() + " AS reason"
                 + " FROM " + table.name() + " AS src CROSS JOIN LATERAL (SELECT " + storable.itemSize()
-                + " AS rebalance_item_bytes) s WHERE " + table.keyspace().predicate() + ") r GROUP BY r.reason";
+                + " AS rebalance_item_bytes) s WHERE ";
+        this.bySlotEnd = ") r GROUP BY r.reason";
     }
 
     /**
@@ -158,11 +149,11 @@ public final class TableSurvey {
      */
     public SlotSurvey slot(Connection c, Slot slot) throws SQLException {
         Object[] bounds = table.keyspace().bounds(slot);
+        String sql = bySlot + table.keyspace().predicate(slot) + bySlotEnd;
         long rows = 0, bytes = 0, max = 0, table = 0, index = 0;
         List<Refused> refused = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement(bySlot)) {
-            ps.setObject(1, bounds[0]);
-            ps.setObject(2, bounds[1]);
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            for (int i = 0; i < bounds.length; i++) ps.setObject(i + 1, bounds[i]);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     int reason = rs.getInt(1);
@@ -182,26 +173,6 @@ public final class TableSurvey {
             }
         }
         return new SlotSurvey(slot, rows, bytes, max, table, index, List.copyOf(refused));
-    }
-
-    /**
-     * The rows no slot holds because their time column is NULL or infinite (only when slots come from a time column):
-     * the copy never reads them and the change stream refuses them.
-     */
-    public Optional<Refused> withoutSlot(Connection c) throws SQLException {
-        if (!(table.keyspace() instanceof SlotKeyspace.TimeColumn tc)) return Optional.empty();
-        String t = tc.column();
-        String sql = "SELECT count(*), " + idRange("src." + SlotKeyspace.quote(table.keyColumn())) + " FROM "
-                + table.name() + " AS src WHERE " + t + " IS NULL OR " + t + " = 'infinity' OR " + t + " = '-infinity'";
-        try (PreparedStatement ps = c.prepareStatement(sql);
-                ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            long n = rs.getLong(1);
-            String column = t.substring(1, t.length() - 1).replace("\"\"", "\"");
-            return n == 0
-                    ? Optional.empty()
-                    : Optional.of(new Refused(Refusal.NO_SLOT, column, n, rs.getString(2), rs.getString(3)));
-        }
     }
 
     /**

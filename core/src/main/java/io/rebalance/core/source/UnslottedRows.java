@@ -13,19 +13,18 @@ import java.util.Collection;
 import java.util.List;
 
 /**
- * Rows of the source table that no slot of the run holds, so neither the copy nor a verification reads them: with
- * {@code slots.timeFrom: column}, rows whose time is NULL or infinite, and rows older than {@code slots.from} or from
- * {@code slots.to} on when those are set, but for the slots the tail wrote (verified whole all the same). They would
- * not exist in DynamoDB after the flip, so {@code verify --all}
- * counts them and the cutover refuses while any exist. Each count stops at {@link #CAP}: it is a gate, not a census,
- * and the queries are answered by the index on the key or the time column.
+ * Rows of the source table that no slot of the run holds, so neither the copy nor a verification reads them: rows
+ * older than {@code slots.from}, or from {@code slots.to} on, when those are set, but for the slots the tail wrote
+ * (verified whole all the same). Rows with no time are no such rows: they are {@link Slot#NO_TIME}'s. They would not
+ * exist in DynamoDB after the flip, so {@code verify --all} counts them and the cutover refuses while any exist. Each
+ * count stops at {@link #CAP}: it is a gate, not a census, and the queries are answered by the index on the key or the
+ * time column.
  *
- * @param noTime rows whose time column is NULL or ±infinity (0 when slots come from the key)
  * @param beforeFrom rows older than the oldest slot {@code slots.from} gives
  * @param fromTo rows in or after the hour after the newest slot {@code slots.to} gives
- * @param column the time source, for messages
+ * @param window the window, for messages
  */
-public record UnslottedRows(long noTime, long beforeFrom, long fromTo, String column, String window) {
+public record UnslottedRows(long beforeFrom, long fromTo, String window) {
     /** Counting stops here: a million rows in no slot say as much as a billion. */
     public static final long CAP = 1_000_000;
 
@@ -39,15 +38,13 @@ public record UnslottedRows(long noTime, long beforeFrom, long fromTo, String co
         SlotKeyspace keyspace = table.keyspace();
         String col = keyspace.column();
         boolean time = keyspace instanceof SlotKeyspace.TimeColumn;
-        long noTime =
-                time ? count(c, table, col + " IS NULL OR " + col + " IN ('infinity', '-infinity')", List.of()) : 0;
         Instant from = config.slots().fromInstant();
         Instant to = config.slots().toInstant();
         // the rows of a slot verified whole are proven (or reported MISSING) there: leave them out of the count
         StringBuilder exempt = new StringBuilder();
         List<Object> exemptBounds = new ArrayList<>();
         for (Slot slot : verified) {
-            exempt.append(" AND NOT (").append(keyspace.predicate()).append(')');
+            exempt.append(" AND NOT (").append(keyspace.predicate(slot)).append(')');
             exemptBounds.addAll(List.of(keyspace.bounds(slot)));
         }
         long before = 0;
@@ -67,8 +64,7 @@ public record UnslottedRows(long noTime, long beforeFrom, long fromTo, String co
         String window = (from == null ? "" : "slots.from " + from)
                 + (from != null && to != null ? ", " : "")
                 + (to == null ? "" : "slots.to " + to);
-        String name = col.substring(1, col.length() - 1).replace("\"\"", "\""); // as the user named it
-        return new UnslottedRows(noTime, before, after, name, window);
+        return new UnslottedRows(before, after, window);
     }
 
     private static long count(Connection c, SourceTable table, String where, List<Object> bounds) throws SQLException {
@@ -83,27 +79,15 @@ public record UnslottedRows(long noTime, long beforeFrom, long fromTo, String co
     }
 
     public long total() {
-        return noTime + beforeFrom + fromTo;
+        return beforeFrom + fromTo;
     }
 
     /** What they are and what to do, for a refusal; empty when there are none. */
     public String describe() {
-        StringBuilder out = new StringBuilder();
-        if (noTime > 0) {
-            out.append(atLeast(noTime))
-                    .append(" with a NULL or infinite ")
-                    .append(column)
-                    .append(" (no hour, so no slot: give them a time, or slot by the key with slots.timeFrom: id)");
-        }
-        long outside = beforeFrom + fromTo;
-        if (outside > 0) {
-            if (out.length() > 0) out.append("; ");
-            out.append(atLeast(outside))
-                    .append(" outside ")
-                    .append(window)
-                    .append(" (a window is for trying part of a table: unset slots.from and slots.to, copy, verify)");
-        }
-        return out.toString();
+        long outside = total();
+        if (outside == 0) return "";
+        return atLeast(outside) + " outside " + window
+                + " (a window is for trying part of a table: unset slots.from and slots.to, copy, verify)";
     }
 
     private static String atLeast(long n) {

@@ -22,6 +22,33 @@ class SlotTest {
         assertThatThrownBy(() -> Slot.parse("2024-10-20")).hasMessageContaining("like 20241020.02");
     }
 
+    /** The rows with no hour have a slot of their own: named notime, older than every hour, copied last. */
+    @Test
+    void theNoTimeSlotSortsOlderThanEveryHourAndEndsTheRange() {
+        assertThat(Slot.parse("notime")).isSameAs(Slot.NO_TIME);
+        assertThat(Slot.NO_TIME.name()).isEqualTo("notime");
+        assertThat(Slot.NO_TIME.isOlderThan(Slot.parse("00010101.00"))).isTrue();
+        assertThatThrownBy(Slot.NO_TIME::older).hasMessageContaining("no neighbours");
+        SlotRange range = new SlotRange(Slot.parse("20241020.01"), Slot.parse("20241019.23"), true);
+        List<String> names = new ArrayList<>();
+        range.forEach(x -> names.add(x.name()));
+        assertThat(names).containsExactly("20241020.01", "20241020.00", "20241019.23", "notime");
+        assertThat(range.count()).isEqualTo(4);
+        assertThat(range.last()).isEqualTo(Slot.NO_TIME);
+        assertThat(range.after(Slot.parse("20241019.23"))).isEqualTo(Slot.NO_TIME);
+        assertThat(range.after(Slot.NO_TIME)).isNull();
+        assertThat(range.through(Slot.NO_TIME)).isEqualTo(4);
+        assertThat(range.through(Slot.parse("20241020.00"))).isEqualTo(2);
+        assertThat(range.contains(Slot.NO_TIME)).isTrue();
+        assertThat(new SlotRange(range.newest(), range.oldest()).contains(Slot.NO_TIME))
+                .isFalse();
+        assertThatThrownBy(() -> new SlotRange(Slot.NO_TIME, range.oldest())).hasMessageContaining("ends no range");
+        var ks = new SlotKeyspace.TimeColumn("\"created_at\"");
+        assertThat(ks.predicate(Slot.NO_TIME)).contains("IS NULL").contains("'infinity'");
+        assertThat(ks.bounds(Slot.NO_TIME)).isEmpty();
+        assertThat(new SlotKeyspace.UlidTexts("\"id\"").predicate(Slot.NO_TIME)).isEqualTo("false");
+    }
+
     @Test
     void ulidBoundsOrderAsTextAndCarryTheMillisecond() {
         long ms = Instant.parse("2024-10-20T02:00:00Z").toEpochMilli();
