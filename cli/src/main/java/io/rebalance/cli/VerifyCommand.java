@@ -33,6 +33,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -161,7 +162,13 @@ final class VerifyCommand implements Callable<Integer> {
                 }
                 if (all) {
                     chosen.addAll(allSlots(config, c, pg, table));
-                    unslotted = UnslottedRows.count(pg, table, config, tailWritten(config, c, table));
+                    RunPlan plan = c.runState().plan();
+                    unslotted = UnslottedRows.count(
+                            pg,
+                            table,
+                            config,
+                            tailWritten(config, c, table),
+                            plan == null ? Instant.now() : Instant.ofEpochMilli(plan.createdMs()));
                 }
             }
             TargetTable.check(

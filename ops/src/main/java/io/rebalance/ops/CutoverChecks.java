@@ -96,6 +96,12 @@ public final class CutoverChecks implements PreChecks {
                 .orElseGet(() -> PreCheck.pass("source schema", "the columns the run was planned with"));
     }
 
+    /** When the run was planned: later rows are the tail's to carry. Now, before any copy. */
+    private java.time.Instant plannedAt() {
+        RunPlan plan = c.runState().plan();
+        return plan == null ? java.time.Instant.now() : java.time.Instant.ofEpochMilli(plan.createdMs());
+    }
+
     /** The reverse stream can write the table back: a rollback is proven possible before the flip. */
     private PreCheck reverseWrites(Connection pg) {
         try {
@@ -118,7 +124,8 @@ public final class CutoverChecks implements PreChecks {
                     config,
                     new ChangedSlots(c.redis(), new TailKeys(config.redis().prefix()), table.keyspace())
                             .positions()
-                            .slots());
+                            .slots(),
+                    plannedAt());
             return rows.total() == 0
                     ? PreCheck.pass("rows in no slot", "none: every row of " + table.name() + " is in a slot")
                     : PreCheck.fail(

@@ -14,14 +14,14 @@ import java.util.List;
 
 /**
  * Rows of the source table that no slot of the run holds, so neither the copy nor a verification reads them: rows
- * older than {@code slots.from}, or from {@code slots.to} on, when those are set, but for the slots the tail wrote
- * (verified whole all the same). Rows with no time are no such rows: they are {@link Slot#NO_TIME}'s. They would not
+ * older than {@code slots.from}, or from {@code slots.to} up to the hour the run was planned in, when those are set,
+ * but for the slots the tail wrote (verified whole all the same). Rows with no time are no such rows: they are {@link Slot#NO_TIME}'s. They would not
  * exist in DynamoDB after the flip, so {@code verify --all} counts them and the cutover refuses while any exist. Each
  * count stops at {@link #CAP}: it is a gate, not a census, and the queries are answered by the index on the key or the
  * time column.
  *
  * @param beforeFrom rows older than the oldest slot {@code slots.from} gives
- * @param fromTo rows in or after the hour after the newest slot {@code slots.to} gives
+ * @param fromTo rows from the hour after the newest slot {@code slots.to} gives up to the hour the run was planned in
  * @param window the window, for messages
  */
 public record UnslottedRows(long beforeFrom, long fromTo, String window) {
@@ -32,9 +32,12 @@ public record UnslottedRows(long beforeFrom, long fromTo, String window) {
      * @param verified slots outside the window that are verified whole all the same (those the tail wrote: the
      *     cutover verifies every slot it changed, and {@code verify --all} every slot it wrote), whose rows count as
      *     in a slot
+     * @param plannedAt when the run was planned (now, before any copy): rows of that hour on are the application's
+     *     inserts since, which the tail carries (it ran before the copy could start), however far it lags
      */
     public static UnslottedRows count(
-            Connection c, SourceTable table, MigrationConfig config, Collection<Slot> verified) throws SQLException {
+            Connection c, SourceTable table, MigrationConfig config, Collection<Slot> verified, Instant plannedAt)
+            throws SQLException {
         SlotKeyspace keyspace = table.keyspace();
         String col = keyspace.column();
         boolean time = keyspace instanceof SlotKeyspace.TimeColumn;
@@ -55,11 +58,14 @@ public record UnslottedRows(long beforeFrom, long fromTo, String window) {
             before = count(c, table, col + " < ?" + (time ? " AND " + col + " > '-infinity'" : "") + exempt, bounds);
         }
         long after = 0;
-        if (to != null) {
+        Slot lastInWindow = to == null ? null : Slot.containing(to.minusNanos(1));
+        Slot planned = Slot.containing(plannedAt);
+        if (lastInWindow != null && lastInWindow.isOlderThan(planned)) {
             List<Object> bounds = new ArrayList<>();
-            bounds.add(keyspace.bounds(Slot.containing(to.minusNanos(1)))[1]);
+            bounds.add(keyspace.bounds(lastInWindow)[1]);
+            bounds.add(keyspace.bounds(planned)[0]);
             bounds.addAll(exemptBounds);
-            after = count(c, table, col + " >= ?" + (time ? " AND " + col + " < 'infinity'" : "") + exempt, bounds);
+            after = count(c, table, col + " >= ? AND " + col + " < ?" + exempt, bounds);
         }
         String window = (from == null ? "" : "slots.from " + from)
                 + (from != null && to != null ? ", " : "")
