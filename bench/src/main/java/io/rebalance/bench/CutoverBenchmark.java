@@ -37,7 +37,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
  * The write-blocked window of {@code rebalance cutover} and {@code --rollback} over cutover-and-rollback cycles with
- * the application simulator writing 500/s through the guard (issue 5), against the same cycles with every slot
+ * the application simulator writing 500/s through the guard, against the same cycles with every slot
  * verified inside the window ({@code --verify-all}: what the cutover blocks without verifying before the window);
  * then the guarded application's write rate and latency on either store against the same application writing without
  * the guard. The tail and the commands run in this JVM; DynamoDB Local in its own process.

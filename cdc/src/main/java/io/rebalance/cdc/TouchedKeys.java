@@ -1,10 +1,10 @@
 package io.rebalance.cdc;
 
+import io.rebalance.core.copy.CopyProgress;
+import io.rebalance.core.copy.RunPlan;
+import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotKeyspace;
-import io.rebalance.mover.CopyProgress;
-import io.rebalance.mover.RunPlan;
-import io.rebalance.mover.RunStatus;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;

@@ -1,5 +1,5 @@
 /**
- * {@code rebalance tail}: Debezium embedded (pgoutput) applying changes to DynamoDB in order. Lands with its own
- * issue; Debezium will stay inside this module.
+ * {@code rebalance tail}: Debezium embedded (pgoutput) applying changes to DynamoDB in order, and the reverse
+ * stream from DynamoDB Streams back to Postgres for a rollback. Debezium stays inside this module.
  */
 package io.rebalance.cdc;

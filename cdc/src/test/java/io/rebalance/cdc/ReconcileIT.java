@@ -2,12 +2,10 @@ package io.rebalance.cdc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rebalance.core.retry.Retrier;
+import io.rebalance.core.copy.RunKeys;
+import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.Ulid;
-import io.rebalance.mover.RunKeys;
-import io.rebalance.mover.RunPlan;
-import io.rebalance.mover.RunState;
 import io.rebalance.testkit.RoomEventsComparison;
 import java.sql.Connection;
 import java.time.Duration;
@@ -36,9 +34,10 @@ class ReconcileIT {
             String finishedId =
                     Ulid.of(java.time.Instant.parse("2024-10-20T04:10:00Z").toEpochMilli(), 0, 9);
             RunKeys run = new RunKeys(f.config().redis().prefix());
-            RunState state = new RunState(f.redis, run, Retrier.standard());
-            state.claimPlan(
-                    new RunPlan(f.table, "id", f.table, "", "us-east-1", "20241020.04", "20241020.00", 10, 0, null));
+            f.redis.set(
+                    run.plan(),
+                    new RunPlan(f.table, "id", f.table, "", "us-east-1", "20241020.04", "20241020.00", 10, 0, null)
+                            .toJson()); // what the first copy process does
             f.redis.hset(run.slotState(Slot.parse("20241020.04")), "status", "FINISHED");
 
             f.insert(unfinishedId, "message", "{\"v\":1}", 1);

@@ -1,7 +1,7 @@
 package io.rebalance.cli;
 
+import io.rebalance.core.copy.RunStatus;
 import io.rebalance.mover.RunState;
-import io.rebalance.mover.RunStatus;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.Map;

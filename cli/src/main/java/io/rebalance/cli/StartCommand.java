@@ -1,8 +1,8 @@
 package io.rebalance.cli;
 
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.copy.RunStatus;
 import io.rebalance.mover.RunState;
-import io.rebalance.mover.RunStatus;
 import io.rebalance.ops.Connections;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;

@@ -4,13 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.cdc.TailKeys;
 import io.rebalance.core.ErrorCode;
+import io.rebalance.core.copy.RunKeys;
 import io.rebalance.core.lock.ScopeKeys;
 import io.rebalance.core.lock.SharedExclusiveLock;
 import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.route.RouteStatus;
 import io.rebalance.core.route.RoutingTable;
-import io.rebalance.mover.RunKeys;
 import io.rebalance.mover.RunState;
 import io.rebalance.testkit.SharedServices;
 import java.time.Duration;

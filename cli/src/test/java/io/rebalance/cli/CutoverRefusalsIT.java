@@ -2,9 +2,9 @@ package io.rebalance.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rebalance.core.copy.RunKeys;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
-import io.rebalance.mover.RunKeys;
 import io.rebalance.mover.RunState;
 import io.rebalance.mover.SlotStore;
 import io.rebalance.testkit.SharedServices;

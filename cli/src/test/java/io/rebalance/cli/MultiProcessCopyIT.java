@@ -5,13 +5,13 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rebalance.core.copy.RunKeys;
+import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.local.RoomEventsGenerator;
-import io.rebalance.mover.RunKeys;
 import io.rebalance.mover.RunState;
-import io.rebalance.mover.RunStatus;
 import io.rebalance.testkit.RoomEventsComparison;
 import io.rebalance.testkit.SharedServices;
 import java.io.File;

@@ -8,7 +8,7 @@ import java.sql.Statement;
 import java.time.Instant;
 
 /**
- * The table of issue 18's report: room_events over 12 hours in which about a quarter of the rows (those whose id
+ * A table a user reported: room_events over 12 hours in which about a quarter of the rows (those whose id
  * hashes to 0 mod 4) hold a json number outside DynamoDB's range, so {@code target.json: map} refuses them.
  */
 final class OutOfRangeRows {

@@ -87,9 +87,9 @@ class VerifyCommandIT {
 
         // while a copy is still running, slots it has not finished are said to be so
         try (var redis = services.redis()) {
-            var keys = new io.rebalance.mover.RunKeys(prefix);
+            var keys = new io.rebalance.core.copy.RunKeys(prefix);
             var run = new io.rebalance.mover.RunState(redis, keys, io.rebalance.core.retry.Retrier.standard());
-            run.setStatus(io.rebalance.mover.RunStatus.IN_PROGRESS);
+            run.setStatus(io.rebalance.core.copy.RunStatus.IN_PROGRESS);
             run.setWatermark(io.rebalance.core.slot.Slot.parse("20241020.03"));
             redis.del(keys.slotState(io.rebalance.core.slot.Slot.parse("20241020.02")));
             CliRun during = run("verify", "--slot", "20241020.02..20241020.03");
@@ -101,7 +101,7 @@ class VerifyCommandIT {
                             .get(0)
                             .asText())
                     .isEqualTo("20241020.02");
-            run.setStatus(io.rebalance.mover.RunStatus.FINISHED);
+            run.setStatus(io.rebalance.core.copy.RunStatus.FINISHED);
         }
 
         CliRun repair = run("verify", "--slot", "20241020.02", "--repair");

@@ -45,8 +45,8 @@ import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
 
 /**
  * The application side against real services: the guard's waits and bounds, the route it reads, and the fences that
- * refuse a writer whose lease lapsed while the scope moved (issue 5: "a stalled writer whose shared lease expired is
- * refused after the flip").
+ * refuse a writer whose lease lapsed while the scope moved: a stalled writer whose shared lease expired is refused
+ * after the flip.
  */
 class WriteGuardIT {
     private static final String SCOPE = "room_events";

@@ -40,7 +40,7 @@ import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
  * The cutover state machine against real Postgres, Redis, DynamoDB Local and a running tail: a cutover and a
  * rollback move every store together and carry writes both ways; pre-checks refuse with reasons; an abort before the
  * flip puts everything back; and a command killed at any named step leaves routing entirely old or entirely new,
- * its lease lapses, and the next command brings the stores in line (issue 5, acceptance point 2).
+ * its lease lapses, and the next command brings the stores in line.
  */
 class CutoverIT {
     static final PreChecks PASS = () -> List.of(PreCheck.pass("test", "all good"));

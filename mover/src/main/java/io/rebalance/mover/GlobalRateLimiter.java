@@ -1,5 +1,6 @@
 package io.rebalance.mover;
 
+import io.rebalance.core.copy.RunKeys;
 import io.rebalance.core.dynamo.BatchWriter;
 import java.util.concurrent.atomic.AtomicLong;
 import redis.clients.jedis.UnifiedJedis;

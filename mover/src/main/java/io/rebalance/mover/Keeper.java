@@ -2,6 +2,8 @@ package io.rebalance.mover;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rebalance.core.copy.RunPlan;
+import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.lease.LeaseStore;
 import io.rebalance.core.lease.OwnedLease;
 import io.rebalance.core.slot.Slot;

@@ -3,6 +3,7 @@ package io.rebalance.mover;
 import io.rebalance.core.ErrorCode;
 import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotKeyspace;

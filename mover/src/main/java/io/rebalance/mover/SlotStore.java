@@ -1,5 +1,6 @@
 package io.rebalance.mover;
 
+import io.rebalance.core.copy.RunKeys;
 import io.rebalance.core.lease.LeaseStore;
 import io.rebalance.core.lease.OwnedLease;
 import io.rebalance.core.redis.LuaScript;

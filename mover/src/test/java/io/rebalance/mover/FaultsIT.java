@@ -2,6 +2,7 @@ package io.rebalance.mover;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rebalance.core.copy.RunStatus;
 import io.rebalance.testkit.TcpProxy;
 import java.net.URI;
 import java.sql.Connection;

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.rebalance.core.copy.RunKeys;
+import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.lease.LeaseLost;
 import io.rebalance.core.lease.LeaseStore;
 import io.rebalance.core.lease.OwnedLease;

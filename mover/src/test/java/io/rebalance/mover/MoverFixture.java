@@ -3,6 +3,8 @@ package io.rebalance.mover;
 import io.rebalance.core.config.ConfigLoader;
 import io.rebalance.core.config.ConfigValidator;
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.copy.RunKeys;
+import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.dynamo.DynamoClients;
 import io.rebalance.core.redis.RedisConnector;
 import io.rebalance.core.retry.Retrier;

@@ -2,6 +2,7 @@ package io.rebalance.mover;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rebalance.core.copy.RunStatus;
 import io.rebalance.testkit.ItemComparison;
 import io.rebalance.testkit.SharedServices;
 import java.sql.Connection;

@@ -42,8 +42,8 @@ import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
 import software.amazon.awssdk.services.dynamodb.model.Update;
 
 /**
- * An application on a room_events table (id, room_id, kind, data, created_at, seq) as issue 5 has applications take
- * part: every write goes through a {@link WriteGuard} to wherever the route says, every read asks the {@link Router}
+ * An application on a room_events table (id, room_id, kind, data, created_at, seq) as applications take part in a
+ * cutover: every write goes through a {@link WriteGuard} to wherever the route says, every read asks the {@link Router}
  * where to read. Writers insert new events (ULIDs of now) and add one to the seq of events already there; readers
  * read an event's seq and check it against the {@link Ledger}: a read that starts after a write was acknowledged must
  * see it, whichever store it reads.

@@ -17,7 +17,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Cutover-and-rollback cycles with an {@link AppSimulator} writing across every flip (issue 5's acceptance run): each
+ * Cutover-and-rollback cycles with an {@link AppSimulator} writing across every flip (the cutover's acceptance run): each
  * cycle runs {@code rebalance cutover}, lets the application write to DynamoDB, runs {@code rebalance cutover
  * --rollback}, lets it write to Postgres, then pauses it and compares both whole stores with its {@link Ledger}.
  * Postgres must match at once (the rollback drained every DynamoDB write into it); DynamoDB once the tail has caught

@@ -1,4 +1,4 @@
-package io.rebalance.mover;
+package io.rebalance.core.copy;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;

@@ -1,4 +1,4 @@
-package io.rebalance.mover;
+package io.rebalance.core.copy;
 
 /**
  * The global status of a run, stored at {@code <prefix>status}. Commands write the TO_ states; the keeper turns

@@ -1,4 +1,4 @@
-package io.rebalance.mover;
+package io.rebalance.core.copy;
 
 import io.rebalance.core.slot.Slot;
 import java.util.Map;

@@ -1,0 +1,69 @@
+package io.rebalance.cli;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The house rules, over the main classes of every module this one sees (all but demo and bench): dependencies point
+ * one way. {@code core} reaches no part; the parts ({@code mover}, {@code verifier}, {@code cdc}, {@code cutover},
+ * {@code client}) never import each other; {@code ops} composes them and reaches neither {@code cli} nor the test-only
+ * modules; nothing below {@code cli} reaches it.
+ */
+class ArchitectureTest {
+    private static final List<String> PARTS = List.of("mover", "verifier", "cdc", "cutover", "client");
+    private static final JavaClasses MAIN = new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .withImportOption(location -> !location.contains("-tests.jar")) // local-services' test kit
+            .importPackages("io.rebalance");
+
+    @Test
+    void coreReachesNoPart() {
+        noClasses()
+                .that()
+                .resideInAPackage("io.rebalance.core..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(
+                        packages("mover", "verifier", "cdc", "cutover", "client", "ops", "cli", "demo", "sim", "local"))
+                .check(MAIN);
+    }
+
+    @Test
+    void partsNeverImportEachOther() {
+        for (String part : PARTS) {
+            List<String> others = new ArrayList<>(List.of("ops", "cli", "demo", "sim", "local"));
+            for (String p : PARTS) if (!p.equals(part)) others.add(p);
+            noClasses()
+                    .that()
+                    .resideInAPackage("io.rebalance." + part + "..")
+                    .should()
+                    .dependOnClassesThat()
+                    .resideInAnyPackage(packages(others.toArray(String[]::new)))
+                    .because(part + " is a part: it depends on core alone, and ops composes the parts")
+                    .check(MAIN);
+        }
+    }
+
+    @Test
+    void opsComposesAndNothingBelowReachesTheCommands() {
+        noClasses()
+                .that()
+                .resideInAPackage("io.rebalance.ops..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(packages("cli", "demo", "sim", "local"))
+                .check(MAIN);
+    }
+
+    private static String[] packages(String... modules) {
+        String[] out = new String[modules.length];
+        for (int i = 0; i < modules.length; i++) out[i] = "io.rebalance." + modules[i] + "..";
+        return out;
+    }
+}
