@@ -36,7 +36,18 @@ class ReconcileIT {
             RunKeys run = new RunKeys(f.config().redis().prefix());
             f.redis.set(
                     run.plan(),
-                    new RunPlan(f.table, "id", f.table, "", "us-east-1", "20241020.04", "20241020.00", 10, 0, null)
+                    new RunPlan(
+                                    f.table,
+                                    "id",
+                                    f.table,
+                                    "",
+                                    "us-east-1",
+                                    "20241020.04",
+                                    "20241020.00",
+                                    10,
+                                    0,
+                                    null,
+                                    false)
                             .toJson()); // what the first copy process does
             f.redis.hset(run.slotState(Slot.parse("20241020.04")), "status", "FINISHED");
 

@@ -225,7 +225,8 @@ public final class RunPlanner {
                         existing.oldest(),
                         existing.estimatedRows(),
                         existing.createdMs(),
-                        existing.columns()));
+                        existing.columns(),
+                        existing.noTime()));
     }
 
     private static String endpoint(DynamoDbClient dynamo) {

@@ -17,7 +17,7 @@ class KeeperIT {
     private final String prefix = SharedServices.unique("kp") + ":";
     private final RunKeys keys = new RunKeys(prefix);
     private final RunPlan plan =
-            new RunPlan("t", "id", "t", "", "us-east-1", "20241020.04", "20241020.00", 1000, 0, null);
+            new RunPlan("t", "id", "t", "", "us-east-1", "20241020.04", "20241020.00", 1000, 0, null, false);
 
     private void finish(SlotStore store, String slot) {
         Slot s = Slot.parse(slot);

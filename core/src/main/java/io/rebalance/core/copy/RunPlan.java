@@ -35,32 +35,6 @@ public record RunPlan(
         boolean noTime) {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    /** A plan without the no-time slot (slots from the key). */
-    public RunPlan(
-            String table,
-            String keyColumn,
-            String targetTable,
-            String targetEndpoint,
-            String targetRegion,
-            String newest,
-            String oldest,
-            long estimatedRows,
-            long createdMs,
-            List<String> columns) {
-        this(
-                table,
-                keyColumn,
-                targetTable,
-                targetEndpoint,
-                targetRegion,
-                newest,
-                oldest,
-                estimatedRows,
-                createdMs,
-                columns,
-                false);
-    }
-
     public SlotRange range() {
         return new SlotRange(Slot.parse(newest), Slot.parse(oldest), noTime);
     }
