@@ -176,10 +176,9 @@ final class CutoverCommand implements Callable<Integer> {
                 }
                 if (!unwritable.isEmpty()) {
                     // a rollback is proven possible before the flip, not discovered impossible after it
-                    unwritable.forEach(why -> err.println("error: " + why));
                     err.println("error: --prepare refused: the reverse stream could not write " + table.name()
-                            + " back, so a cutover could not be rolled back. Nothing was changed. ["
-                            + ErrorCode.CUTOVER_REFUSED + "]");
+                            + " back, so a cutover could not be rolled back: " + String.join("; and ", unwritable)
+                            + ". Nothing was changed. [" + ErrorCode.CUTOVER_REFUSED + "]");
                     return ErrorCode.CUTOVER_REFUSED.exitCode();
                 }
                 List<String> prepared = parts.prepare();

@@ -110,7 +110,7 @@ final class VerifyCommand implements Callable<Integer> {
     /** Which store holds the truth, read once per run: Postgres until a cutover opens DynamoDB to applications. */
     private StoreOfRecord storeOfRecord;
 
-    /** With --all: rows no slot holds (no time, or outside slots.from/slots.to), which no slot's verdict covers. */
+    /** With --all: rows no slot holds (outside slots.from/slots.to), which no slot's verdict covers. */
     private UnslottedRows unslotted;
 
     @Override
