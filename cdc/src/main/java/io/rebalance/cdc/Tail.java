@@ -18,7 +18,6 @@ import io.rebalance.core.handoff.KeyLog;
 import io.rebalance.core.lease.LeaseLost;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.retry.Retrier;
-import io.rebalance.core.route.RoutingTable;
 import io.rebalance.core.source.PageReader;
 import io.rebalance.core.source.SchemaWatch;
 import io.rebalance.core.source.SourceSession;
@@ -56,6 +55,7 @@ public final class Tail implements AutoCloseable {
     private final UnifiedJedis redis;
     private final TailKeys keys;
     private final TailLease lease;
+    private final SlotGuard slotGuard;
     private final TailStats stats = new TailStats();
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final AtomicReference<DebeziumEngine<?>> engine = new AtomicReference<>();
@@ -69,6 +69,7 @@ public final class Tail implements AutoCloseable {
         this.redis = redis;
         this.keys = new TailKeys(config.redis().prefix());
         this.lease = new TailLease(redis, keys, owner, config.tail().leaseTtlDuration());
+        this.slotGuard = new SlotGuard(config, redis, keys, lease.ttl());
     }
 
     /**
@@ -167,8 +168,8 @@ public final class Tail implements AutoCloseable {
         var target = config.target();
         var t = config.tail();
         try (Connection c = session.openForPreflight()) {
-            refuseLostSlot(c);
-            awaitSlotFree(c);
+            slotGuard.refuseLost(c);
+            slotGuard.awaitFree(c, stopped);
         }
         RunKeys runKeys = new RunKeys(config.redis().prefix());
         TouchedKeys touched =
@@ -246,13 +247,14 @@ public final class Tail implements AutoCloseable {
             }
             RepairQueue repairs = new RepairQueue(redis, keys);
             timers.execute(() -> serveRepairs(repairs, applier, leaseLost));
-            timers.execute(() -> runReverse(hold, leaseLost));
+            timers.execute(() -> new ReverseLoop(config, table, dynamo, redis, lease, streamsOf)
+                    .run(hold, () -> !stopping && leaseLost.get() == null, stopped));
             while (!stopping && leaseLost.get() == null) {
                 if (schemaChange.get() != null) throw schemaChanged(schemaChange.get()); // seen while none ran
                 Throwable failure = runEngine(id, applier);
                 if (schemaChange.get() != null) throw schemaChanged(schemaChange.get());
                 if (stopping || leaseLost.get() != null) break;
-                if (offsetsGone(failure)) {
+                if (SlotGuard.offsetsGone(failure)) {
                     throw new RebalanceException(
                             ErrorCode.TAIL_OFFSETS_GONE,
                             "the tail's saved position (" + keys.offsets() + ") is older than anything replication"
@@ -265,7 +267,8 @@ public final class Tail implements AutoCloseable {
                 if (lost != null) throw lost;
                 lease.check();
                 try (Connection c = session.openForPreflight()) {
-                    refuseLostSlot(c); // restarting a stream whose slot is gone would loop, or start from a new slot
+                    slotGuard.refuseLost(
+                            c); // restarting a stream whose slot is gone would loop, or start from a new slot
                 } catch (java.sql.SQLException unreachable) {
                     // Postgres is away: the restart below finds out again, and this check runs before the next one
                 }
@@ -293,52 +296,6 @@ public final class Tail implements AutoCloseable {
                         + " (docs/schema-changes.md)");
     }
 
-    /**
-     * A slot Postgres invalidated, or one that is gone while the tail has saved positions in it (dropped under the
-     * tail), has lost changes the stream can never deliver: stop once, with the way forward, rather than restart in a
-     * loop or let Debezium create a new slot that starts after the gap.
-     */
-    private void refuseLostSlot(Connection c) throws java.sql.SQLException {
-        String name = config.tail().slotName();
-        TailPreflight.SlotInfo slot = TailPreflight.slot(c, name);
-        String startOver = " Start over: `rebalance tail --drop-slot`, `rebalance reset`, then `rebalance tail` and"
-                + " `rebalance copy` again (or `rebalance verify --all --repair` to rewrite what the stream missed,"
-                + " once a new tail runs).";
-        if (slot.lost()) {
-            throw new RebalanceException(
-                    ErrorCode.TAIL_SLOT_LOST,
-                    "replication slot '" + name + "' was invalidated by Postgres (wal_status lost): it fell more than"
-                            + " max_slot_wal_keep_size behind and the WAL it needed was removed, so changes since are"
-                            + " gone from the stream." + startOver
-                            + " Raise max_slot_wal_keep_size, or watch safe_wal_bytes in `rebalance status`, so it does"
-                            + " not happen again.");
-        }
-        if (!slot.exists() && offsetsSaved()) {
-            throw new RebalanceException(
-                    ErrorCode.TAIL_OFFSETS_GONE,
-                    "replication slot '" + name + "' is gone while the tail has saved positions in it ("
-                            + keys.offsets() + "): it was dropped under the tail, so changes since are gone from the"
-                            + " stream." + startOver);
-        }
-    }
-
-    /** Whether the tail saved positions; false while Redis is away (the check runs again before the next restart). */
-    private boolean offsetsSaved() {
-        try {
-            return redis.exists(keys.offsets());
-        } catch (RuntimeException redisAway) {
-            return false;
-        }
-    }
-
-    /** Restarting cannot help when Debezium says the position it must resume from is gone from the slot. */
-    private static boolean offsetsGone(Throwable failure) {
-        for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (t.getMessage() != null && t.getMessage().contains("no longer available on the server")) return true;
-        }
-        return false;
-    }
-
     /** Carries out verify's repair requests, one at a time with the stream's batches, while this tail streams. */
     private void serveRepairs(RepairQueue repairs, ChangeApplier applier, AtomicReference<Throwable> leaseLost) {
         while (!stopping && leaseLost.get() == null && !Thread.currentThread().isInterrupted()) {
@@ -354,55 +311,6 @@ public final class Tail implements AutoCloseable {
                     return;
                 }
             }
-        }
-    }
-
-    /**
-     * Runs the reverse stream (ADR 7) beside the forward one, under the same lease: it writes Postgres only while a
-     * cutover has made DynamoDB the store of record, and otherwise reads along, so its positions stay current.
-     */
-    private void runReverse(TailHold hold, AtomicReference<Throwable> leaseLost) {
-        HandoffKeys handoff = new HandoffKeys(config.redis().prefix());
-        String scope = config.cutover().scopeOr(config.target().table());
-        try (DynamoDbStreamsClient streams = streamsOf.apply(dynamo);
-                ReverseApplier applier = new ReverseApplier(
-                        new SourceSession(config.source()),
-                        dynamo,
-                        config.target().table(),
-                        table.decoder(config.target()),
-                        new RowWriteBack(table),
-                        new PostgresFence(config.cutover().pgFence()),
-                        scope,
-                        hold,
-                        lease)) {
-            ReverseStream reverse = new ReverseStream(
-                    dynamo,
-                    streams,
-                    config.target().table(),
-                    redis,
-                    handoff,
-                    new RoutingTable(redis, config.redis().prefix()),
-                    scope,
-                    applier);
-            while (!stopping
-                    && leaseLost.get() == null
-                    && !Thread.currentThread().isInterrupted()) {
-                long wait;
-                try {
-                    wait = reverse.round() > 0 ? 0 : reverse.idleWaitMs();
-                } catch (LeaseLost e) {
-                    return;
-                } catch (Exception e) {
-                    reverse.reset();
-                    log.warn("the reverse stream's round failed, retrying in 1 s: {}", e.toString());
-                    // Redis may be the one away: reporting must not end the stream
-                    quietly("report the reverse stream's error", () -> reverse.failed(e));
-                    wait = 1_000;
-                }
-                if (wait > 0 && stopped.await(wait, TimeUnit.MILLISECONDS)) return;
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 
@@ -443,81 +351,16 @@ public final class Tail implements AutoCloseable {
 
     /** The topic Debezium gives the table's change events under {@link #properties}. */
     public String topic(TailPreflight.TableId id) {
-        return config.tail().slotName() + "." + id.dotted();
+        return debezium().topic(id);
     }
 
     /** The Debezium settings this tail runs with (the bench runs Debezium alone on the same). */
     public Properties properties(TailPreflight.TableId id) {
-        var t = config.tail();
-        var src = config.source();
-        ReplicationHost where = ReplicationHost.of(src);
-        Properties p = new Properties();
-        // every setting of the JDBC URL (sslmode, sslrootcert, ...) reaches the driver of both of Debezium's
-        // connections
-        where.driverSettings().forEach((k, v) -> p.setProperty("driver." + k, (String) v));
-        p.setProperty("name", "rebalance-tail");
-        p.setProperty("connector.class", "io.debezium.connector.postgresql.PostgresConnector");
-        // Named for the slot: Debezium registers its JMX metrics under this name and, when a second engine in one
-        // JVM (a test, the bench) uses a name still registered, waits a minute per context before streaming.
-        p.setProperty("topic.prefix", t.slotName());
-        p.setProperty("database.hostname", where.host());
-        p.setProperty("database.port", where.port());
-        p.setProperty("database.dbname", where.database());
-        p.setProperty("database.user", where.user());
-        // The engine logs its properties whole at DEBUG: secrets stay out of them, behind handles (EngineSecrets).
-        if (!where.password().isEmpty()) {
-            p.setProperty("driver.authenticationPluginClassName", EnginePassword.class.getName());
-            p.setProperty("driver." + EnginePassword.HANDLE, EngineSecrets.keep(where.password()));
-        }
-        p.setProperty("plugin.name", "pgoutput");
-        p.setProperty("slot.name", t.slotName());
-        p.setProperty("publication.name", t.publication());
-        p.setProperty("publication.autocreate.mode", "filtered");
-        // a partitioned table's changes then carry its own name, not its partitions' (new partitions included)
-        if (id.partitioned()) p.setProperty("publish.via.partition.root", "true");
-        p.setProperty("table.include.list", java.util.regex.Pattern.quote(id.dotted()));
-        // the key Debezium puts on each event is the migration's key column, whatever the table's primary key is
-        p.setProperty("message.key.columns", id.dotted() + ":" + table.keyColumn());
-        // Only the key is used (ChangeApplier reads the row itself), so Debezium converts no other column: the
-        // decoding is most of the tail's CPU, and a large jsonb costs the most of it.
-        p.setProperty(
-                "column.include.list",
-                java.util.regex.Pattern.quote(id.dotted()) + "\\." + java.util.regex.Pattern.quote(table.keyColumn()));
-        p.setProperty("snapshot.mode", "no_data"); // the mover backfills; the tail only streams
-        p.setProperty("tombstones.on.delete", "false");
-        p.setProperty("skipped.operations", "none"); // TRUNCATE arrives, to be reported (ChangeHandler#truncated)
-        p.setProperty("slot.drop.on.stop", "false");
-        p.setProperty("poll.interval.ms", Long.toString(t.pollIntervalDuration().toMillis()));
-        p.setProperty("max.batch.size", Integer.toString(t.maxBatch()));
-        p.setProperty("max.queue.size", Integer.toString(t.maxBatch() * 4));
-        p.setProperty(
-                "heartbeat.interval.ms", Long.toString(t.heartbeatDuration().toMillis()));
-        // An idle table gets no events, and Postgres 15's pgoutput sends nothing for other tables' transactions, so
-        // the slot would pin WAL forever. Each heartbeat writes a logical message instead (no table, no row): the
-        // slot decodes it, the tail passes it, and the confirmed position follows the server's.
-        p.setProperty("heartbeat.action.query", "SELECT pg_logical_emit_message(false, 'rebalance.heartbeat', '')");
-        p.setProperty("offset.storage", RedisOffsetStore.class.getName());
-        p.setProperty("offset.flush.interval.ms", "1000");
-        p.setProperty(
-                RedisOffsetStore.REDIS_URL, EngineSecrets.keep(config.redis().url()));
-        p.setProperty(RedisOffsetStore.OFFSETS_KEY, keys.offsets());
-        p.setProperty(RedisOffsetStore.LEASE_KEY, keys.lease());
-        p.setProperty(RedisOffsetStore.OWNER, lease.member()); // saves compare the member: this grant, not the process
-        return p;
+        return debezium().properties(id);
     }
 
-    /** A slot still read by a tail that just died frees itself within moments; one read by anything else is refused. */
-    private void awaitSlotFree(Connection c) throws Exception {
-        long deadline = System.nanoTime() + lease.ttl().toNanos();
-        while (true) {
-            try {
-                TailPreflight.slotUsable(c, config.tail().slotName());
-                return;
-            } catch (io.rebalance.core.RebalanceException e) {
-                if (!TailPreflight.slot(c, config.tail().slotName()).active() || System.nanoTime() > deadline) throw e;
-                if (stopped.await(200, TimeUnit.MILLISECONDS)) return; // the old reader's connection is closing
-            }
-        }
+    private DebeziumSettings debezium() {
+        return new DebeziumSettings(config, table, keys, lease.member());
     }
 
     private void closeEngine() {
@@ -538,11 +381,11 @@ public final class Tail implements AutoCloseable {
     }
 
     @FunctionalInterface
-    private interface Task {
+    interface Task {
         void run() throws Exception;
     }
 
-    private static void quietly(String what, Task task) {
+    static void quietly(String what, Task task) {
         try {
             task.run();
         } catch (LeaseLost e) {

@@ -2,16 +2,13 @@ package io.rebalance.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import io.rebalance.cdc.ChangedSlots;
 import io.rebalance.cdc.RepairQueue;
 import io.rebalance.cdc.TailKeys;
 import io.rebalance.cdc.TailProgress;
 import io.rebalance.core.ErrorCode;
 import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
-import io.rebalance.core.copy.CopyProgress;
 import io.rebalance.core.copy.RunPlan;
-import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.route.StoreOfRecord;
@@ -23,20 +20,15 @@ import io.rebalance.core.source.UnslottedRows;
 import io.rebalance.mover.RunPlanner;
 import io.rebalance.ops.Connections;
 import io.rebalance.ops.InFlightWait;
+import io.rebalance.ops.VerifyScope;
 import io.rebalance.verifier.Difference;
-import io.rebalance.verifier.Repairs;
 import io.rebalance.verifier.SlotResult;
 import io.rebalance.verifier.VerificationStore;
 import io.rebalance.verifier.Verifier;
 import java.io.PrintWriter;
 import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -152,7 +144,7 @@ final class VerifyCommand implements Callable<Integer> {
             SourceTable table;
             try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
                 table = SourceTable.inspect(pg, config);
-                requireUtf8(pg);
+                VerifyScope.requireUtf8(pg);
                 new RunPlanner(config).refuseAnotherRun(c.runState(), table, c.dynamo());
                 // items of two shapes would read as differences everywhere, with no word of why
                 RunPlan planned = c.runState().plan();
@@ -161,14 +153,8 @@ final class VerifyCommand implements Callable<Integer> {
                     if (changed.isPresent()) throw RunPlanner.schemaChanged(table.name(), changed.get());
                 }
                 if (all) {
-                    chosen.addAll(allSlots(config, c, pg, table));
-                    RunPlan plan = c.runState().plan();
-                    unslotted = UnslottedRows.count(
-                            pg,
-                            table,
-                            config,
-                            tailWritten(config, c, table),
-                            plan == null ? Instant.now() : Instant.ofEpochMilli(plan.createdMs()));
+                    chosen.addAll(VerifyScope.allSlots(config, c, pg, table));
+                    unslotted = VerifyScope.unslotted(config, c, pg, table);
                 }
             }
             TargetTable.check(
@@ -193,7 +179,7 @@ final class VerifyCommand implements Callable<Integer> {
                         + " open), never a reason to repair DynamoDB from Postgres: --repair is refused.");
             }
             List<Slot> ordered = new ArrayList<>(new TreeSet<>(chosen).descendingSet());
-            Set<String> copying = stillCopying(c, ordered);
+            Set<String> copying = VerifyScope.stillCopying(c, ordered);
             if (!copying.isEmpty()) {
                 err.println("warning: " + copying.size() + " of these slots are not finished copying (the copy is still"
                         + " running); items it has not written yet show as MISSING until it has");
@@ -205,7 +191,7 @@ final class VerifyCommand implements Callable<Integer> {
             RefusedRows refused = new RefusedRows(c.redis(), config.redis().prefix());
             boolean throughTail = (repair || retryRefused)
                     && new TailProgress(c.redis(), tailKeys).applied().isPresent();
-            if (throughTail) verifier.repairThrough(throughTail(new RepairQueue(c.redis(), tailKeys)));
+            if (throughTail) verifier.repairThrough(VerifyScope.throughTail(new RepairQueue(c.redis(), tailKeys)));
             else verifier.recordRefusals(refused);
             if (retryRefused) {
                 // with --json and slots to verify, stdout holds their one JSON document: the retry's summary goes to
@@ -259,61 +245,6 @@ final class VerifyCommand implements Callable<Integer> {
                         "--slot " + s + " is not valid: " + e.getMessage()
                                 + "; write a slot like 20241020.02 or a range like 20241020.00..20241020.23");
             }
-        }
-        return out;
-    }
-
-    /**
-     * Every slot that holds rows in Postgres or may hold items in DynamoDB: the run's plan (what was copied), the
-     * table's range now (rows inserted into hours newer, or older, than the plan), and every slot the tail has written
-     * (including deletes of rows that were there). With both slots.from and slots.to set, the configured window stands
-     * in for the table's range; rows outside it are counted ({@link UnslottedRows}), not verified.
-     */
-    private static List<Slot> allSlots(MigrationConfig config, Connections c, Connection pg, SourceTable table)
-            throws SQLException {
-        RunPlan plan = c.runState().plan();
-        Set<Slot> out = new TreeSet<>();
-        if (plan != null) plan.range().forEach(out::add);
-        try {
-            new RunPlanner(config).range(pg, table).forEach(out::add);
-        } catch (RebalanceException e) {
-            if (plan == null) throw e; // no plan and an empty table: nothing to verify, and the error says so
-        }
-        // with a window too: a slot the tail wrote outside it holds rows the copy never read, which must show
-        out.addAll(tailWritten(config, c, table));
-        return new ArrayList<>(out);
-    }
-
-    private static Set<Slot> tailWritten(MigrationConfig config, Connections c, SourceTable table) {
-        return new ChangedSlots(c.redis(), new TailKeys(config.redis().prefix()), table.keyspace())
-                .positions()
-                .slots();
-    }
-
-    /** md5() hashes the database's bytes; the Java side hashes UTF-8, so the two agree only in a UTF8 database. */
-    private static void requireUtf8(Connection pg) throws SQLException {
-        try (Statement st = pg.createStatement();
-                ResultSet rs = st.executeQuery("SHOW server_encoding")) {
-            rs.next();
-            String encoding = rs.getString(1);
-            if (!encoding.equalsIgnoreCase("UTF8")) {
-                throw new RebalanceException(
-                        ErrorCode.SOURCE_KEY_TYPE,
-                        "the source database's encoding is " + encoding + "; verify hashes text as UTF-8 and needs"
-                                + " a UTF8 database (copy works with any encoding)");
-            }
-        }
-    }
-
-    /** Slots of the run's plan the mover has not finished (see {@link CopyProgress}). */
-    private static Set<String> stillCopying(Connections c, List<Slot> slots) {
-        var run = c.runState();
-        RunPlan plan = run.plan();
-        if (plan == null || run.status() == RunStatus.FINISHED) return Set.of();
-        CopyProgress progress = new CopyProgress(c.redis(), run.keys());
-        Set<String> out = new HashSet<>();
-        for (Slot slot : slots) {
-            if (progress.mayStillWrite(plan, slot)) out.add(slot.name());
         }
         return out;
     }
@@ -455,17 +386,5 @@ final class VerifyCommand implements Callable<Integer> {
         }
         out.flush();
         return code;
-    }
-
-    /**
-     * While a tail runs, repairs are carried out by it, in order with the stream: written beside it, a repair that read
-     * a row just before the tail applied a newer change could put the older row back for good.
-     */
-    private static Repairs throughTail(RepairQueue queue) {
-        java.time.Duration bound = java.time.Duration.ofMinutes(2); // a repair waits behind at most the current batch
-        return (source, ids) -> queue.submit(ids, bound)
-                .orElseThrow(() -> new IllegalStateException("the running tail did not carry out the repair of "
-                        + ids.size() + " ids within " + bound.toSeconds() + " s; check `rebalance status` (is it"
-                        + " keeping up?) and verify again"));
     }
 }

@@ -12,16 +12,8 @@ import io.rebalance.core.route.FencedRoute;
 import io.rebalance.core.route.Route;
 import io.rebalance.core.route.RouteStatus;
 import io.rebalance.core.route.RoutingTable;
-import java.time.Duration;
-import java.util.Collection;
-import java.util.EnumSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,6 +43,7 @@ public final class Cutover {
     private final TargetWriteLog writeLog;
     private final Supplier<String> partitionKey;
     private final String owner;
+    private final FailedStep failure;
     private CutoverHooks hooks = CutoverHooks.NONE;
 
     public Cutover(
@@ -74,83 +67,18 @@ public final class Cutover {
         this.writeLog = writeLog;
         this.partitionKey = partitionKey;
         this.owner = owner;
+        this.failure = new FailedStep(settings, routes, journal, stores);
+    }
+
+    /** One command run, with the hooks set now. */
+    private CommandRun run(String op) {
+        return new CommandRun(op, settings, lock, journal, hooks, owner);
     }
 
     /** Test hook: called before every step. */
     public Cutover hooks(CutoverHooks hooks) {
         this.hooks = hooks;
         return this;
-    }
-
-    /** One command run: which steps ran, for undo and for the figures. */
-    private final class Run implements AutoCloseable {
-        final String op;
-        final Map<CutoverStep, Long> stepMs = new LinkedHashMap<>();
-        final Set<CutoverStep> begun = EnumSet.noneOf(CutoverStep.class);
-        HeldLease lease;
-        long blockStartNanos;
-        long stepStart;
-        CutoverStep current;
-        /** The epoch this command's flip recorded on the fences (0 before it did). */
-        long recordedEpoch;
-        /** What the outcome adds: a route change no replica confirmed. */
-        String unreplicated = "";
-
-        Run(String op) {
-            this.op = op;
-        }
-
-        void step(CutoverStep step, String detail) throws Exception {
-            finishStep();
-            journal.step(op, step, detail);
-            begun.add(step);
-            current = step;
-            stepStart = System.nanoTime();
-            hooks.before(step);
-        }
-
-        void finishStep() {
-            if (current != null) stepMs.put(current, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - stepStart));
-            current = null;
-        }
-
-        void acquire(boolean waitForOthers) throws Exception {
-            step(CutoverStep.ACQUIRE, "");
-            blockStartNanos = System.nanoTime();
-            long deadline = waitForOthers
-                    ? blockStartNanos + settings.leaseTtl().multipliedBy(3).toNanos()
-                    : blockStartNanos + settings.maxWriteBlock().toNanos();
-            lease = HeldLease.acquire(lock, owner, settings.leaseTtl(), deadline, waitForOthers);
-            journal.set("token", Long.toString(lease.token()));
-        }
-
-        /** What is left of the write-block budget; fails once it is spent. */
-        Duration remaining() throws StepFailed {
-            long left = blockStartNanos + settings.maxWriteBlock().toNanos() - System.nanoTime();
-            if (left <= 0) {
-                throw new StepFailed("writes have been blocked for " + blockedMs() + " ms, the most --max-write-block ("
-                        + settings.maxWriteBlock().toMillis() + " ms) allows");
-            }
-            return Duration.ofNanos(left);
-        }
-
-        long blockedMs() {
-            return blockStartNanos == 0 ? 0 : TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - blockStartNanos);
-        }
-
-        CutoverOutcome done(String detail) throws Exception {
-            step(CutoverStep.RELEASE, "");
-            lease.release();
-            long blocked = blockedMs();
-            finishStep();
-            journal.end(op, "done", detail + unreplicated, blocked);
-            return new CutoverOutcome(op, lease.token(), blocked, stepMs, detail + unreplicated);
-        }
-
-        @Override
-        public void close() {
-            if (lease != null) lease.close(); // stops renewing; a lease not released lapses on its own
-        }
     }
 
     /**
@@ -161,7 +89,7 @@ public final class Cutover {
      */
     public CutoverOutcome cutover(PreChecks checks, WindowVerification verification) throws Exception {
         Route route = startFrom(RouteStatus.SOURCE, "cutover");
-        try (Run run = new Run("cutover")) {
+        try (CommandRun run = run("cutover")) {
             journal.begin(run.op, owner);
             run.step(CutoverStep.PRECHECK, "");
             List<PreCheck> failed = failedChecks(checks);
@@ -205,7 +133,7 @@ public final class Cutover {
                 return run.done(done);
             } catch (Exception e) {
                 if (flipped) throw e;
-                return settle(run, RouteStatus.SOURCE, RouteStatus.TARGET, e, done);
+                return failure.settle(run, RouteStatus.SOURCE, RouteStatus.TARGET, e, done);
             } finally {
                 quietly(verification);
             }
@@ -229,9 +157,10 @@ public final class Cutover {
         }
         TargetWriteLog.Read logged = writeLog.read(route.epoch());
         if (!logged.complete() && !proof.comparesEveryKey()) {
-            throw new RebalanceException(ErrorCode.CUTOVER_REFUSED, incompleteLog(logged) + " Nothing was changed.");
+            throw new RebalanceException(
+                    ErrorCode.CUTOVER_REFUSED, RollbackDrain.incompleteLog(logged) + " Nothing was changed.");
         }
-        try (Run run = new Run("rollback")) {
+        try (CommandRun run = run("rollback")) {
             journal.begin(run.op, owner);
             boolean flipped = false;
             try {
@@ -240,7 +169,7 @@ public final class Cutover {
                 run.step(CutoverStep.CLOSE_TARGET, "token " + token);
                 stores.setDynamo(FenceWriter.NONE, token);
                 run.step(CutoverStep.DRAIN_REVERSE, "");
-                String drained = drain(run, proof, route.epoch());
+                String drained = new RollbackDrain(reverse, writeLog).drain(run, proof, route.epoch());
                 journal.note(run.op, drained);
                 run.step(CutoverStep.OPEN_SOURCE, "token " + token);
                 stores.setPostgres(FenceWriter.APP, token, run.remaining());
@@ -254,7 +183,7 @@ public final class Cutover {
                 return run.done(ROLLED_BACK + "; " + drained);
             } catch (Exception e) {
                 if (flipped) throw e;
-                return settle(run, RouteStatus.TARGET, RouteStatus.SOURCE, e, ROLLED_BACK);
+                return failure.settle(run, RouteStatus.TARGET, RouteStatus.SOURCE, e, ROLLED_BACK);
             }
         }
     }
@@ -262,7 +191,7 @@ public final class Cutover {
     /** Ends the rollback window: the route becomes FINAL, the reverse stream stops, rollback is refused from then. */
     public CutoverOutcome closeWindow() throws Exception {
         Route route = startFrom(RouteStatus.TARGET, "close-window");
-        try (Run run = new Run("close-window")) {
+        try (CommandRun run = run("close-window")) {
             journal.begin(run.op, owner);
             try {
                 run.acquire(false);
@@ -271,7 +200,7 @@ public final class Cutover {
                 dropWriteLog();
                 return run.done(WINDOW_CLOSED);
             } catch (Exception e) {
-                return settle(run, RouteStatus.TARGET, RouteStatus.FINAL, e, WINDOW_CLOSED);
+                return failure.settle(run, RouteStatus.TARGET, RouteStatus.FINAL, e, WINDOW_CLOSED);
             }
         }
     }
@@ -285,7 +214,7 @@ public final class Cutover {
     public CutoverOutcome recover() throws Exception {
         FencedRoute fenced = stores.fenced().orElseThrow(this::notPrepared);
         lock.seedTokens(fenced.highWater()); // before any lease is granted: no token a fence already refuses
-        try (Run run = new Run("recover")) {
+        try (CommandRun run = run("recover")) {
             journal.begin(run.op, owner);
             run.acquire(true);
             fenced = stores.fenced().orElseThrow(this::notPrepared); // again, under the lease
@@ -382,72 +311,6 @@ public final class Cutover {
         };
     }
 
-    /**
-     * Reverse-stream rounds until every key applications wrote to DynamoDB since the flip compares equal in Postgres.
-     * DynamoDB takes no writes now (its fence is closed), and the reverse stream writes what DynamoDB holds, so a key
-     * once equal stays equal, and a key that differs is a stream record not delivered yet: DynamoDB Streams gives no
-     * bound on that, so this compares instead of waiting a fixed time. Fails when the write-block budget runs out.
-     *
-     * @return what was compared, for the outcome
-     */
-    private String drain(Run run, DrainProof proof, long epoch) throws Exception {
-        drainRound(run);
-        // read after the fence closed: every write it admitted logged its keys before it was sent
-        TargetWriteLog.Read logged = writeLog.read(epoch);
-        if (!logged.complete() && !proof.comparesEveryKey()) throw new StepFailed(incompleteLog(logged));
-        Optional<Collection<String>> keys = logged.keys().map(k -> k);
-        int rounds = 1;
-        Collection<String> differ = compare(run, proof, keys);
-        long firstDiffering = differ.size();
-        while (!differ.isEmpty()) {
-            try {
-                drainRound(run); // the records of what still differs were not delivered yet
-                rounds++;
-                differ = compare(run, proof, Optional.of(differ));
-            } catch (StepFailed spent) { // the budget ran out: say what kept Postgres closed
-                throw stillDiffer(differ, rounds, spent);
-            }
-        }
-        return (keys.isPresent()
-                        ? keys.get().size() + " keys written to DynamoDB since the flip"
-                        : "every key of both stores (" + logged.incomplete() + ")")
-                + " equal in Postgres after " + rounds + " reverse-stream round" + (rounds == 1 ? "" : "s")
-                + (firstDiffering > 0 ? " (" + firstDiffering + " differed after the first)" : "");
-    }
-
-    private static StepFailed stillDiffer(Collection<String> differ, int rounds, StepFailed spent) {
-        return new StepFailed(differ.size() + " of the keys written to DynamoDB since the flip still differ in Postgres"
-                + " after " + rounds + " reverse-stream rounds ("
-                + String.join(", ", differ.stream().limit(5).toList())
-                + (differ.size() > 5 ? ", ..." : "") + "): " + spent.getMessage()
-                + "; `rebalance verify --all` names what differs");
-    }
-
-    private void drainRound(Run run) throws Exception {
-        String id = reverse.drain().request();
-        if (!reverse.drain().awaitDrained(id, run.remaining())) {
-            throw new StepFailed("the reverse stream did not finish a round within the write-block budget;"
-                    + " is `rebalance tail` running? (`rebalance status` shows the reverse stream's lag)");
-        }
-    }
-
-    private static Collection<String> compare(Run run, DrainProof proof, Optional<Collection<String>> keys)
-            throws Exception {
-        try {
-            return proof.differing(keys, run.remaining());
-        } catch (TimeoutException e) {
-            throw new StepFailed("comparing the keys written since the flip did not finish within the write-block"
-                    + " budget (" + e.getMessage() + ")");
-        }
-    }
-
-    private static String incompleteLog(TargetWriteLog.Read logged) {
-        return "the log of the keys applications wrote to DynamoDB since the flip is incomplete: "
-                + logged.incomplete() + ". A rollback must then compare every key of both stores while writes are"
-                + " blocked: run `rebalance cutover --rollback --verify-all`, with a --max-write-block long enough to"
-                + " read both stores whole.";
-    }
-
     /** The route left TARGET: the log has no use any more; one left behind is replaced by the next flip's. */
     private void dropWriteLog() {
         try {
@@ -471,7 +334,7 @@ public final class Cutover {
      * Records the new route on the fences, then sets it in Redis, under one epoch past every epoch either has seen: a
      * route applications may be using is always one the fences can give back (ADR 8).
      */
-    private void flip(Run run, Route start, RouteStatus to) throws Exception {
+    private void flip(CommandRun run, Route start, RouteStatus to) throws Exception {
         RouteStatus from = start.status();
         long redisEpoch = start.epoch(); // read when the command started: only the exclusive lease's holder changes it
         long fenceEpoch = stores.fenced().map(FencedRoute::epoch).orElse(0L);
@@ -494,34 +357,8 @@ public final class Cutover {
         awaitReplica(run);
     }
 
-    /**
-     * A step failed before the point of no return, as far as this command knows: the route is read again, since a
-     * flip whose reply was lost did happen. When it says {@code to}, the command is done (the stores are aligned to
-     * it, which they are already); otherwise the stores are aligned to the route as it is and the command aborts.
-     */
-    private CutoverOutcome settle(Run run, RouteStatus from, RouteStatus to, Exception cause, String done)
-            throws Exception {
-        Optional<Route> read;
-        try {
-            read = routes.get(settings.scope());
-        } catch (RuntimeException unreadable) {
-            throw unknownRoute(run, cause, unreadable.toString());
-        }
-        if (read.isEmpty()) throw unknownRoute(run, cause, "Redis has no route for the scope: it lost its data");
-        RouteStatus now = read.get().status();
-        if (now != to) throw abort(run, now, cause);
-        log.warn(
-                "{}: {} failed ({}), but the route says {}: the flip happened and its reply was lost",
-                run.op,
-                run.current,
-                cause.toString(),
-                to);
-        if (run.lease != null) stores.to(to, run.lease.token(), settings.alignWait(), hooks);
-        return run.done(done + " (the flip's reply was lost; the route, read again, says " + to + ")");
-    }
-
     /** After a route change: a failover to a replica that lacks it would undo it in Redis (the fences keep it). */
-    private void awaitReplica(Run run) {
+    private void awaitReplica(CommandRun run) {
         try {
             if (replicas.after(lock.keys().route())) return;
             run.unreplicated = "; no Redis replica confirmed the new route within " + ReplicaWait.TIMEOUT.toSeconds()
@@ -530,54 +367,6 @@ public final class Cutover {
             run.unreplicated = "; waiting for a Redis replica failed (" + e + "); the fences keep the route";
         }
         log.warn("{}{}", run.op, run.unreplicated);
-    }
-
-    /** Redis cannot say where the route stands: leave the stores as they are (each half refuses what it must). */
-    private RebalanceException unknownRoute(Run run, Exception cause, String unreadable) {
-        String at = run.current == null ? "start" : run.current.name();
-        String reason = cause instanceof StepFailed ? cause.getMessage() : cause.toString();
-        try {
-            journal.end(run.op, "failed", "at " + at + ": " + reason + "; the route could not be read", 0);
-        } catch (RuntimeException journalAway) {
-            log.warn("journaling the failure failed too: {}", journalAway.toString());
-        }
-        return new RebalanceException(
-                ErrorCode.CUTOVER_INTERRUPTED,
-                run.op + " failed at step " + at + ": " + reason + ", and the route could not be read (" + unreadable
-                        + "), so the stores were left as they are: fences refuse what the route does not allow, so"
-                        + " nothing is lost. Run `rebalance cutover --recover` once Redis answers: it rebuilds the"
-                        + " route from the fences if Redis lost it",
-                cause);
-    }
-
-    /** Before the point of no return: align the stores to the route as it is, release, and say so. */
-    private RebalanceException abort(Run run, RouteStatus route, Exception cause) {
-        String reason = cause instanceof StepFailed ? cause.getMessage() : cause.toString();
-        String at = run.current == null ? "start" : run.current.name();
-        try {
-            if (run.lease != null) {
-                stores.to(route, run.lease.token(), settings.alignWait(), hooks);
-                // the flip's record named the route abandoned: a newer record names the one the stores follow
-                if (run.recordedEpoch > 0) stores.record(route, run.recordedEpoch + 1, settings.alignWait());
-                run.lease.release();
-            }
-            long blocked = run.blockedMs();
-            journal.end(run.op, "aborted", "at " + at + ": " + reason, blocked);
-            return new RebalanceException(
-                    ErrorCode.CUTOVER_ABORTED,
-                    run.op + " aborted at step " + at + ": " + reason + ". Routing is unchanged (" + route
-                            + ") and the fences follow it; writes were blocked for " + blocked + " ms and have"
-                            + " resumed. Fix the cause and run it again.",
-                    cause);
-        } catch (Exception undo) {
-            journal.end(run.op, "failed", "at " + at + ": " + reason + "; putting back failed: " + undo, 0);
-            return new RebalanceException(
-                    ErrorCode.CUTOVER_INTERRUPTED,
-                    run.op + " aborted at step " + at + ": " + reason + ", and putting the fences back failed ("
-                            + undo + "). Routing is unchanged (" + route + "); run `rebalance cutover --recover`"
-                            + " once the cause is fixed",
-                    cause);
-        }
     }
 
     /** Undoes what the verification arranged; a failure there changes nothing about the outcome, so it is logged. */

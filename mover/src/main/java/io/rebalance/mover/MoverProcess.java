@@ -1,6 +1,5 @@
 package io.rebalance.mover;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.rebalance.core.ProcessId;
 import io.rebalance.core.codec.RowCodec;
 import io.rebalance.core.config.Durations;
@@ -18,9 +17,7 @@ import io.rebalance.core.source.PageReader;
 import io.rebalance.core.source.SchemaWatch;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
-import java.net.InetAddress;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -51,7 +48,6 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  */
 public final class MoverProcess implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(MoverProcess.class);
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final MigrationConfig config;
     private final RunPlan plan;
@@ -305,20 +301,9 @@ public final class MoverProcess implements AutoCloseable {
     private void heartbeat() throws Exception {
         status = run.status();
         limiter.setLimit(run.rateLimit());
-        Map<String, Object> info = new LinkedHashMap<>();
-        info.put("host", InetAddress.getLocalHost().getHostName());
-        info.put("pid", ProcessHandle.current().pid());
-        info.put("workers", workers.size());
-        info.put(
-                "slots",
-                busy.entrySet().stream()
-                        .map(e -> e.getKey().name() + " " + e.getValue())
-                        .sorted()
-                        .toList());
-        info.put("rows", counters.rowsWritten());
-        info.put("keeper", keeper.active());
-        info.put("rateLimit", limiter.limit()); // the limit this process applies, so `status` shows that it took effect
-        run.heartbeat(processId, JSON.writeValueAsString(info));
+        run.heartbeat(
+                processId,
+                ProcessInfo.json(workers.size(), busy, counters.rowsWritten(), keeper.active(), limiter.limit()));
     }
 
     /** Synchronized: the schedule and a nudge after a finished slot must not run two ticks at once. */

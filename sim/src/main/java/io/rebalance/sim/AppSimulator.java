@@ -22,8 +22,6 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
-import java.util.EnumMap;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -31,7 +29,6 @@ import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import redis.clients.jedis.UnifiedJedis;
@@ -55,7 +52,7 @@ public final class AppSimulator implements AutoCloseable {
     private static final DateTimeFormatter TS =
             DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSSSSS'+00'").withZone(ZoneOffset.UTC);
     /** The counter column, and its attribute (the simulated table keeps column names in DynamoDB). */
-    private static final String SEQ = "seq";
+    static final String SEQ = "seq";
 
     private static final String[] KINDS = {"message", "join", "leave", "reaction", "edit"};
 
@@ -68,7 +65,7 @@ public final class AppSimulator implements AutoCloseable {
     public record Load(
             int writers, int writesPerSecond, int readers, int readsPerSecond, double updateShare, double oldShare) {
         /**
-         * Issue 5's acceptance load: 500 writes/s from 40 threads, as from concurrent requests (a thread waits for each
+         * The cutover's acceptance load: 500 writes/s from 40 threads, as from concurrent requests (a thread waits for each
          * write, so fewer threads could not keep the rate while a write takes tens of ms), 200 reads/s on 4.
          */
         public static Load acceptance() {
@@ -91,15 +88,14 @@ public final class AppSimulator implements AutoCloseable {
     private final Router router;
     private final Ledger ledger = new Ledger();
     private final ReentrantReadWriteLock gate = new ReentrantReadWriteLock();
-    private final Map<Target, AtomicLong> readsBy = new EnumMap<>(Target.class);
-    private final List<String> staleReads = new ArrayList<>();
+    private final StoreSeqs stores;
+    private final Readers reading;
     private final List<String> errors = new ArrayList<>();
     private final Latencies writeLatency = new Latencies();
     private ScheduledExecutorService threads;
-    /** Each writer and reader keeps its own Postgres connection; {@link #close} closes them once the threads stop. */
+    /** Each writer keeps its own Postgres connection; {@link #close} closes them once the threads stop. */
     private final List<Writer> writers = new ArrayList<>();
 
-    private final List<Reader> readers = new ArrayList<>();
     private int existing;
     private volatile boolean paused;
     private volatile Target unguarded;
@@ -114,7 +110,8 @@ public final class AppSimulator implements AutoCloseable {
         this.codec = source.codec(config.target());
         this.guard = new WriteGuard(redis, dynamo, g);
         this.router = new Router(redis, g.prefix());
-        for (Target t : Target.values()) readsBy.put(t, new AtomicLong());
+        this.stores = new StoreSeqs(session, table, dynamo, targetTable, codec);
+        this.reading = new Readers(ledger, router, scope, stores, this::error);
     }
 
     /** Reads every event already in Postgres into the ledger, then starts writing and reading. */
@@ -140,8 +137,7 @@ public final class AppSimulator implements AutoCloseable {
         }
         long readPeriod = 1_000_000L * load.readers() / load.readsPerSecond();
         for (int r = 0; r < load.readers(); r++) {
-            Reader reader = new Reader(new Random(seed + 1_000 + r));
-            readers.add(reader);
+            Runnable reader = reading.reader(new Random(seed + 1_000 + r));
             threads.scheduleAtFixedRate(reader, readPeriod, readPeriod, TimeUnit.MICROSECONDS);
         }
         return this;
@@ -174,14 +170,12 @@ public final class AppSimulator implements AutoCloseable {
     }
 
     public long reads(Target target) {
-        return readsBy.get(target).get();
+        return reading.reads(target);
     }
 
     /** Reads that returned an older seq than one acknowledged before they began. */
     public List<String> staleReads() {
-        synchronized (staleReads) {
-            return List.copyOf(staleReads);
-        }
+        return reading.staleReads();
     }
 
     /** The first failures of writes and reads, with their reasons. */
@@ -198,27 +192,12 @@ public final class AppSimulator implements AutoCloseable {
 
     /** Every event's seq in Postgres, read in one query. */
     public Map<String, Long> postgresSeqs() throws SQLException {
-        Map<String, Long> out = new HashMap<>();
-        try (Connection c = session.open();
-                Statement st = c.createStatement();
-                ResultSet rs = st.executeQuery("SELECT id, seq FROM " + table)) {
-            while (rs.next()) out.put(rs.getString(1), rs.getLong(2));
-        }
-        return out;
+        return stores.postgres();
     }
 
     /** Every item's seq in DynamoDB: a consistent scan. */
     public Map<String, Long> dynamoSeqs() {
-        String key = codec.key("0").keySet().iterator().next();
-        Map<String, Long> out = new HashMap<>();
-        dynamo.scanPaginator(b -> b.tableName(targetTable)
-                        .consistentRead(true)
-                        .projectionExpression("#k, #s")
-                        .expressionAttributeNames(Map.of("#k", key, "#s", SEQ)))
-                .items()
-                .forEach(item ->
-                        out.put(item.get(key).s(), Long.parseLong(item.get(SEQ).n())));
-        return out;
+        return stores.dynamo();
     }
 
     /**
@@ -302,7 +281,7 @@ public final class AppSimulator implements AutoCloseable {
             } catch (Exception e) {
                 ledger.failed(entry);
                 error("write of " + theId + " failed: " + e);
-                pg = closeQuietly(pg); // its state is unknown; the next write opens a fresh connection
+                pg = StoreSeqs.closeQuietly(pg); // its state is unknown; the next write opens a fresh connection
             }
         }
 
@@ -315,7 +294,7 @@ public final class AppSimulator implements AutoCloseable {
 
         private void writePostgres(WritePermit permit, String id, boolean insert) throws SQLException {
             if (pg == null) {
-                pg = open();
+                pg = stores.open();
                 pg.setAutoCommit(false);
             }
             try {
@@ -401,77 +380,7 @@ public final class AppSimulator implements AutoCloseable {
         }
     }
 
-    /** @return null, for the field that held {@code c} */
-    /** A connection named for the simulator, so a session it leaves behind is seen in pg_stat_activity. */
-    private Connection open() throws SQLException {
-        Connection c = session.open();
-        c.setClientInfo("ApplicationName", APPLICATION_NAME);
-        return c;
-    }
-
-    private static Connection closeQuietly(Connection c) {
-        if (c == null) return null;
-        try {
-            c.close();
-        } catch (SQLException ignored) {
-            // already broken: that is why it is closed
-        }
-        return null;
-    }
-
     private record Event(String room, String kind, String data, String createdAt) {}
-
-    /** One reader thread's work: one routed read per tick, checked against what was acknowledged before it. */
-    private final class Reader implements Runnable {
-        private final Random random;
-        private Connection pg;
-
-        Reader(Random random) {
-            this.random = random;
-        }
-
-        @Override
-        public void run() {
-            String id = ledger.pick(random);
-            if (id == null) return;
-            long floor = ledger.entry(id).floor(); // acknowledged before the read begins
-            try {
-                Target from = router.readTarget(scope);
-                Long seq = from == Target.POSTGRES ? readPostgres(id) : readDynamo(id);
-                readsBy.get(from).incrementAndGet();
-                if (seq == null || seq < floor) {
-                    synchronized (staleReads) {
-                        if (staleReads.size() < 20) {
-                            staleReads.add("read of " + id + " from " + from + " gave seq " + seq + ", but " + floor
-                                    + " writes were acknowledged before it began");
-                        }
-                    }
-                }
-            } catch (Exception e) {
-                error("read of " + id + " failed: " + e);
-                pg = closeQuietly(pg);
-            }
-        }
-
-        private Long readPostgres(String id) throws SQLException {
-            if (pg == null) pg = open();
-            try (PreparedStatement ps = pg.prepareStatement("SELECT seq FROM " + table + " WHERE id = ?")) {
-                ps.setString(1, id);
-                try (ResultSet rs = ps.executeQuery()) {
-                    return rs.next() ? rs.getLong(1) : null;
-                }
-            }
-        }
-
-        private Long readDynamo(String id) {
-            Map<String, AttributeValue> item = dynamo.getItem(
-                            b -> b.tableName(targetTable).key(codec.key(id)).consistentRead(true))
-                    .item();
-            return item == null || item.isEmpty()
-                    ? null
-                    : Long.parseLong(item.get(SEQ).n());
-        }
-    }
 
     @Override
     public void close() {
@@ -484,8 +393,8 @@ public final class AppSimulator implements AutoCloseable {
             }
         }
         // after the threads stopped, so no write is using them
-        for (Writer w : writers) w.pg = closeQuietly(w.pg);
-        for (Reader r : readers) r.pg = closeQuietly(r.pg);
+        for (Writer w : writers) w.pg = StoreSeqs.closeQuietly(w.pg);
+        reading.closeConnections();
         guard.close();
     }
 }

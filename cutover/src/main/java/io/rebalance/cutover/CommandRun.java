@@ -1,0 +1,97 @@
+package io.rebalance.cutover;
+
+import io.rebalance.core.lock.SharedExclusiveLock;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/** One cutover command's run: which steps ran, for undo and for the figures, and its write-block budget. */
+final class CommandRun implements AutoCloseable {
+    final String op;
+    final Map<CutoverStep, Long> stepMs = new LinkedHashMap<>();
+    final Set<CutoverStep> begun = EnumSet.noneOf(CutoverStep.class);
+    HeldLease lease;
+    long blockStartNanos;
+    long stepStart;
+    CutoverStep current;
+    /** The epoch this command's flip recorded on the fences (0 before it did). */
+    long recordedEpoch;
+    /** What the outcome adds: a route change no replica confirmed. */
+    String unreplicated = "";
+
+    private final CutoverSettings settings;
+    private final SharedExclusiveLock lock;
+    private final CutoverJournal journal;
+    private final String owner;
+    final CutoverHooks hooks;
+
+    CommandRun(
+            String op,
+            CutoverSettings settings,
+            SharedExclusiveLock lock,
+            CutoverJournal journal,
+            CutoverHooks hooks,
+            String owner) {
+        this.op = op;
+        this.settings = settings;
+        this.lock = lock;
+        this.journal = journal;
+        this.hooks = hooks;
+        this.owner = owner;
+    }
+
+    void step(CutoverStep step, String detail) throws Exception {
+        finishStep();
+        journal.step(op, step, detail);
+        begun.add(step);
+        current = step;
+        stepStart = System.nanoTime();
+        hooks.before(step);
+    }
+
+    void finishStep() {
+        if (current != null) stepMs.put(current, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - stepStart));
+        current = null;
+    }
+
+    void acquire(boolean waitForOthers) throws Exception {
+        step(CutoverStep.ACQUIRE, "");
+        blockStartNanos = System.nanoTime();
+        long deadline = waitForOthers
+                ? blockStartNanos + settings.leaseTtl().multipliedBy(3).toNanos()
+                : blockStartNanos + settings.maxWriteBlock().toNanos();
+        lease = HeldLease.acquire(lock, owner, settings.leaseTtl(), deadline, waitForOthers);
+        journal.set("token", Long.toString(lease.token()));
+    }
+
+    /** What is left of the write-block budget; fails once it is spent. */
+    Duration remaining() throws StepFailed {
+        long left = blockStartNanos + settings.maxWriteBlock().toNanos() - System.nanoTime();
+        if (left <= 0) {
+            throw new StepFailed("writes have been blocked for " + blockedMs() + " ms, the most --max-write-block ("
+                    + settings.maxWriteBlock().toMillis() + " ms) allows");
+        }
+        return Duration.ofNanos(left);
+    }
+
+    long blockedMs() {
+        return blockStartNanos == 0 ? 0 : TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - blockStartNanos);
+    }
+
+    CutoverOutcome done(String detail) throws Exception {
+        step(CutoverStep.RELEASE, "");
+        lease.release();
+        long blocked = blockedMs();
+        finishStep();
+        journal.end(op, "done", detail + unreplicated, blocked);
+        return new CutoverOutcome(op, lease.token(), blocked, stepMs, detail + unreplicated);
+    }
+
+    @Override
+    public void close() {
+        if (lease != null) lease.close(); // stops renewing; a lease not released lapses on its own
+    }
+}

@@ -1,0 +1,113 @@
+package io.rebalance.ops;
+
+import io.rebalance.cdc.ChangedSlots;
+import io.rebalance.cdc.RepairQueue;
+import io.rebalance.cdc.TailKeys;
+import io.rebalance.core.ErrorCode;
+import io.rebalance.core.RebalanceException;
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.copy.CopyProgress;
+import io.rebalance.core.copy.RunPlan;
+import io.rebalance.core.copy.RunStatus;
+import io.rebalance.core.slot.Slot;
+import io.rebalance.core.source.SourceTable;
+import io.rebalance.core.source.UnslottedRows;
+import io.rebalance.mover.RunPlanner;
+import io.rebalance.verifier.Repairs;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * What {@code rebalance verify} verifies and how, composed from the parts: the slots {@code --all} means, the rows no
+ * slot holds, the slots the copy may still write, the database it can hash, and where repairs go while a tail runs.
+ */
+public final class VerifyScope {
+    private VerifyScope() {}
+
+    /**
+     * Every slot that holds rows in Postgres or may hold items in DynamoDB: the run's plan (what was copied), the
+     * table's range now (rows inserted into hours newer, or older, than the plan), and every slot the tail has written
+     * (including deletes of rows that were there). With both slots.from and slots.to set, the configured window stands
+     * in for the table's range; rows outside it are counted ({@link UnslottedRows}), not verified.
+     */
+    public static List<Slot> allSlots(MigrationConfig config, Connections c, Connection pg, SourceTable table)
+            throws SQLException {
+        RunPlan plan = c.runState().plan();
+        Set<Slot> out = new TreeSet<>();
+        if (plan != null) plan.range().forEach(out::add);
+        try {
+            new RunPlanner(config).range(pg, table).forEach(out::add);
+        } catch (RebalanceException e) {
+            if (plan == null) throw e; // no plan and an empty table: nothing to verify, and the error says so
+        }
+        // with a window too: a slot the tail wrote outside it holds rows the copy never read, which must show
+        out.addAll(tailWritten(config, c, table));
+        return new ArrayList<>(out);
+    }
+
+    /** The rows no slot of --all holds: outside slots.from/slots.to, up to the hour the run was planned in. */
+    public static UnslottedRows unslotted(MigrationConfig config, Connections c, Connection pg, SourceTable table)
+            throws SQLException {
+        RunPlan plan = c.runState().plan();
+        return UnslottedRows.count(
+                pg,
+                table,
+                config,
+                tailWritten(config, c, table),
+                plan == null ? Instant.now() : Instant.ofEpochMilli(plan.createdMs()));
+    }
+
+    private static Set<Slot> tailWritten(MigrationConfig config, Connections c, SourceTable table) {
+        return new ChangedSlots(c.redis(), new TailKeys(config.redis().prefix()), table.keyspace())
+                .positions()
+                .slots();
+    }
+
+    /** md5() hashes the database's bytes; the Java side hashes UTF-8, so the two agree only in a UTF8 database. */
+    public static void requireUtf8(Connection pg) throws SQLException {
+        try (Statement st = pg.createStatement();
+                ResultSet rs = st.executeQuery("SHOW server_encoding")) {
+            rs.next();
+            String encoding = rs.getString(1);
+            if (!encoding.equalsIgnoreCase("UTF8")) {
+                throw new RebalanceException(
+                        ErrorCode.SOURCE_KEY_TYPE,
+                        "the source database's encoding is " + encoding + "; verify hashes text as UTF-8 and needs"
+                                + " a UTF8 database (copy works with any encoding)");
+            }
+        }
+    }
+
+    /** Slots of the run's plan the mover has not finished (see {@link CopyProgress}). */
+    public static Set<String> stillCopying(Connections c, List<Slot> slots) {
+        var run = c.runState();
+        RunPlan plan = run.plan();
+        if (plan == null || run.status() == RunStatus.FINISHED) return Set.of();
+        CopyProgress progress = new CopyProgress(c.redis(), run.keys());
+        Set<String> out = new HashSet<>();
+        for (Slot slot : slots) {
+            if (progress.mayStillWrite(plan, slot)) out.add(slot.name());
+        }
+        return out;
+    }
+
+    /**
+     * While a tail runs, repairs are carried out by it, in order with the stream: written beside it, a repair that read
+     * a row just before the tail applied a newer change could put the older row back for good.
+     */
+    public static Repairs throughTail(RepairQueue queue) {
+        java.time.Duration bound = java.time.Duration.ofMinutes(2); // a repair waits behind at most the current batch
+        return (source, ids) -> queue.submit(ids, bound)
+                .orElseThrow(() -> new IllegalStateException("the running tail did not carry out the repair of "
+                        + ids.size() + " ids within " + bound.toSeconds() + " s; check `rebalance status` (is it"
+                        + " keeping up?) and verify again"));
+    }
+}
