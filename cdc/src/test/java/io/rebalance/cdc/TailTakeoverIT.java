@@ -40,6 +40,11 @@ class TailTakeoverIT {
                     .until(() -> f.redis.hlen(first.keys().offsets()) > 0);
 
             first.close(); // the standby takes the lease and resumes where the first one's offsets say
+            // the changes below are the standby's to apply: made once the first gave the lease up, not while its
+            // engine may still take one more batch
+            Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> String.valueOf(
+                            f.redis.get(first.keys().lease()))
+                    .startsWith("tail-second#"));
             for (int i = 1; i <= 100; i++) {
                 f.sql("UPDATE " + f.table + " SET seq = seq + 1000 WHERE id = '" + ChangeKindsIT.id(i) + "'");
             }

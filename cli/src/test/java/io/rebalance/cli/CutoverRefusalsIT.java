@@ -84,19 +84,16 @@ class CutoverRefusalsIT {
         settings.put("slots.timeFrom", "column");
         settings.put("slots.timeColumn", "created_at");
         List<String> flags = TailedTable.args(settings);
-        TailedTable.Maker make = pg -> {
-            io.rebalance.local.RoomEventsGenerator.create(
-                    pg, table, 600, java.time.Instant.parse("2024-10-20T04:00:00Z"), 4, 9);
-            try (Statement st = pg.createStatement()) {
-                st.execute("ALTER TABLE " + table + " ALTER COLUMN created_at DROP NOT NULL");
-                st.execute("UPDATE " + table + " SET created_at = NULL WHERE id IN (SELECT id FROM " + table
-                        + " ORDER BY id LIMIT 10)");
-                st.execute("UPDATE " + table + " SET created_at = 'infinity' WHERE id IN (SELECT id FROM " + table
-                        + " ORDER BY id DESC LIMIT 6)");
-                st.execute("UPDATE " + table + " SET created_at = '-infinity' WHERE id IN (SELECT id FROM " + table
+        TailedTable.Maker make = roomEventsThen(
+                600,
+                9,
+                "ALTER TABLE " + table + " ALTER COLUMN created_at DROP NOT NULL",
+                "UPDATE " + table + " SET created_at = NULL WHERE id IN (SELECT id FROM " + table
+                        + " ORDER BY id LIMIT 10)",
+                "UPDATE " + table + " SET created_at = 'infinity' WHERE id IN (SELECT id FROM " + table
+                        + " ORDER BY id DESC LIMIT 6)",
+                "UPDATE " + table + " SET created_at = '-infinity' WHERE id IN (SELECT id FROM " + table
                         + " WHERE created_at > '-infinity' AND created_at < 'infinity' ORDER BY id LIMIT 6)");
-            }
-        };
         try (TailedTable t = new TailedTable(services, table, settings, make)) {
             assertThat(CliRun.of(flags, "cutover", "--prepare").exitCode()).isZero();
             assertThat(CliRun.of(flags, "copy", "--no-progress").exitCode()).isZero();
@@ -162,13 +159,8 @@ class CutoverRefusalsIT {
         List<String> all = TailedTable.args(settings);
         settings.put("source.columns", "id,room_id,kind,data,created_at,seq"); // the fix `check` names
         List<String> flags = TailedTable.args(settings);
-        TailedTable.Maker make = pg -> {
-            io.rebalance.local.RoomEventsGenerator.create(
-                    pg, table, 400, java.time.Instant.parse("2024-10-20T04:00:00Z"), 4, 5);
-            try (Statement st = pg.createStatement()) {
-                st.execute("ALTER TABLE " + table + " ADD COLUMN loud text GENERATED ALWAYS AS (upper(kind)) STORED");
-            }
-        };
+        TailedTable.Maker make = roomEventsThen(
+                400, 5, "ALTER TABLE " + table + " ADD COLUMN loud text GENERATED ALWAYS AS (upper(kind)) STORED");
         try (TailedTable t = new TailedTable(services, table, settings, make)) {
             CliRun check = CliRun.of(all, "check");
             assertThat(check.exitCode()).as(check.out() + check.err()).isEqualTo(1);
@@ -210,6 +202,17 @@ class CutoverRefusalsIT {
                     .contains("bogus")
                     .doesNotContain("start `rebalance tail`");
         }
+    }
+
+    /** The table as a room_events over 4 hours, then {@code statements} run on it. */
+    private TailedTable.Maker roomEventsThen(int rows, long seed, String... statements) {
+        return pg -> {
+            io.rebalance.local.RoomEventsGenerator.create(
+                    pg, table, rows, java.time.Instant.parse("2024-10-20T04:00:00Z"), 4, seed);
+            try (Statement st = pg.createStatement()) {
+                for (String sql : statements) st.execute(sql);
+            }
+        };
     }
 
     private static void awaitDryRun(List<String> flags, int code, String text) {

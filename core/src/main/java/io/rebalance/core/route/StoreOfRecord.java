@@ -47,25 +47,25 @@ public record StoreOfRecord(Target store, RouteStatus route, long epoch, String 
             dynamo = Optional.empty();
         }
         List<String> seen = new ArrayList<>();
-        List<Route> records = new ArrayList<>(); // each record of the route, as a Route for its status and epoch
+        List<Recorded> records = new ArrayList<>(); // each record of the route: its status and epoch
         postgres.ifPresent(f -> {
             seen.add("Postgres fence: " + f);
-            records.add(new Route(scope, null, null, f.route(), f.epoch(), 0, 0));
+            records.add(new Recorded(f.route(), f.epoch()));
         });
         dynamo.ifPresent(f -> {
             seen.add("DynamoDB fence: " + f);
-            records.add(new Route(scope, null, null, f.route(), f.epoch(), 0, 0));
+            records.add(new Recorded(f.route(), f.epoch()));
         });
         redisRoute.ifPresent(r -> {
             seen.add("Redis: route " + r.status() + " at epoch " + r.epoch());
-            records.add(r);
+            records.add(new Recorded(r.status(), r.epoch()));
         });
-        long epoch = records.stream().mapToLong(Route::epoch).max().orElse(0);
+        long epoch = records.stream().mapToLong(Recorded::epoch).max().orElse(0);
         // the newest record is the route (ADR 8); two at that epoch that disagree are a flip cut short: not SOURCE
         RouteStatus route = records.stream()
                 .filter(r -> r.epoch() == epoch)
-                .map(Route::status)
-                .filter(s -> s != RouteStatus.SOURCE)
+                .map(Recorded::status)
+                .filter(st -> st != RouteStatus.SOURCE)
                 .findFirst()
                 .orElse(RouteStatus.SOURCE);
         boolean dynamoOpen = dynamo.map(f -> f.writer() == FenceWriter.APP).orElse(false);
@@ -76,6 +76,9 @@ public record StoreOfRecord(Target store, RouteStatus route, long epoch, String 
                 epoch,
                 seen.isEmpty() ? "no cutover was prepared (no fence, no route)" : String.join("; ", seen));
     }
+
+    /** One record of the route: a fence's copy, or Redis' entry. */
+    private record Recorded(RouteStatus status, long epoch) {}
 
     public boolean postgres() {
         return store == Target.POSTGRES;
