@@ -1,6 +1,7 @@
 package io.rebalance.cdc;
 
 import io.rebalance.core.handoff.Lsn;
+import io.rebalance.core.keyspace.TailKeys;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotKeyspace;
 import java.util.Collection;

@@ -1,6 +1,7 @@
 package io.rebalance.cdc;
 
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.keyspace.TailKeys;
 import io.rebalance.core.source.SourceTable;
 import java.util.Properties;
 

@@ -2,7 +2,7 @@ package io.rebalance.cdc;
 
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.fence.PostgresFence;
-import io.rebalance.core.handoff.HandoffKeys;
+import io.rebalance.core.keyspace.HandoffKeys;
 import io.rebalance.core.lease.LeaseLost;
 import io.rebalance.core.route.RoutingTable;
 import io.rebalance.core.source.SourceSession;
@@ -48,7 +48,7 @@ final class ReverseLoop {
      * cutover has made DynamoDB the store of record, and otherwise reads along, so its positions stay current.
      */
     void run(TailHold hold, BooleanSupplier going, CountDownLatch stopped) {
-        HandoffKeys handoff = new HandoffKeys(config.redis().prefix());
+        HandoffKeys handoff = config.redis().keyspace().handoff();
         String scope = config.cutover().scopeOr(config.target().table());
         try (DynamoDbStreamsClient streams = streamsOf.apply(dynamo);
                 ReverseApplier applier = new ReverseApplier(
@@ -67,7 +67,7 @@ final class ReverseLoop {
                     config.target().table(),
                     redis,
                     handoff,
-                    new RoutingTable(redis, config.redis().prefix()),
+                    new RoutingTable(redis, config.redis().keyspace()),
                     scope,
                     applier);
             while (going.getAsBoolean() && !Thread.currentThread().isInterrupted()) {

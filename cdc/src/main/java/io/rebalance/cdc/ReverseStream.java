@@ -1,7 +1,7 @@
 package io.rebalance.cdc;
 
-import io.rebalance.core.handoff.HandoffKeys;
 import io.rebalance.core.handoff.ReverseDrain;
+import io.rebalance.core.keyspace.HandoffKeys;
 import io.rebalance.core.route.RouteStatus;
 import io.rebalance.core.route.RoutingTable;
 import java.time.Instant;

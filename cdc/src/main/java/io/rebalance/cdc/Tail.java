@@ -8,13 +8,13 @@ import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.CopyProgress;
 import io.rebalance.core.copy.KeyRefresher;
-import io.rebalance.core.copy.RunKeys;
 import io.rebalance.core.dynamo.BatchWriter;
 import io.rebalance.core.dynamo.DynamoClients;
 import io.rebalance.core.fence.PostgresFence;
 import io.rebalance.core.handoff.ForwardHold;
-import io.rebalance.core.handoff.HandoffKeys;
 import io.rebalance.core.handoff.KeyLog;
+import io.rebalance.core.keyspace.RunKeys;
+import io.rebalance.core.keyspace.TailKeys;
 import io.rebalance.core.lease.LeaseLost;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.retry.Retrier;
@@ -67,7 +67,7 @@ public final class Tail implements AutoCloseable {
         this.table = table;
         this.dynamo = dynamo;
         this.redis = redis;
-        this.keys = new TailKeys(config.redis().prefix());
+        this.keys = config.redis().keyspace().tail();
         this.lease = new TailLease(redis, keys, owner, config.tail().leaseTtlDuration());
         this.slotGuard = new SlotGuard(config, redis, keys, lease.ttl());
     }
@@ -171,7 +171,7 @@ public final class Tail implements AutoCloseable {
             slotGuard.refuseLost(c);
             slotGuard.awaitFree(c, stopped);
         }
-        RunKeys runKeys = new RunKeys(config.redis().prefix());
+        RunKeys runKeys = config.redis().keyspace().run();
         TouchedKeys touched =
                 new TouchedKeys(redis, keys, new CopyProgress(redis, runKeys), table.keyspace(), runKeys.status());
         KeyRefresher refresher = new KeyRefresher(
@@ -183,7 +183,7 @@ public final class Tail implements AutoCloseable {
             th.setDaemon(true);
             return th;
         });
-        RefusedRows refused = new RefusedRows(redis, config.redis().prefix());
+        RefusedRows refused = new RefusedRows(redis, config.redis().keyspace());
         TailStatusPublisher status = new TailStatusPublisher(
                 redis, keys, session, t.slotName(), t.retentionWarnMb(), stats, lease.owner(), refused);
         AtomicReference<Throwable> leaseLost = new AtomicReference<>();
@@ -191,7 +191,7 @@ public final class Tail implements AutoCloseable {
                 PartitionWatch partitions = new PartitionWatch(
                         table, session, redis, keys, new ChangedSlots(redis, keys, table.keyspace()));
                 TailHold hold = new TailHold(
-                        new ForwardHold(redis, new HandoffKeys(config.redis().prefix())),
+                        new ForwardHold(redis, config.redis().keyspace().handoff()),
                         session,
                         new PostgresFence(config.cutover().pgFence()),
                         config.cutover().scopeOr(config.target().table()),
@@ -204,7 +204,7 @@ public final class Tail implements AutoCloseable {
                         t.applyThreads(),
                         stats.commitWaits::incrementAndGet,
                         hold,
-                        new KeyLog(redis, new HandoffKeys(config.redis().prefix())),
+                        new KeyLog(redis, config.redis().keyspace().handoff()),
                         refused)) {
             Reconciler reconciler = new Reconciler(touched, applier, stats);
             long third = lease.ttl().toMillis() / 3;

@@ -1,6 +1,7 @@
 package io.rebalance.cdc;
 
 import io.rebalance.core.handoff.Lsn;
+import io.rebalance.core.keyspace.TailKeys;
 import java.time.Duration;
 import java.util.Map;
 import java.util.OptionalLong;

@@ -1,6 +1,7 @@
 package io.rebalance.cdc;
 
 import io.rebalance.core.handoff.Lsn;
+import io.rebalance.core.keyspace.TailKeys;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.source.SourceSession;
 import java.sql.Connection;
@@ -12,7 +13,7 @@ import java.util.Map;
 import redis.clients.jedis.UnifiedJedis;
 
 /**
- * Publishes the tail's position once a second to {@code <prefix>cdc:status}, for {@code rebalance status}, verify's
+ * Publishes the tail's position once a second to {@code <prefix>{cdc}:status}, for {@code rebalance status}, verify's
  * in-flight wait and cutover: the LSN applied, lag in ms (the age of the oldest change delivered and not yet applied,
  * 0 when none waits) and in bytes (WAL written but not yet confirmed by the slot), events/s, the refused rows, and
  * the slot's health: how much WAL it holds back (with a warning flag past {@code tail.retentionWarnMb}), its

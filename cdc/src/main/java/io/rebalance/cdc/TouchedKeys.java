@@ -3,6 +3,7 @@ package io.rebalance.cdc;
 import io.rebalance.core.copy.CopyProgress;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.copy.RunStatus;
+import io.rebalance.core.keyspace.TailKeys;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotKeyspace;
 import java.util.ArrayList;

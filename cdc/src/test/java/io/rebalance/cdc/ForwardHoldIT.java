@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 import io.rebalance.core.fence.FenceWriter;
 import io.rebalance.core.fence.PostgresFence;
 import io.rebalance.core.handoff.ForwardHold;
-import io.rebalance.core.handoff.HandoffKeys;
 import io.rebalance.core.handoff.Lsn;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -32,7 +31,7 @@ class ForwardHoldIT {
             Tail tail = f.startTail("hold", outcomes);
             f.awaitStreaming();
             ForwardHold hold =
-                    new ForwardHold(f.redis, new HandoffKeys(f.config().redis().prefix()));
+                    new ForwardHold(f.redis, f.config().redis().keyspace().handoff());
 
             for (int i = 0; i < 30; i++) f.insert(ChangeKindsIT.id(i), "before", null, i);
             long noted = emitMarker(f);
@@ -83,7 +82,7 @@ class ForwardHoldIT {
             Tail tail = f.startTail("fence-hold", outcomes);
             f.awaitStreaming();
             ForwardHold hold =
-                    new ForwardHold(f.redis, new HandoffKeys(f.config().redis().prefix()));
+                    new ForwardHold(f.redis, f.config().redis().keyspace().handoff());
             ForwardHold.Request stale = hold.request(emitMarker(f));
             hold.acknowledge(stale, stale.lsn()); // as a tail did for a cutover that then died
 

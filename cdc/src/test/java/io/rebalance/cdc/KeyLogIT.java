@@ -3,7 +3,6 @@ package io.rebalance.cdc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.rebalance.core.handoff.HandoffKeys;
 import io.rebalance.core.handoff.KeyLog;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,7 +24,7 @@ class KeyLogIT {
             List<Future<?>> outcomes = new ArrayList<>();
             f.startTail("log", outcomes);
             f.awaitStreaming();
-            KeyLog log = new KeyLog(f.redis, new HandoffKeys(f.config().redis().prefix()));
+            KeyLog log = new KeyLog(f.redis, f.config().redis().keyspace().handoff());
 
             f.insert(ChangeKindsIT.id(0), "unlogged", null, 0);
             f.awaitItem(ChangeKindsIT.id(0), true);

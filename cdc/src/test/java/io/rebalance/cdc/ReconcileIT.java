@@ -2,8 +2,8 @@ package io.rebalance.cdc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rebalance.core.copy.RunKeys;
 import io.rebalance.core.copy.RunPlan;
+import io.rebalance.core.keyspace.RunKeys;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.Ulid;
 import io.rebalance.testkit.RoomEventsComparison;
@@ -33,7 +33,7 @@ class ReconcileIT {
             String unfinishedId = ChangeKindsIT.id(1); // slot 20241020.02
             String finishedId =
                     Ulid.of(java.time.Instant.parse("2024-10-20T04:10:00Z").toEpochMilli(), 0, 9);
-            RunKeys run = new RunKeys(f.config().redis().prefix());
+            RunKeys run = f.config().redis().keyspace().run();
             f.redis.set(
                     run.plan(),
                     new RunPlan(
@@ -49,7 +49,7 @@ class ReconcileIT {
                                     null,
                                     false)
                             .toJson()); // what the first copy process does
-            f.redis.hset(run.slotState(Slot.parse("20241020.04")), "status", "FINISHED");
+            f.redis.hset(run.slotState(Slot.parse("20241020.04").name()), "status", "FINISHED");
 
             f.insert(unfinishedId, "message", "{\"v\":1}", 1);
             f.insert(finishedId, "message", "{\"v\":1}", 1);
@@ -67,7 +67,7 @@ class ReconcileIT {
             assertThat(f.redis.exists(tail.keys().touched("20241020.04"))).isFalse();
             assertThat(f.item(unfinishedId).get("kind").s()).isEqualTo("message"); // not before the slot finishes
 
-            f.redis.hset(run.slotState(Slot.parse("20241020.02")), "status", "FINISHED");
+            f.redis.hset(run.slotState(Slot.parse("20241020.02").name()), "status", "FINISHED");
             Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> "edited"
                     .equals(f.item(unfinishedId).get("kind").s()));
             Awaitility.await()

@@ -48,7 +48,7 @@ class RefusedRowsIT {
             }
             assertThat(f.item(bad)).as("the refused row").isEmpty();
 
-            RefusedRows refused = new RefusedRows(f.redis, f.config().redis().prefix());
+            RefusedRows refused = new RefusedRows(f.redis, f.config().redis().keyspace());
             List<RefusedRows.Refusal> listed = refused.all();
             assertThat(listed).hasSize(1);
             RefusedRows.Refusal r = listed.get(0);
@@ -91,7 +91,7 @@ class RefusedRowsIT {
                             .isEqualTo(i == 3);
                 }
                 List<RefusedRows.Refusal> listed =
-                        new RefusedRows(f.redis, f.config().redis().prefix()).all();
+                        new RefusedRows(f.redis, f.config().redis().keyspace()).all();
                 assertThat(listed).extracting(RefusedRows.Refusal::id).containsExactly(bad);
                 assertThat(listed.get(0).reason())
                         .contains("DynamoDB refused the item")

@@ -2,6 +2,7 @@ package io.rebalance.cdc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rebalance.core.keyspace.TailKeys;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,7 +20,7 @@ class RepairQueueIT {
     @Test
     void theTailCarriesOutRepairsIncludingOnesADeadTailLeft() throws Exception {
         try (TailFixture f = new TailFixture()) {
-            TailKeys keys = new TailKeys(f.config().redis().prefix());
+            TailKeys keys = f.config().redis().keyspace().tail();
             RepairQueue queue = new RepairQueue(f.redis, keys);
             assertThat(queue.submit(List.of(ChangeKindsIT.id(1)), Duration.ofSeconds(1)))
                     .as("no tail answers")

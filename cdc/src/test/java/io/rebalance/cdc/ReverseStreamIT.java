@@ -7,8 +7,8 @@ import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.fence.FenceWriter;
 import io.rebalance.core.fence.PostgresFence;
 import io.rebalance.core.handoff.ForwardHold;
-import io.rebalance.core.handoff.HandoffKeys;
 import io.rebalance.core.handoff.ReverseDrain;
+import io.rebalance.core.keyspace.HandoffKeys;
 import io.rebalance.core.route.RouteStatus;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -41,7 +41,7 @@ class ReverseStreamIT {
                 fence.install(c, f.table);
             }
             assertThat(TargetTable.enableStream(f.dynamo, f.table)).isTrue();
-            HandoffKeys keys = new HandoffKeys(f.config().redis().prefix());
+            HandoffKeys keys = f.config().redis().keyspace().handoff();
             ReverseDrain drain = new ReverseDrain(f.redis, keys);
             ForwardHold hold = new ForwardHold(f.redis, keys);
             List<Future<?>> outcomes = new ArrayList<>();

@@ -124,7 +124,8 @@ class SourceConnectionIT {
             if (tail.isDone()) tail.get();
             throw new AssertionError(
                     "the tail did not stream; its status: "
-                            + f.redis.hgetAll(new TailKeys(f.config().redis().prefix()).status()),
+                            + f.redis.hgetAll(
+                                    f.config().redis().keyspace().tail().status()),
                     e);
         }
     }

@@ -23,7 +23,7 @@ class TailProgressIT {
         try (TailFixture f = new TailFixture()) {
             f.overrides.put("tail.heartbeat", "500ms");
             TailProgress progress =
-                    new TailProgress(f.redis, new TailKeys(f.config().redis().prefix()));
+                    new TailProgress(f.redis, f.config().redis().keyspace().tail());
             assertThat(progress.awaitApplied(1, Duration.ofMinutes(1)))
                     .as("no tail runs")
                     .isFalse();

@@ -113,7 +113,7 @@ final class CopyCommand implements Callable<Integer> {
             var prepared = new RunPlanner(config).prepare(run, c.dynamo(), c.dynamoWhere(), createTable, acceptSchema);
             if (prepared.accepted().isPresent()) {
                 // items verified before are in the old shape: every slot must be verified again before a cutover
-                new VerificationStore(c.redis(), config.redis().prefix()).forgetAll();
+                new VerificationStore(c.redis(), config.redis().keyspace()).forgetAll();
                 spec.commandLine()
                         .getErr()
                         .println("accepted: " + prepared.accepted().get() + ". The run goes on with the table as it is"
@@ -124,7 +124,7 @@ final class CopyCommand implements Callable<Integer> {
             if (status == RunStatus.FINISHED) {
                 spec.commandLine()
                         .getOut()
-                        .println("run under prefix " + config.redis().prefix() + " is already FINISHED;"
+                        .println("run under prefix " + config.redis().keyspace().prefix() + " is already FINISHED;"
                                 + " nothing to copy (`rebalance reset` forgets it to copy again)");
                 return 0;
             }
@@ -156,7 +156,7 @@ final class CopyCommand implements Callable<Integer> {
                 return e.code().exitCode();
             }
             if (end == RunStatus.FINISHED)
-                return refusedSummary(new RefusedRows(c.redis(), config.redis().prefix()));
+                return refusedSummary(new RefusedRows(c.redis(), config.redis().keyspace()));
         }
         return 0;
     }

@@ -158,7 +158,7 @@ final class CutoverCommand implements Callable<Integer> {
             CutoverParts parts = new CutoverParts(
                     settings,
                     c.redis(),
-                    config.redis().prefix(),
+                    config.redis().keyspace(),
                     session,
                     c.dynamo(),
                     config.cutover().pgFence(),

@@ -48,14 +48,14 @@ final class RateCommand implements Callable<Integer> {
             c.runState().setRateLimit(rowsPerSecond);
             if (json) {
                 Map<String, Object> result = new LinkedHashMap<>();
-                result.put("prefix", config.redis().prefix());
+                result.put("prefix", config.redis().keyspace().prefix());
                 result.put("rateLimit", rowsPerSecond);
                 spec.commandLine().getOut().println(new ObjectMapper().writeValueAsString(result));
                 return 0;
             }
             spec.commandLine()
                     .getOut()
-                    .println("run " + config.redis().prefix() + ": rate limit "
+                    .println("run " + config.redis().keyspace().prefix() + ": rate limit "
                             + (rowsPerSecond == 0 ? "removed" : rowsPerSecond + " rows/s")
                             + "; processes apply it within a second");
             return 0;

@@ -1,9 +1,10 @@
 package io.rebalance.cli;
 
-import io.rebalance.cdc.TailKeys;
 import io.rebalance.core.ErrorCode;
 import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.keyspace.Keyspace;
+import io.rebalance.core.keyspace.ResetGroup;
 import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.route.Route;
 import io.rebalance.core.route.RouteStatus;
@@ -17,7 +18,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -41,27 +41,24 @@ import picocli.CommandLine.Spec;
             "  rebalance reset -c migration.yaml --forget copy --yes   # copy again; the tail and the route stay"
         })
 final class ResetCommand implements Callable<Integer> {
-    /** The parts of a run's state, each a set of key shapes under the prefix (see each part's keys class). */
+    /** The parts of a run's state, as the keyspace groups its keys. */
     enum Part {
-        /** The copy's plan, progress, slot leases, keeper, rate limit, verifications and refused rows (RunKeys). */
-        copy(Pattern.compile("(status|plan|last_slot|rows_copied|slots_finished|progress|events|processes"
-                + "|process_info|keeper|keeper:token\\{.*\\}|rate_limit|rate:\\d+|verified|refused"
-                + "|\\{[^}]+\\}:(worker|state|worker:token\\{.*\\}))")),
-        /** The change stream's offsets, lease, repair queue, key logs and hand-off state (TailKeys, HandoffKeys). */
-        tail(Pattern.compile("cdc:.*")),
-        /** The routing entries, their locks, the cutover's journal and the target-write log (ScopeKeys). */
-        route(Pattern.compile(
-                "routes|\\{[^}]+\\}:(lock:.*|route|cutover|cutover:log|target:writes|target:writes:log)"));
+        /** The copy's plan, progress, slot leases, keeper, rate limit, verifications and refused rows. */
+        copy(ResetGroup.COPY),
+        /** The change stream's offsets, lease, repair queue, key logs and hand-off state. */
+        tail(ResetGroup.TAIL),
+        /** The routing entries, their locks, the cutover's journal and the target-write log. */
+        route(ResetGroup.ROUTE);
 
-        private final Pattern shape;
+        private final ResetGroup group;
 
-        Part(Pattern shape) {
-            this.shape = shape;
+        Part(ResetGroup group) {
+            this.group = group;
         }
 
-        static Optional<Part> of(String keyAfterPrefix) {
-            for (Part p : values()) if (p.shape.matcher(keyAfterPrefix).matches()) return Optional.of(p);
-            return Optional.empty();
+        static Part of(ResetGroup group) {
+            for (Part p : values()) if (p.group == group) return p;
+            throw new IllegalArgumentException(group.name());
         }
     }
 
@@ -87,16 +84,19 @@ final class ResetCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         MigrationConfig config = options.load();
-        String prefix = config.redis().prefix();
+        Keyspace keyspace = config.redis().keyspace();
+        String prefix = keyspace.prefix();
         Set<Part> parts = forget == null || forget.isEmpty() ? EnumSet.allOf(Part.class) : EnumSet.copyOf(forget);
         try (Connections c = new Connections(config, 2)) {
-            refuseWhileInUse(c, config, parts, forget == null || forget.isEmpty());
+            refuseWhileInUse(c, config, keyspace, parts, forget == null || forget.isEmpty());
             Map<Part, List<String>> keys = new EnumMap<>(Part.class);
             int others = 0;
             for (String k : RedisScan.keys(c.redis(), prefix)) {
-                Optional<Part> part = Part.of(k.substring(prefix.length()));
-                if (part.isEmpty()) others++; // another run's, whose prefix starts with this one
-                else keys.computeIfAbsent(part.get(), p -> new ArrayList<>()).add(k);
+                Optional<ResetGroup> group = keyspace.groupOf(k);
+                if (group.isEmpty()) others++; // another run's, whose prefix starts with this one
+                else
+                    keys.computeIfAbsent(Part.of(group.get()), p -> new ArrayList<>())
+                            .add(k);
             }
             keys.keySet().retainAll(parts);
             int total = keys.values().stream().mapToInt(List::size).sum();
@@ -119,8 +119,9 @@ final class ResetCommand implements Callable<Integer> {
         }
     }
 
-    private static void refuseWhileInUse(Connections c, MigrationConfig config, Set<Part> parts, boolean everything) {
-        String prefix = config.redis().prefix();
+    private static void refuseWhileInUse(
+            Connections c, MigrationConfig config, Keyspace keyspace, Set<Part> parts, boolean everything) {
+        String prefix = keyspace.prefix();
         if (parts.contains(Part.copy)) {
             var live =
                     c.runState().liveProcesses(config.mover().leaseTtlDuration().toMillis());
@@ -132,7 +133,7 @@ final class ResetCommand implements Callable<Integer> {
             }
         }
         if (parts.contains(Part.tail)) {
-            String holder = c.redis().get(new TailKeys(prefix).lease()); // the lease expires with its holder
+            String holder = c.redis().get(keyspace.tail().lease()); // the lease expires with its holder
             if (holder != null) {
                 throw new RebalanceException(
                         ErrorCode.RUN_CONFLICT,
@@ -141,7 +142,7 @@ final class ResetCommand implements Callable<Integer> {
             }
         }
         if (everything) {
-            RoutingTable routes = new RoutingTable(c.redis(), prefix);
+            RoutingTable routes = new RoutingTable(c.redis(), keyspace);
             for (String scope : routes.scopes()) {
                 Optional<Route> route = routes.get(scope);
                 if (route.isEmpty()) continue;

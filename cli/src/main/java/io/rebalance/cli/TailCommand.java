@@ -1,7 +1,6 @@
 package io.rebalance.cli;
 
 import io.rebalance.cdc.Tail;
-import io.rebalance.cdc.TailKeys;
 import io.rebalance.cdc.TailPreflight;
 import io.rebalance.core.ErrorCode;
 import io.rebalance.core.ProcessId;
@@ -9,6 +8,7 @@ import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.dynamo.TargetTable;
+import io.rebalance.core.keyspace.TailKeys;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.mover.RunPlanner;
@@ -117,7 +117,7 @@ final class TailCommand implements Callable<Integer> {
     }
 
     private int dropSlot(MigrationConfig config, Connections c, PrintWriter out) throws Exception {
-        TailKeys keys = new TailKeys(config.redis().prefix());
+        TailKeys keys = config.redis().keyspace().tail();
         String holder = c.redis().get(keys.lease());
         if (holder != null) {
             throw new RebalanceException(

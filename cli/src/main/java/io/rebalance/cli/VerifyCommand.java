@@ -3,13 +3,13 @@ package io.rebalance.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.rebalance.cdc.RepairQueue;
-import io.rebalance.cdc.TailKeys;
 import io.rebalance.cdc.TailProgress;
 import io.rebalance.core.ErrorCode;
 import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.dynamo.TargetTable;
+import io.rebalance.core.keyspace.TailKeys;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.route.StoreOfRecord;
 import io.rebalance.core.slot.Slot;
@@ -185,10 +185,10 @@ final class VerifyCommand implements Callable<Integer> {
                         + " running); items it has not written yet show as MISSING until it has");
             }
             VerificationStore store =
-                    new VerificationStore(c.redis(), config.redis().prefix());
+                    new VerificationStore(c.redis(), config.redis().keyspace());
             Verifier verifier = new Verifier(config, table, c.dynamo(), InFlightWait.of(config, c));
-            TailKeys tailKeys = new TailKeys(config.redis().prefix());
-            RefusedRows refused = new RefusedRows(c.redis(), config.redis().prefix());
+            TailKeys tailKeys = config.redis().keyspace().tail();
+            RefusedRows refused = new RefusedRows(c.redis(), config.redis().keyspace());
             boolean throughTail = (repair || retryRefused)
                     && new TailProgress(c.redis(), tailKeys).applied().isPresent();
             if (throughTail) verifier.repairThrough(VerifyScope.throughTail(new RepairQueue(c.redis(), tailKeys)));

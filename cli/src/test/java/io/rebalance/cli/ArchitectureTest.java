@@ -5,6 +5,8 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import io.rebalance.core.config.ConfigValidator;
+import io.rebalance.core.config.MigrationConfig;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -58,6 +60,26 @@ class ArchitectureTest {
                 .should()
                 .dependOnClassesThat()
                 .resideInAnyPackage(packages("cli", "demo", "sim", "local"))
+                .check(MAIN);
+    }
+
+    /**
+     * The keyspace builds every key from {@code redis.prefix}: nothing else reads the prefix from the configuration
+     * but the method that builds the keyspace and the validator that checks it (the key views' constructors are
+     * package-private, so nothing else can build a view either).
+     */
+    @Test
+    void onlyTheKeyspaceReadsTheRedisPrefix() {
+        noClasses()
+                .that()
+                .resideOutsideOfPackage("io.rebalance.core.keyspace..")
+                .and()
+                .doNotHaveFullyQualifiedName(MigrationConfig.Redis.class.getName())
+                .and()
+                .doNotHaveFullyQualifiedName(ConfigValidator.class.getName())
+                .should()
+                .callMethod(MigrationConfig.Redis.class, "prefix")
+                .because("every key is built by the keyspace: config.redis().keyspace()")
                 .check(MAIN);
     }
 

@@ -2,10 +2,8 @@ package io.rebalance.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rebalance.cdc.TailKeys;
 import io.rebalance.core.ErrorCode;
-import io.rebalance.core.copy.RunKeys;
-import io.rebalance.core.lock.ScopeKeys;
+import io.rebalance.core.keyspace.Keyspace;
 import io.rebalance.core.lock.SharedExclusiveLock;
 import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.retry.Retrier;
@@ -78,7 +76,7 @@ class CommandsIT {
     @Test
     void resetSaysWhatItWouldDeleteThenDeletesAndRefusesWhileProcessesRun() {
         try (UnifiedJedis redis = services.redis()) {
-            RunState state = new RunState(redis, new RunKeys(prefix), Retrier.standard());
+            RunState state = new RunState(redis, new Keyspace(prefix).run(), Retrier.standard());
             state.setRateLimit(10);
             state.addRowsCopied(5);
 
@@ -102,8 +100,8 @@ class CommandsIT {
     @Test
     void resetRefusesWhileARouteExistsOrATailRunsUnlessToldWhatToForget() {
         try (UnifiedJedis redis = services.redis()) {
-            new RunState(redis, new RunKeys(prefix), Retrier.standard()).addRowsCopied(5);
-            RoutingTable routes = new RoutingTable(redis, prefix);
+            new RunState(redis, new Keyspace(prefix).run(), Retrier.standard()).addRowsCopied(5);
+            RoutingTable routes = new RoutingTable(redis, new Keyspace(prefix));
             routes.create("room_events", RouteStatus.TARGET, 3);
             String otherRun = prefix + "xtra:status"; // a run under the prefix "<prefix>xtra:"
             redis.set(otherRun, "FINISHED");
@@ -115,7 +113,8 @@ class CommandsIT {
                         .contains("rollback window is open")
                         .contains("--forget copy");
                 assertThat(routes.get("room_events")).as("nothing deleted").isPresent();
-                assertThat(RedisScan.keys(redis, prefix)).contains(new RunKeys(prefix).rowsCopied());
+                assertThat(RedisScan.keys(redis, prefix))
+                        .contains(new Keyspace(prefix).run().rowsCopied());
 
                 CliRun copyOnly = run("reset", "--forget", "copy", "--yes");
                 assertThat(copyOnly.exitCode()).as(copyOnly.err()).isZero();
@@ -123,10 +122,11 @@ class CommandsIT {
                         .contains("deleted 1 keys")
                         .contains("(copy 1)")
                         .contains("1 keys under it");
-                assertThat(RedisScan.keys(redis, prefix)).doesNotContain(new RunKeys(prefix).rowsCopied());
+                assertThat(RedisScan.keys(redis, prefix))
+                        .doesNotContain(new Keyspace(prefix).run().rowsCopied());
                 assertThat(routes.get("room_events")).as("the route stays").isPresent();
 
-                String lease = new TailKeys(prefix).lease();
+                String lease = new Keyspace(prefix).tail().lease();
                 redis.set(lease, "tail-host:1:ab", SetParams.setParams().px(30_000)); // a tail runs
                 CliRun tailRuns = run("reset", "--forget", "tail,route", "--yes");
                 assertThat(tailRuns.exitCode()).isEqualTo(ErrorCode.RUN_CONFLICT.exitCode());
@@ -154,7 +154,7 @@ class CommandsIT {
         assertThat(tree.path("rateLimit").asLong()).isEqualTo(1500);
         assertThat(tree.path("prefix").asText()).isEqualTo(prefix);
         try (UnifiedJedis redis = services.redis()) {
-            assertThat(new RunState(redis, new RunKeys(prefix), Retrier.standard()).rateLimit())
+            assertThat(new RunState(redis, new Keyspace(prefix).run(), Retrier.standard()).rateLimit())
                     .isEqualTo(1500);
         }
     }
@@ -172,8 +172,8 @@ class CommandsIT {
         try (UnifiedJedis redis = services.redis()) {
             assertThat(run("status").out()).contains("routing    no scope prepared for cutover");
 
-            new RoutingTable(redis, prefix).create("room_events", RouteStatus.SOURCE, 1);
-            SharedExclusiveLock lock = new SharedExclusiveLock(redis, new ScopeKeys(prefix, "room_events"));
+            new RoutingTable(redis, new Keyspace(prefix)).create("room_events", RouteStatus.SOURCE, 1);
+            SharedExclusiveLock lock = new SharedExclusiveLock(redis, new Keyspace(prefix).scope("room_events"));
             lock.tryShared("app-host:42:ab12/writer-1", Duration.ofSeconds(30));
             lock.tryExclusive("cutover-host:7:cd34/main", Duration.ofSeconds(30));
 

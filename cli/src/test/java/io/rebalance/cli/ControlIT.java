@@ -5,8 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.rebalance.core.copy.RunKeys;
 import io.rebalance.core.copy.RunStatus;
+import io.rebalance.core.keyspace.Keyspace;
 import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.local.RoomEventsGenerator;
@@ -105,7 +105,7 @@ class ControlIT {
     void stopRateAndStartReachEveryProcess() throws Exception {
         prepare(30_000, 30);
         try (UnifiedJedis redis = services.redis()) {
-            RunState run = new RunState(redis, new RunKeys(prefix), Retrier.standard());
+            RunState run = new RunState(redis, new Keyspace(prefix).run(), Retrier.standard());
             assertThat(command("rate", "1500").exitCode()).isZero();
             Process a = copy("a");
             Process b = copy("b");
@@ -157,7 +157,7 @@ class ControlIT {
     void sigtermReleasesLeasesAtOnceAndKeepsProgress() throws Exception {
         prepare(20_000, 20);
         try (UnifiedJedis redis = services.redis()) {
-            RunState run = new RunState(redis, new RunKeys(prefix), Retrier.standard());
+            RunState run = new RunState(redis, new Keyspace(prefix).run(), Retrier.standard());
             // a long lease TTL, so that leases gone right after the exit were released, not expired
             Process p = copy("term", "mover.leaseTtl=60s", "mover.rateLimit=2000");
             await().atMost(Duration.ofSeconds(60))

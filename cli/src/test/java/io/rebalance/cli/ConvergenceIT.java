@@ -2,12 +2,11 @@ package io.rebalance.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rebalance.cdc.TailKeys;
 import io.rebalance.cdc.TailPreflight;
 import io.rebalance.cdc.TailProgress;
-import io.rebalance.core.copy.RunKeys;
 import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.handoff.Lsn;
+import io.rebalance.core.keyspace.Keyspace;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.local.RoomEventsGenerator;
 import io.rebalance.local.RoomEventsWriter;
@@ -121,7 +120,7 @@ class ConvergenceIT {
                     1_500 + random.nextInt(4_000),
                     TimeUnit.MILLISECONDS);
 
-            RunState run = new RunState(redis, new RunKeys(prefix), Retrier.standard());
+            RunState run = new RunState(redis, new Keyspace(prefix).run(), Retrier.standard());
             Awaitility.await()
                     .atMost(Duration.ofSeconds(180))
                     .until(() -> run.status() == RunStatus.FINISHED && killed.get() == 2 && resumed.get());
@@ -135,12 +134,12 @@ class ConvergenceIT {
             assertThat(writesDuringCopy).as("writes raced the copy").isGreaterThan(200);
 
             // the tail has applied everything committed, and re-written every key the backfill could overwrite
-            TailProgress progress = new TailProgress(redis, new TailKeys(prefix));
+            TailProgress progress = new TailProgress(redis, new Keyspace(prefix).tail());
             long committed = Lsn.parse(currentLsn());
             Awaitility.await()
                     .atMost(Duration.ofSeconds(90))
                     .until(() -> progress.applied().orElse(0) >= committed
-                            && "0".equals(redis.hget(new TailKeys(prefix).status(), "reconcile_pending")));
+                            && "0".equals(redis.hget(new Keyspace(prefix).tail().status(), "reconcile_pending")));
 
             List<String> verify = new ArrayList<>(List.of("verify", "--all"));
             verify.addAll(CliRun.base(services, table, prefix));

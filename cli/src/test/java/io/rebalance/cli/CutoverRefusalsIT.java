@@ -2,7 +2,7 @@ package io.rebalance.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rebalance.core.copy.RunKeys;
+import io.rebalance.core.keyspace.Keyspace;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.mover.RunState;
@@ -38,7 +38,7 @@ class CutoverRefusalsIT {
             assertThat(CliRun.of(flags, "verify", "--all").exitCode()).isZero();
             awaitDryRun(flags, 0, "ok     copy processes: none runs, no slot lease is held");
 
-            RunState run = new RunState(t.redis, new RunKeys(prefix), Retrier.standard());
+            RunState run = new RunState(t.redis, new Keyspace(prefix).run(), Retrier.standard());
             run.heartbeat("host-a:123", "{\"host\":\"host-a\",\"pid\":123,\"slots\":[]}");
             CliRun alive = CliRun.of(flags, "cutover", "--dry-run");
             assertThat(alive.exitCode()).as(alive.out()).isEqualTo(31);
@@ -57,7 +57,7 @@ class CutoverRefusalsIT {
             sql("TRUNCATE " + table);
             Awaitility.await()
                     .atMost(Duration.ofSeconds(30))
-                    .until(() -> t.redis.hget(prefix + "cdc:changed", "truncated") != null);
+                    .until(() -> t.redis.hget(new Keyspace(prefix).tail().changedSlots(), "truncated") != null);
             CliRun truncated = CliRun.of(flags, "cutover", "--dry-run");
             assertThat(truncated.exitCode()).as(truncated.out()).isEqualTo(31);
             assertThat(truncated.out())

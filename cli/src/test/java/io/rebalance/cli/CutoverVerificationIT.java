@@ -3,8 +3,8 @@ package io.rebalance.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.core.config.MigrationConfig;
-import io.rebalance.core.handoff.HandoffKeys;
 import io.rebalance.core.handoff.KeyLog;
+import io.rebalance.core.keyspace.Keyspace;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.cutover.WindowVerification;
 import io.rebalance.ops.Connections;
@@ -64,7 +64,7 @@ class CutoverVerificationIT {
     private void check(
             MigrationConfig config, SourceTable source, Connections c, DynamoDbClient dynamo, UnifiedJedis redis)
             throws Exception {
-        KeyLog log = new KeyLog(redis, new HandoffKeys(prefix));
+        KeyLog log = new KeyLog(redis, new Keyspace(prefix).handoff());
         List<String> ids = ids(3);
 
         // nothing changed: both halves pass, and the log ends with the cutover

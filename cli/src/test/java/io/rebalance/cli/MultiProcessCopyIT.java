@@ -5,8 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.rebalance.core.copy.RunKeys;
 import io.rebalance.core.copy.RunStatus;
+import io.rebalance.core.keyspace.Keyspace;
 import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
@@ -58,7 +58,7 @@ class MultiProcessCopyIT {
         }
         List<Process> processes = new ArrayList<>();
         try (UnifiedJedis redis = services.redis()) {
-            RunState run = new RunState(redis, new RunKeys(prefix), Retrier.standard());
+            RunState run = new RunState(redis, new Keyspace(prefix).run(), Retrier.standard());
             for (int i = 0; i < 3; i++) processes.add(copyProcess(i));
             Process victim = processes.get(0);
 
@@ -76,7 +76,7 @@ class MultiProcessCopyIT {
 
             // Its progress is frozen now; pick the slot it left unfinished and remember where it stopped.
             Slot killed = Slot.parse(slotInFlight[0]);
-            Map<String, String> state = redis.hgetAll(new RunKeys(prefix).slotState(killed));
+            Map<String, String> state = redis.hgetAll(new Keyspace(prefix).run().slotState(killed.name()));
             String lastIdAtKill = state.get("last_id");
             long rowsAtKill = Long.parseLong(state.get("rows"));
 
@@ -114,7 +114,8 @@ class MultiProcessCopyIT {
             if (n.path("pid").asLong() != pid) continue;
             for (JsonNode s : n.path("slots")) {
                 String slot = s.asText().split(" ")[0];
-                Map<String, String> state = redis.hgetAll(new RunKeys(prefix).slotState(Slot.parse(slot)));
+                Map<String, String> state = redis.hgetAll(
+                        new Keyspace(prefix).run().slotState(Slot.parse(slot).name()));
                 if ("IN_PROGRESS".equals(state.get("status"))
                         && Long.parseLong(state.getOrDefault("rows", "0")) >= 3L * PAGE) {
                     return slot;

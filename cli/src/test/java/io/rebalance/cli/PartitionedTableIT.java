@@ -3,7 +3,7 @@ package io.rebalance.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.cdc.ChangedSlots;
-import io.rebalance.cdc.TailKeys;
+import io.rebalance.core.keyspace.Keyspace;
 import io.rebalance.core.route.Target;
 import io.rebalance.local.DynamoDbLocalServer;
 import io.rebalance.local.RoomEventsGenerator;
@@ -98,7 +98,7 @@ class PartitionedTableIT {
                 st.execute("ALTER TABLE " + table + " ATTACH PARTITION " + august
                         + " FOR VALUES FROM ('2024-08-01') TO ('2024-09-01')");
             }
-            ChangedSlots changed = new ChangedSlots(t.redis, new TailKeys(prefix), t.source.keyspace());
+            ChangedSlots changed = new ChangedSlots(t.redis, new Keyspace(prefix).tail(), t.source.keyspace());
             Awaitility.await()
                     .atMost(Duration.ofSeconds(30))
                     .until(() -> changed.positions().lastChange("20240831.12").isPresent());

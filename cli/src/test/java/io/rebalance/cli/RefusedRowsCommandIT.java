@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rebalance.core.keyspace.Keyspace;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.testkit.SharedServices;
 import java.sql.Connection;
@@ -34,7 +35,7 @@ class RefusedRowsCommandIT {
             assertThat(CliRun.of(flags, "copy", "--no-progress").exitCode()).isZero();
             String id = oneId();
             sql("UPDATE " + table + " SET data = '{\"x\": 1.5e300}' WHERE id = '" + id + "'");
-            RefusedRows refused = new RefusedRows(t.redis, prefix);
+            RefusedRows refused = new RefusedRows(t.redis, new Keyspace(prefix));
             Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> refused.count() == 1);
 
             CliRun status = CliRun.of(flags, "status");

@@ -116,7 +116,7 @@ final class TailedTable implements AutoCloseable {
     /** What an application's {@code WriteGuard} on this table is built with (the run's prefix and fences). */
     io.rebalance.client.GuardSettings guard() {
         return new io.rebalance.client.GuardSettings(
-                config.redis().prefix(),
+                config.redis().keyspace().prefix(),
                 Duration.ofSeconds(5),
                 Duration.ofSeconds(30),
                 config.cutover().pgFence(),

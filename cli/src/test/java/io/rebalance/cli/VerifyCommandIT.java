@@ -87,11 +87,12 @@ class VerifyCommandIT {
 
         // while a copy is still running, slots it has not finished are said to be so
         try (var redis = services.redis()) {
-            var keys = new io.rebalance.core.copy.RunKeys(prefix);
+            var keys = new io.rebalance.core.keyspace.Keyspace(prefix).run();
             var run = new io.rebalance.mover.RunState(redis, keys, io.rebalance.core.retry.Retrier.standard());
             run.setStatus(io.rebalance.core.copy.RunStatus.IN_PROGRESS);
             run.setWatermark(io.rebalance.core.slot.Slot.parse("20241020.03"));
-            redis.del(keys.slotState(io.rebalance.core.slot.Slot.parse("20241020.02")));
+            redis.del(keys.slotState(
+                    io.rebalance.core.slot.Slot.parse("20241020.02").name()));
             CliRun during = run("verify", "--slot", "20241020.02..20241020.03");
             assertThat(during.err()).contains("warning: 1 of these slots are not finished copying");
             assertThat(during.out()).containsPattern("20241020\\.02 +MISMATCH .*copy not finished");

@@ -1,5 +1,6 @@
 package io.rebalance.client;
 
+import io.rebalance.core.keyspace.Keyspace;
 import io.rebalance.core.route.Route;
 import io.rebalance.core.route.RouteMissingException;
 import io.rebalance.core.route.RoutingTable;
@@ -12,16 +13,17 @@ import redis.clients.jedis.UnifiedJedis;
  */
 public final class Router {
     private final RoutingTable routes;
-    private final String prefix;
+    private final Keyspace keyspace;
 
+    /** @param prefix the run's {@code redis.prefix}, as the cutover's configuration names it */
     public Router(UnifiedJedis redis, String prefix) {
-        this.routes = new RoutingTable(redis, prefix);
-        this.prefix = prefix;
+        this.keyspace = new Keyspace(prefix);
+        this.routes = new RoutingTable(redis, keyspace);
     }
 
     /** @throws RouteMissingException when the scope has no routing entry (none was prepared, or Redis lost it) */
     public Route route(String scope) {
-        return routes.get(scope).orElseThrow(() -> new RouteMissingException(scope, prefix));
+        return routes.get(scope).orElseThrow(() -> new RouteMissingException(scope, keyspace.prefix()));
     }
 
     public Target readTarget(String scope) {

@@ -3,10 +3,10 @@ package io.rebalance.client;
 import io.rebalance.core.fence.DynamoFence;
 import io.rebalance.core.fence.PostgresFence;
 import io.rebalance.core.handoff.TargetWriteLog;
+import io.rebalance.core.keyspace.Keyspace;
 import io.rebalance.core.lock.Lease;
 import io.rebalance.core.lock.LeaseLostException;
 import io.rebalance.core.lock.LockOwner;
-import io.rebalance.core.lock.ScopeKeys;
 import io.rebalance.core.lock.SharedExclusiveLock;
 import io.rebalance.core.route.Route;
 import io.rebalance.core.route.RouteMissingException;
@@ -49,6 +49,7 @@ public final class WriteGuard implements AutoCloseable {
     private final Map<String, TargetWriteLog> writeLogs = new ConcurrentHashMap<>();
     private final Map<Lease, Boolean> active = new ConcurrentHashMap<>();
     private final ScheduledExecutorService renewer;
+    private final Keyspace keyspace;
 
     /** @param dynamo the application's DynamoDB client, used for fence checks and by {@link WritePermit#writeDynamo} */
     public WriteGuard(UnifiedJedis redis, DynamoDbClient dynamo, GuardSettings settings) {
@@ -59,7 +60,8 @@ public final class WriteGuard implements AutoCloseable {
     WriteGuard(UnifiedJedis redis, DynamoDbClient dynamo, GuardSettings settings, boolean renew) {
         this.redis = redis;
         this.settings = settings;
-        this.routes = new RoutingTable(redis, settings.prefix());
+        this.keyspace = new Keyspace(settings.prefix());
+        this.routes = new RoutingTable(redis, keyspace);
         this.postgresFence = new PostgresFence(settings.postgresFenceTable());
         this.dynamoFence = new DynamoFence(dynamo, settings.dynamoFenceTable());
         this.renewer = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -89,15 +91,13 @@ public final class WriteGuard implements AutoCloseable {
      * @throws RouteMissingException the scope has no routing entry (none was prepared, or Redis lost it)
      */
     public <T> T write(String scope, GuardedWrite<T> write) throws Exception {
-        SharedExclusiveLock lock =
-                locks.computeIfAbsent(scope, s -> new SharedExclusiveLock(redis, new ScopeKeys(settings.prefix(), s)));
+        SharedExclusiveLock lock = locks.computeIfAbsent(scope, s -> new SharedExclusiveLock(redis, keyspace.scope(s)));
         Lease lease = lock.acquireShared(LockOwner.currentThread(), settings.leaseTtl(), settings.maxWait());
         active.put(lease, Boolean.TRUE);
         try {
             // Read after the lease is held: the route cannot change until every shared lease is gone.
-            Route route = routes.get(scope).orElseThrow(() -> new RouteMissingException(scope, settings.prefix()));
-            TargetWriteLog log = writeLogs.computeIfAbsent(
-                    scope, s -> new TargetWriteLog(redis, new ScopeKeys(settings.prefix(), s)));
+            Route route = routes.get(scope).orElseThrow(() -> new RouteMissingException(scope, keyspace.prefix()));
+            TargetWriteLog log = writeLogs.computeIfAbsent(scope, s -> new TargetWriteLog(redis, keyspace.scope(s)));
             return write.run(new WritePermit(route, lease, postgresFence, dynamoFence, log));
         } finally {
             active.remove(lease);

@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.rebalance.core.keyspace.Keyspace;
 import io.rebalance.core.lock.Lease;
 import io.rebalance.core.lock.LeaseLostException;
 import io.rebalance.core.lock.LockHolders;
 import io.rebalance.core.lock.LockWaitTimeoutException;
-import io.rebalance.core.lock.ScopeKeys;
 import io.rebalance.core.lock.SharedExclusiveLock;
 import io.rebalance.core.lock.SharedExclusiveLock.Granted;
 import io.rebalance.core.lock.SharedExclusiveLock.Pending;
@@ -27,7 +27,7 @@ class SharedExclusiveLockIT {
 
     private final UnifiedJedis redis = SharedServices.get().redis();
     private final SharedExclusiveLock lock =
-            new SharedExclusiveLock(redis, new ScopeKeys(SharedServices.unique("lock") + ":", "room_events"));
+            new SharedExclusiveLock(redis, new Keyspace(SharedServices.unique("lock") + ":").scope("room_events"));
 
     @AfterEach
     void close() {

@@ -9,9 +9,10 @@ import io.rebalance.core.fence.FenceWriter;
 import io.rebalance.core.fence.FencedException;
 import io.rebalance.core.fence.PostgresFence;
 import io.rebalance.core.handoff.TargetWriteLog;
+import io.rebalance.core.keyspace.Keyspace;
+import io.rebalance.core.keyspace.ScopeKeys;
 import io.rebalance.core.lock.Lease;
 import io.rebalance.core.lock.LockWaitTimeoutException;
-import io.rebalance.core.lock.ScopeKeys;
 import io.rebalance.core.lock.SharedExclusiveLock;
 import io.rebalance.core.route.RouteStatus;
 import io.rebalance.core.route.RoutingTable;
@@ -64,8 +65,8 @@ class WriteGuardIT {
             Duration.ofSeconds(5),
             "public." + SharedServices.unique("fence"),
             SharedServices.unique("fence"));
-    private final SharedExclusiveLock lock = new SharedExclusiveLock(redis, new ScopeKeys(prefix, SCOPE));
-    private final RoutingTable routes = new RoutingTable(redis, prefix);
+    private final SharedExclusiveLock lock = new SharedExclusiveLock(redis, new Keyspace(prefix).scope(SCOPE));
+    private final RoutingTable routes = new RoutingTable(redis, new Keyspace(prefix));
     private final PostgresFence pgFence = new PostgresFence(settings.postgresFenceTable());
     private final DynamoFence dynamoFence = new DynamoFence(dynamo, settings.dynamoFenceTable());
     private Connection admin;
@@ -223,7 +224,7 @@ class WriteGuardIT {
 
     @Test
     void underTargetEveryDynamoWriteLogsItsKeysBeforeItIsSent() throws Exception {
-        ScopeKeys keys = new ScopeKeys(prefix, SCOPE);
+        ScopeKeys keys = new Keyspace(prefix).scope(SCOPE);
         TargetWriteLog log = new TargetWriteLog(redis, keys);
         log.begin(2, items, "id"); // what the flip to TARGET at epoch 2 does first
         flip(RouteStatus.SOURCE, RouteStatus.TARGET);
@@ -251,7 +252,7 @@ class WriteGuardIT {
 
     @Test
     void aWriteThatNamesTheTableByItsArnIsLoggedByTheTableItReaches() throws Exception {
-        TargetWriteLog log = new TargetWriteLog(redis, new ScopeKeys(prefix, SCOPE));
+        TargetWriteLog log = new TargetWriteLog(redis, new Keyspace(prefix).scope(SCOPE));
         log.begin(2, items, "id");
         flip(RouteStatus.SOURCE, RouteStatus.TARGET);
         String arn = "arn:aws:dynamodb:us-east-1:000000000000:table/" + items;
@@ -298,7 +299,7 @@ class WriteGuardIT {
         flip(RouteStatus.TARGET, RouteStatus.SOURCE); // rolled back: epoch 3
         assertThat(storeOfRecord().store()).isEqualTo(Target.POSTGRES);
         pgFence.record(admin, SCOPE, RouteStatus.TARGET, 4, LONG); // a flip recorded, then Redis lost everything
-        redis.del(new ScopeKeys(prefix, SCOPE).route());
+        redis.del(new Keyspace(prefix).scope(SCOPE).route());
         StoreOfRecord lost = storeOfRecord();
         assertThat(lost.store()).isEqualTo(Target.DYNAMODB);
         assertThat(lost.epoch()).isEqualTo(4);

@@ -1,6 +1,6 @@
 package io.rebalance.cutover;
 
-import io.rebalance.core.lock.ScopeKeys;
+import io.rebalance.core.keyspace.ScopeKeys;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;

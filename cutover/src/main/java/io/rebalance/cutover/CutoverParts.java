@@ -6,9 +6,10 @@ import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.fence.DynamoFence;
 import io.rebalance.core.fence.PostgresFence;
 import io.rebalance.core.handoff.ForwardHold;
-import io.rebalance.core.handoff.HandoffKeys;
 import io.rebalance.core.handoff.TargetWriteLog;
-import io.rebalance.core.lock.ScopeKeys;
+import io.rebalance.core.keyspace.HandoffKeys;
+import io.rebalance.core.keyspace.Keyspace;
+import io.rebalance.core.keyspace.ScopeKeys;
 import io.rebalance.core.lock.SharedExclusiveLock;
 import io.rebalance.core.redis.ReplicaWait;
 import io.rebalance.core.route.FencedRoute;
@@ -43,7 +44,7 @@ public final class CutoverParts {
     public CutoverParts(
             CutoverSettings settings,
             UnifiedJedis redis,
-            String prefix,
+            Keyspace keyspace,
             SourceSession session,
             DynamoDbClient dynamo,
             String pgFenceTable,
@@ -54,9 +55,9 @@ public final class CutoverParts {
         this.dynamo = dynamo;
         this.pgFence = new PostgresFence(pgFenceTable);
         this.dynamoFence = new DynamoFence(dynamo, dynamoFenceTable);
-        this.scopeKeys = new ScopeKeys(prefix, settings.scope());
-        this.handoff = new HandoffKeys(prefix);
-        this.routes = new RoutingTable(redis, prefix);
+        this.scopeKeys = keyspace.scope(settings.scope());
+        this.handoff = keyspace.handoff();
+        this.routes = new RoutingTable(redis, keyspace);
     }
 
     /**

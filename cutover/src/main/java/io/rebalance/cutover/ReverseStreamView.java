@@ -1,7 +1,7 @@
 package io.rebalance.cutover;
 
-import io.rebalance.core.handoff.HandoffKeys;
 import io.rebalance.core.handoff.ReverseDrain;
+import io.rebalance.core.keyspace.HandoffKeys;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;

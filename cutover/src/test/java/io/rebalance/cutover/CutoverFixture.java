@@ -10,6 +10,7 @@ import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.DynamoClients;
 import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.dynamo.TargetTable;
+import io.rebalance.core.keyspace.Keyspace;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.local.RoomEventsGenerator;
@@ -98,7 +99,7 @@ final class CutoverFixture implements AutoCloseable {
         parts = new CutoverParts(
                 new CutoverSettings(table, table, maxWriteBlock, LEASE, List.of(), Duration.ofSeconds(30)),
                 redis,
-                prefix,
+                new Keyspace(prefix),
                 new SourceSession(config.source()),
                 dynamo,
                 pgFence,

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.rebalance.cdc.ChangedSlots;
-import io.rebalance.cdc.TailKeys;
 import io.rebalance.client.WriteGuard;
 import io.rebalance.core.ErrorCode;
 import io.rebalance.core.RebalanceException;
@@ -13,8 +12,8 @@ import io.rebalance.core.fence.FenceState;
 import io.rebalance.core.fence.FenceWriter;
 import io.rebalance.core.fence.FencedException;
 import io.rebalance.core.handoff.ForwardHold;
+import io.rebalance.core.keyspace.Keyspace;
 import io.rebalance.core.lock.LockHolders;
-import io.rebalance.core.lock.ScopeKeys;
 import io.rebalance.core.redis.RedisConnector;
 import io.rebalance.core.route.Route;
 import io.rebalance.core.route.RouteStatus;
@@ -85,7 +84,7 @@ class CutoverIT {
                             CutoverStep.RELEASE);
             assertThat(f.parts.journal().read().orElseThrow().status()).isEqualTo("done");
 
-            ChangedSlots changed = new ChangedSlots(f.redis, new TailKeys(f.prefix), null);
+            ChangedSlots changed = new ChangedSlots(f.redis, new Keyspace(f.prefix).tail(), null);
             Map<String, Long> changedBefore = changed.positions().bySlot();
             long skippedBefore = skippedWhileHeld(f);
             String during = write(f, guard);
@@ -152,7 +151,7 @@ class CutoverIT {
             Cutover tight = new CutoverParts(
                             f.parts.settings().withMaxWriteBlock(Duration.ofMillis(800)),
                             f.redis,
-                            f.prefix,
+                            new Keyspace(f.prefix),
                             new io.rebalance.core.source.SourceSession(
                                     f.config().source()),
                             f.dynamo,
@@ -333,14 +332,14 @@ class CutoverIT {
                         "127.0.0.1", URI.create(f.services.redisUrl).getPort());
                 UnifiedJedis viaProxy = RedisConnector.connect("redis://127.0.0.1:" + proxy.port(), 4)) {
             f.startTail();
-            String routeKey = new ScopeKeys(f.prefix, f.table).route();
+            String routeKey = new Keyspace(f.prefix).scope(f.table).route();
             CutoverHooks loseTheFlipsReply = step -> {
                 if (step == CutoverStep.FLIP || step == CutoverStep.FLIP_BACK) proxy.dropReplyTo(routeKey);
             };
             CutoverParts lossy = new CutoverParts(
                     f.parts.settings(),
                     viaProxy,
-                    f.prefix,
+                    new Keyspace(f.prefix),
                     new SourceSession(f.config().source()),
                     f.dynamo,
                     f.pgFence,
@@ -406,7 +405,7 @@ class CutoverIT {
     }
 
     static long skippedWhileHeld(CutoverFixture f) {
-        String n = f.redis.hget(new TailKeys(f.prefix).status(), "skipped_while_held");
+        String n = f.redis.hget(new Keyspace(f.prefix).tail().status(), "skipped_while_held");
         return n == null ? 0 : Long.parseLong(n);
     }
 

@@ -13,11 +13,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.rebalance.cdc.TailKeys;
 import io.rebalance.client.WriteGuard;
 import io.rebalance.core.RebalanceException;
 import io.rebalance.core.fence.FencedException;
-import io.rebalance.core.lock.ScopeKeys;
+import io.rebalance.core.keyspace.Keyspace;
 import io.rebalance.core.redis.RedisConnector;
 import io.rebalance.core.route.Route;
 import io.rebalance.core.route.RouteMissingException;
@@ -71,7 +70,7 @@ class RedisLossIT {
             assertThat(rebuilt.epoch()).isEqualTo(flipped.epoch());
 
             f.startTailIfStopped();
-            String status = new TailKeys(f.prefix).status();
+            String status = new Keyspace(f.prefix).tail().status();
             await().atMost(BOUND).until(() -> f.redis.hget(status, "skipped_while_held") != null);
             long skippedBefore = skippedWhileHeld(f);
             String after = write(f, guard); // its token rose past the fences' high-water mark, or DynamoDB refuses it
@@ -152,7 +151,7 @@ class RedisLossIT {
             await().atMost(BOUND).until(() -> toReplica.info("replication").contains("master_link_status:up"));
             try (CutoverFixture f = new CutoverFixture(primary.url)) {
                 f.startTail();
-                String routeKey = new ScopeKeys(f.prefix, f.table).route();
+                String routeKey = new Keyspace(f.prefix).scope(f.table).route();
                 long waitsBefore = waits(f.redis);
                 f.cutover("first").cutover(PASS, MATCH);
                 assertThat(toReplica.hget(routeKey, "status"))

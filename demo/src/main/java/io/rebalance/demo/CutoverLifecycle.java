@@ -78,7 +78,7 @@ final class CutoverLifecycle {
             source = SourceTable.inspect(pg, config);
         }
         GuardSettings guard = new GuardSettings(
-                config.redis().prefix(),
+                config.redis().keyspace().prefix(),
                 Duration.ofSeconds(5),
                 Duration.ofSeconds(30), // above cutover.maxWriteBlock: a cutover that keeps its bound fails no write
                 config.cutover().pgFence(),

@@ -130,7 +130,7 @@ final class DemoCommand implements Callable<Integer> {
 
         try (Connections c = new Connections(config, config.mover().workers() + 6)) {
             RunState run = c.runState();
-            for (String k : RedisScan.keys(c.redis(), config.redis().prefix()))
+            for (String k : RedisScan.keys(c.redis(), config.redis().keyspace().prefix()))
                 c.redis().del(k); // a fresh demo run
             forgetLastDemoTables(config, c);
             var prepared = new RunPlanner(config).prepare(run, c.dynamo(), c.dynamoWhere(), true);
@@ -194,7 +194,7 @@ final class DemoCommand implements Callable<Integer> {
                 List<Slot> slots = new ArrayList<>();
                 prepared.plan().range().forEach(slots::add);
                 VerificationStore store =
-                        new VerificationStore(c.redis(), config.redis().prefix());
+                        new VerificationStore(c.redis(), config.redis().keyspace());
                 Verifier verifier = new Verifier(config, prepared.table(), c.dynamo(), InFlight.settle(Duration.ZERO));
                 long t2 = System.nanoTime();
                 List<SlotResult> verified =
@@ -235,7 +235,8 @@ final class DemoCommand implements Callable<Integer> {
 
                 out.println("9. status");
                 StatusCommand.render(StatusView.of(config, c), out);
-                int keys = RedisScan.keys(c.redis(), config.redis().prefix()).size();
+                int keys = RedisScan.keys(c.redis(), config.redis().keyspace().prefix())
+                        .size();
                 out.println("   " + keys + " Redis keys remain for "
                         + prepared.plan().range().count() + " slots (finished slots are compacted)");
                 boolean ok = items == sourceRows

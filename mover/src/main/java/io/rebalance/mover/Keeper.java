@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.copy.RunStatus;
+import io.rebalance.core.keyspace.Keyspace;
 import io.rebalance.core.lease.LeaseStore;
 import io.rebalance.core.lease.OwnedLease;
 import io.rebalance.core.slot.Slot;
@@ -117,10 +118,10 @@ public final class Keeper {
         if (lease != null) lease.check();
         run.setWatermark(newWatermark); // first the watermark, then the states it now stands for
         for (Slot s : done) {
-            run.redis().del(run.keys().slotState(s));
+            run.redis().del(run.keys().slotState(s.name()));
             // Its lease's token counter goes too: a slot below the watermark is never copied again (a worker that
             // takes its lease lets it go without writing), so nothing can be fenced by its tokens any more.
-            run.redis().del(LeaseStore.tokenKey(run.keys().slotLease(s)));
+            run.redis().del(Keyspace.leaseToken(run.keys().slotLease(s.name())));
         }
         return newWatermark;
     }

@@ -5,10 +5,10 @@ import io.rebalance.core.codec.RowCodec;
 import io.rebalance.core.config.Durations;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.KeyRefresher;
-import io.rebalance.core.copy.RunKeys;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.dynamo.BatchWriter;
+import io.rebalance.core.keyspace.RunKeys;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.retry.Transience;
@@ -91,7 +91,7 @@ public final class MoverProcess implements AutoCloseable {
         this.config = config;
         this.plan = plan;
         var m = config.mover();
-        RunKeys keys = new RunKeys(config.redis().prefix());
+        RunKeys keys = config.redis().keyspace().run();
         this.run = new RunState(redis, keys, retrier);
         this.slots = new SlotStore(redis, keys, retrier, m.leaseTtlDuration(), m.stateTtlDuration());
         this.limiter = new GlobalRateLimiter(redis, keys, m.rateLimit());
@@ -106,7 +106,7 @@ public final class MoverProcess implements AutoCloseable {
                 new SourceSession(config.source()),
                 writer,
                 new KeyRefresher(reader, codec, writer),
-                new RefusedRows(redis, config.redis().prefix()),
+                new RefusedRows(redis, config.redis().keyspace()),
                 retrier,
                 hooks,
                 m.pageSize(),

@@ -241,7 +241,7 @@ public final class RunPlanner {
         if (conflicts.isEmpty()) return;
         throw new RebalanceException(
                 ErrorCode.RUN_CONFLICT,
-                "Redis prefix '" + config.redis().prefix() + "' already holds a different run ("
+                "Redis prefix '" + config.redis().keyspace().prefix() + "' already holds a different run ("
                         + String.join("; ", conflicts) + "); point this process where the run is, use another"
                         + " redis.prefix for this migration, or `rebalance reset` to forget the old run (its DynamoDB"
                         + " data stays)");

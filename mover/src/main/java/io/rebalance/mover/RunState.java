@@ -1,8 +1,8 @@
 package io.rebalance.mover;
 
-import io.rebalance.core.copy.RunKeys;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.copy.RunStatus;
+import io.rebalance.core.keyspace.RunKeys;
 import io.rebalance.core.redis.LuaScript;
 import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.retry.Retrier;

@@ -1,6 +1,7 @@
 package io.rebalance.mover;
 
-import io.rebalance.core.copy.RunKeys;
+import io.rebalance.core.keyspace.Keyspace;
+import io.rebalance.core.keyspace.RunKeys;
 import io.rebalance.core.lease.LeaseStore;
 import io.rebalance.core.lease.OwnedLease;
 import io.rebalance.core.redis.LuaScript;
@@ -63,7 +64,7 @@ public final class SlotStore {
      */
     public Acquire acquire(Slot slot, String owner) {
         OwnedLease.Attempt a = retrier.call(
-                "acquire slot " + slot, () -> OwnedLease.acquire(leases, keys.slotLease(slot), owner, leaseTtl));
+                "acquire slot " + slot, () -> OwnedLease.acquire(leases, keys.slotLease(slot.name()), owner, leaseTtl));
         if (a.lease() == null) {
             return new Acquire(
                     Acquire.Kind.LEASED, a.reply().member(), a.reply().remainingMs(), null, 0, null);
@@ -113,9 +114,9 @@ public final class SlotStore {
     /** Gives the slot's lease back if {@code owner} (or the member {@code owner}) holds it. */
     public void release(Slot slot, String owner) {
         retrier.call("release slot " + slot, () -> {
-            String holder = leases.holder(keys.slotLease(slot));
+            String holder = leases.holder(keys.slotLease(slot.name()));
             if (holder != null && (holder.equals(owner) || holder.startsWith(owner + "#"))) {
-                leases.release(keys.slotLease(slot), holder); // refused if it changed hands since the read
+                leases.release(keys.slotLease(slot.name()), holder); // refused if it changed hands since the read
             }
             return null;
         });
@@ -128,21 +129,21 @@ public final class SlotStore {
     public void releaseCompacted(Slot slot, OwnedLease lease) {
         retrier.run("release compacted slot " + slot, () -> {
             lease.release();
-            redis.del(LeaseStore.tokenKey(keys.slotLease(slot)));
+            redis.del(Keyspace.leaseToken(keys.slotLease(slot.name())));
         });
     }
 
     /** The slot's state hash (status, last_id, rows, owner, error); empty when none is stored. */
     public Map<String, String> state(Slot slot) {
-        return retrier.call("read state of slot " + slot, () -> redis.hgetAll(keys.slotState(slot)));
+        return retrier.call("read state of slot " + slot, () -> redis.hgetAll(keys.slotState(slot.name())));
     }
 
     public String leaseHolder(Slot slot) {
-        return retrier.call("read lease of slot " + slot, () -> redis.get(keys.slotLease(slot)));
+        return retrier.call("read lease of slot " + slot, () -> redis.get(keys.slotLease(slot.name())));
     }
 
     private List<String> slotKeys(Slot slot) {
-        return List.of(keys.slotLease(slot), keys.slotState(slot));
+        return List.of(keys.slotLease(slot.name()), keys.slotState(slot.name()));
     }
 
     static String refusal(Object scriptResult) {

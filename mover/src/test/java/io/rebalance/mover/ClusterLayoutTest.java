@@ -2,7 +2,8 @@ package io.rebalance.mover;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rebalance.core.copy.RunKeys;
+import io.rebalance.core.keyspace.Keyspace;
+import io.rebalance.core.keyspace.RunKeys;
 import io.rebalance.core.lease.LeaseStore;
 import io.rebalance.core.slot.Slot;
 import java.io.IOException;
@@ -29,15 +30,15 @@ class ClusterLayoutTest {
 
     @Test
     void aSlotsLeaseAndStateShareAHashSlotAndSlotsSpreadOverTheCluster() {
-        RunKeys keys = new RunKeys("mgre:");
+        RunKeys keys = new Keyspace("mgre:").run();
         Set<Integer> used = new HashSet<>();
         Slot s = Slot.containing(Instant.parse("2024-10-20T00:00:00Z"));
         for (int i = 0; i < 2_000; i++, s = s.older()) {
-            int lease = JedisClusterCRC16.getSlot(keys.slotLease(s));
-            assertThat(JedisClusterCRC16.getSlot(keys.slotState(s)))
+            int lease = JedisClusterCRC16.getSlot(keys.slotLease(s.name()));
+            assertThat(JedisClusterCRC16.getSlot(keys.slotState(s.name())))
                     .as(s.name())
                     .isEqualTo(lease);
-            assertThat(JedisClusterCRC16.getSlot(LeaseStore.tokenKey(keys.slotLease(s))))
+            assertThat(JedisClusterCRC16.getSlot(Keyspace.leaseToken(keys.slotLease(s.name()))))
                     .as(s.name() + " token counter")
                     .isEqualTo(lease);
             used.add(lease);
@@ -47,12 +48,14 @@ class ClusterLayoutTest {
 
     @Test
     void everyLeaseSharesAHashSlotWithItsTokenCounter() {
-        for (String prefix : List.of("mgre:", "{run7}:", "")) {
-            for (String lease : List.of(new RunKeys(prefix).keeper(), prefix + "cdc:lease")) {
-                assertThat(JedisClusterCRC16.getSlot(LeaseStore.tokenKey(lease)))
+        for (String prefix : List.of("mgre:", "run7:", "")) {
+            for (String lease : List.of(
+                    new Keyspace(prefix).run().keeper(),
+                    new Keyspace(prefix).tail().lease())) {
+                assertThat(JedisClusterCRC16.getSlot(Keyspace.leaseToken(lease)))
                         .as(lease)
                         .isEqualTo(JedisClusterCRC16.getSlot(lease));
-                assertThat(LeaseStore.tokenKey(lease)).as("under the prefix").startsWith(prefix);
+                assertThat(Keyspace.leaseToken(lease)).as("under the prefix").startsWith(prefix);
             }
         }
     }

@@ -2,7 +2,7 @@ package io.rebalance.mover;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rebalance.core.copy.RunKeys;
+import io.rebalance.core.keyspace.Keyspace;
 import io.rebalance.testkit.SharedServices;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,8 +17,8 @@ class GlobalRateLimiterIT {
                 UnifiedJedis b = SharedServices.get().redis()) {
             // two processes' limiters, 500 rows/s between them, asked for 1,500 rows in batches of 25
             List<GlobalRateLimiter> limiters = List.of(
-                    new GlobalRateLimiter(a, new RunKeys(prefix), 500),
-                    new GlobalRateLimiter(b, new RunKeys(prefix), 500));
+                    new GlobalRateLimiter(a, new Keyspace(prefix).run(), 500),
+                    new GlobalRateLimiter(b, new Keyspace(prefix).run(), 500));
             long start = System.nanoTime();
             List<Thread> threads = new ArrayList<>();
             for (GlobalRateLimiter l : limiters) {
@@ -44,7 +44,7 @@ class GlobalRateLimiterIT {
     void zeroMeansNoLimitAndANewLimitAppliesToTheNextBatch() throws Exception {
         String prefix = SharedServices.unique("rl") + ":";
         try (UnifiedJedis r = SharedServices.get().redis()) {
-            GlobalRateLimiter l = new GlobalRateLimiter(r, new RunKeys(prefix), 0);
+            GlobalRateLimiter l = new GlobalRateLimiter(r, new Keyspace(prefix).run(), 0);
             for (int i = 0; i < 1000; i++) l.acquire(25); // 25,000 rows, no Redis call, no wait
             assertThat(io.rebalance.core.redis.RedisScan.keys(r, prefix)).isEmpty();
             l.setLimit(100);

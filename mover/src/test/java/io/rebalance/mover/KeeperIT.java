@@ -2,9 +2,10 @@ package io.rebalance.mover;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rebalance.core.copy.RunKeys;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.copy.RunStatus;
+import io.rebalance.core.keyspace.Keyspace;
+import io.rebalance.core.keyspace.RunKeys;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.testkit.SharedServices;
@@ -15,7 +16,7 @@ import redis.clients.jedis.UnifiedJedis;
 /** Compaction with slots finished out of order, and the single active keeper. */
 class KeeperIT {
     private final String prefix = SharedServices.unique("kp") + ":";
-    private final RunKeys keys = new RunKeys(prefix);
+    private final RunKeys keys = new Keyspace(prefix).run();
     private final RunPlan plan =
             new RunPlan("t", "id", "t", "", "us-east-1", "20241020.04", "20241020.00", 1000, 0, null, false);
 
@@ -41,10 +42,13 @@ class KeeperIT {
             finish(store, "20241020.01"); // .02 is still being copied
             assertThat(keeper.tick()).isEqualTo(RunStatus.IN_PROGRESS);
             assertThat(run.watermark()).isEqualTo(Slot.parse("20241020.03"));
-            assertThat(redis.exists(keys.slotState(Slot.parse("20241020.04")))).isFalse();
-            assertThat(redis.exists(keys.slotState(Slot.parse("20241020.03")))).isFalse();
-            assertThat(redis.exists(keys.slotState(Slot.parse("20241020.01")))).isTrue();
-            assertThat(redis.pttl(keys.slotState(Slot.parse("20241020.01"))))
+            assertThat(redis.exists(keys.slotState(Slot.parse("20241020.04").name())))
+                    .isFalse();
+            assertThat(redis.exists(keys.slotState(Slot.parse("20241020.03").name())))
+                    .isFalse();
+            assertThat(redis.exists(keys.slotState(Slot.parse("20241020.01").name())))
+                    .isTrue();
+            assertThat(redis.pttl(keys.slotState(Slot.parse("20241020.01").name())))
                     .as("a finished state never expires before compaction removes it, or the slot would be copied"
                             + " again while the tail takes it for finished")
                     .isEqualTo(-1L);

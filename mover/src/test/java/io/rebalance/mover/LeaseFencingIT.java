@@ -4,8 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.rebalance.core.copy.RunKeys;
 import io.rebalance.core.copy.RunStatus;
+import io.rebalance.core.keyspace.Keyspace;
+import io.rebalance.core.keyspace.RunKeys;
 import io.rebalance.core.lease.LeaseLost;
 import io.rebalance.core.lease.LeaseStore;
 import io.rebalance.core.lease.OwnedLease;
@@ -34,14 +35,14 @@ class LeaseFencingIT {
             CountDownLatch resume = new CountDownLatch(1);
             AtomicReference<Step> victim = new AtomicReference<>();
             var redis = f.redis();
-            RunKeys keys = new RunKeys(f.prefix);
+            RunKeys keys = new Keyspace(f.prefix).run();
             ConcurrentLinkedQueue<Step> afterResume = new ConcurrentLinkedQueue<>();
             PhaseHooks pauseOnce = (phase, slot, owner) -> {
                 Step v = victim.get();
                 if (v != null && resume.getCount() == 0 && v.owner().equals(owner))
                     afterResume.add(new Step(phase, slot, owner));
                 // pause the first worker after it has saved one page, just as it read the next one
-                if (phase == Phase.PAGE_READ && victim.get() == null && redis.exists(keys.slotState(slot))) {
+                if (phase == Phase.PAGE_READ && victim.get() == null && redis.exists(keys.slotState(slot.name()))) {
                     victim.set(new Step(phase, slot, owner));
                     paused.countDown();
                     resume.await();
@@ -88,7 +89,11 @@ class LeaseFencingIT {
     void progressFromAStaleOwnerIsRefusedAndNamesTheRealHolder() throws Exception {
         try (MoverFixture f = new MoverFixture()) {
             SlotStore store = new SlotStore(
-                    f.redis(), new RunKeys(f.prefix), Retrier.standard(), Duration.ofMillis(200), Duration.ofDays(1));
+                    f.redis(),
+                    new Keyspace(f.prefix).run(),
+                    Retrier.standard(),
+                    Duration.ofMillis(200),
+                    Duration.ofDays(1));
             Slot slot = Slot.parse("20241020.02");
             SlotStore.Acquire first = store.acquire(slot, "old");
             assertThat(first.kind()).isEqualTo(SlotStore.Acquire.Kind.ACQUIRED);
@@ -123,7 +128,9 @@ class LeaseFencingIT {
     void aLeaseFoundLostStaysLostWhateverALaterRenewalSays() throws Exception {
         try (MoverFixture f = new MoverFixture()) {
             LeaseStore leases = new LeaseStore(f.redis());
-            String key = new RunKeys(f.prefix).slotLease(Slot.parse("20241020.03"));
+            String key = new Keyspace(f.prefix)
+                    .run()
+                    .slotLease(Slot.parse("20241020.03").name());
             OwnedLease lease =
                     OwnedLease.acquire(leases, key, "w", Duration.ofSeconds(30)).lease();
             String member = lease.member();

@@ -3,7 +3,6 @@ package io.rebalance.mover;
 import io.rebalance.core.config.ConfigLoader;
 import io.rebalance.core.config.ConfigValidator;
 import io.rebalance.core.config.MigrationConfig;
-import io.rebalance.core.copy.RunKeys;
 import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.dynamo.DynamoClients;
 import io.rebalance.core.redis.RedisConnector;
@@ -78,7 +77,7 @@ final class MoverFixture implements AutoCloseable {
 
     RunState runState() {
         MigrationConfig c = config();
-        return new RunState(redis(), new RunKeys(c.redis().prefix()), Retrier.standard());
+        return new RunState(redis(), c.redis().keyspace().run(), Retrier.standard());
     }
 
     /** Preflight (creating the DynamoDB table) and a process ready to run. */
@@ -86,7 +85,7 @@ final class MoverFixture implements AutoCloseable {
         MigrationConfig c = config();
         UnifiedJedis redis = redis();
         DynamoDbClient dynamo = dynamo(interceptors);
-        RunState run = new RunState(redis, new RunKeys(c.redis().prefix()), Retrier.standard());
+        RunState run = new RunState(redis, c.redis().keyspace().run(), Retrier.standard());
         var prepared = new RunPlanner(c).prepare(run, dynamo, services.dynamo.endpoint(), true);
         run.compareAndSet(RunStatus.NOT_STARTED, RunStatus.TO_START);
         MoverProcess p = new MoverProcess(c, prepared.table(), prepared.plan(), redis, dynamo, hooks);

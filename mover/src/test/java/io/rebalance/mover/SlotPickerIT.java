@@ -2,7 +2,8 @@ package io.rebalance.mover;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rebalance.core.copy.RunKeys;
+import io.rebalance.core.keyspace.Keyspace;
+import io.rebalance.core.keyspace.RunKeys;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotRange;
@@ -18,7 +19,7 @@ class SlotPickerIT {
     void walksNewestFirstSkippingFinishedLeasedBusyAndRestingSlotsThenStartsOverFromTheWatermark() {
         String prefix = SharedServices.unique("pick") + ":";
         try (UnifiedJedis redis = SharedServices.get().redis()) {
-            RunKeys keys = new RunKeys(prefix);
+            RunKeys keys = new Keyspace(prefix).run();
             RunState run = new RunState(redis, keys, Retrier.standard());
             SlotStore store =
                     new SlotStore(redis, keys, Retrier.standard(), Duration.ofSeconds(20), Duration.ofDays(1));

@@ -3,7 +3,6 @@ package io.rebalance.ops;
 import io.rebalance.core.ErrorCode;
 import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
-import io.rebalance.core.copy.RunKeys;
 import io.rebalance.core.dynamo.DynamoClients;
 import io.rebalance.core.fence.DynamoFence;
 import io.rebalance.core.fence.PostgresFence;
@@ -46,7 +45,7 @@ public final class Connections implements AutoCloseable {
     }
 
     public RunState runState() {
-        return new RunState(redis(), new RunKeys(config.redis().prefix()), Retrier.standard());
+        return new RunState(redis(), config.redis().keyspace().run(), Retrier.standard());
     }
 
     public DynamoDbClient dynamo() {
@@ -68,7 +67,7 @@ public final class Connections implements AutoCloseable {
                     pg,
                     new PostgresFence(config.cutover().pgFence()),
                     new DynamoFence(dynamo(), config.cutover().dynamoFence()),
-                    new RoutingTable(redis(), config.redis().prefix()).get(scope),
+                    new RoutingTable(redis(), config.redis().keyspace()).get(scope),
                     scope);
         } catch (SdkClientException e) {
             throw new RebalanceException(

@@ -2,12 +2,12 @@ package io.rebalance.ops;
 
 import io.rebalance.cdc.ChangedSlots;
 import io.rebalance.cdc.ReverseWritesPreflight;
-import io.rebalance.cdc.TailKeys;
 import io.rebalance.cdc.TailProgress;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.handoff.Lsn;
+import io.rebalance.core.keyspace.TailKeys;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.source.SourceSession;
@@ -122,7 +122,7 @@ public final class CutoverChecks implements PreChecks {
                     pg,
                     table,
                     config,
-                    new ChangedSlots(c.redis(), new TailKeys(config.redis().prefix()), table.keyspace())
+                    new ChangedSlots(c.redis(), config.redis().keyspace().tail(), table.keyspace())
                             .positions()
                             .slots(),
                     plannedAt());
@@ -138,7 +138,7 @@ public final class CutoverChecks implements PreChecks {
     }
 
     private PreCheck tail() {
-        TailKeys keys = new TailKeys(config.redis().prefix());
+        TailKeys keys = config.redis().keyspace().tail();
         Map<String, String> s = c.redis().hgetAll(keys.status());
         if (!TailProgress.running(s, c.redis().get(keys.lease()), System.currentTimeMillis())) {
             return PreCheck.fail("tail", "no tail is running; start `rebalance tail` (the cutover waits for it)");
@@ -182,7 +182,7 @@ public final class CutoverChecks implements PreChecks {
     }
 
     private PreCheck refused() {
-        long n = new RefusedRows(c.redis(), config.redis().prefix()).count();
+        long n = new RefusedRows(c.redis(), config.redis().keyspace()).count();
         return n == 0
                 ? PreCheck.pass("refused rows", "none")
                 : PreCheck.fail(
@@ -195,7 +195,7 @@ public final class CutoverChecks implements PreChecks {
     private PreCheck verified(RunPlan plan) {
         if (plan == null) return PreCheck.fail("verification", "no run: nothing was copied under this prefix");
         Map<String, VerificationStore.Stored> all =
-                new VerificationStore(c.redis(), config.redis().prefix()).all();
+                new VerificationStore(c.redis(), config.redis().keyspace()).all();
         long truncated = truncatedAt();
         long oldest = System.currentTimeMillis()
                 - config.cutover().verifyMaxAgeDuration().toMillis();
@@ -228,7 +228,7 @@ public final class CutoverChecks implements PreChecks {
 
     /** The WAL position of the last TRUNCATE the tail saw, or 0: it changed every slot. */
     private long truncatedAt() {
-        return new ChangedSlots(c.redis(), new TailKeys(config.redis().prefix()), null)
+        return new ChangedSlots(c.redis(), config.redis().keyspace().tail(), null)
                 .positions()
                 .truncated()
                 .orElse(0L);

@@ -1,11 +1,9 @@
 package io.rebalance.ops;
 
 import io.rebalance.cdc.ChangedSlots;
-import io.rebalance.cdc.TailKeys;
 import io.rebalance.cdc.TailProgress;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.RunPlan;
-import io.rebalance.core.handoff.HandoffKeys;
 import io.rebalance.core.handoff.KeyLog;
 import io.rebalance.core.handoff.Lsn;
 import io.rebalance.core.slot.Slot;
@@ -77,8 +75,8 @@ public final class CutoverVerification implements WindowVerification {
         this.c = c;
         this.table = table;
         this.everySlot = everySlot;
-        this.log = new KeyLog(c.redis(), new HandoffKeys(config.redis().prefix()));
-        this.tail = new TailProgress(c.redis(), new TailKeys(config.redis().prefix()));
+        this.log = new KeyLog(c.redis(), config.redis().keyspace().handoff());
+        this.tail = new TailProgress(c.redis(), config.redis().keyspace().tail());
     }
 
     /** The slots to verify: changed after their last verification, or never verified (every slot with everySlot). */
@@ -87,7 +85,7 @@ public final class CutoverVerification implements WindowVerification {
         if (plan == null) return List.of();
         Map<String, VerificationStore.Stored> all = store().all();
         ChangedSlots.Positions changed = new ChangedSlots(
-                        c.redis(), new TailKeys(config.redis().prefix()), table.keyspace())
+                        c.redis(), config.redis().keyspace().tail(), table.keyspace())
                 .positions(); // one round trip for every slot
         Set<Slot> candidates = new TreeSet<>();
         plan.range().forEach(candidates::add);
@@ -282,7 +280,7 @@ public final class CutoverVerification implements WindowVerification {
     }
 
     private VerificationStore store() {
-        return new VerificationStore(c.redis(), config.redis().prefix());
+        return new VerificationStore(c.redis(), config.redis().keyspace());
     }
 
     /** How long the tail may take to answer: a heartbeat brings the position on an idle table. */

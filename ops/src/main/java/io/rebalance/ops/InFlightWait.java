@@ -1,6 +1,5 @@
 package io.rebalance.ops;
 
-import io.rebalance.cdc.TailKeys;
 import io.rebalance.cdc.TailProgress;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.handoff.Lsn;
@@ -17,7 +16,7 @@ public final class InFlightWait {
      */
     public static InFlight of(MigrationConfig config, Connections c) {
         TailProgress tail =
-                new TailProgress(c.redis(), new TailKeys(config.redis().prefix()));
+                new TailProgress(c.redis(), config.redis().keyspace().tail());
         InFlight settle = InFlight.settle(config.verify().settleDuration());
         java.time.Duration bound = config.tail()
                 .heartbeatDuration()

@@ -1,10 +1,9 @@
 package io.rebalance.ops;
 
 import io.rebalance.core.handoff.ForwardHold;
-import io.rebalance.core.handoff.HandoffKeys;
 import io.rebalance.core.handoff.TargetWriteLog;
+import io.rebalance.core.keyspace.Keyspace;
 import io.rebalance.core.lock.LockHolders;
-import io.rebalance.core.lock.ScopeKeys;
 import io.rebalance.core.lock.SharedExclusiveLock;
 import io.rebalance.core.route.Route;
 import io.rebalance.core.route.RouteStatus;
@@ -23,8 +22,8 @@ public final class RoutingStatus {
 
     private RoutingStatus() {}
 
-    public static Map<String, Object> of(UnifiedJedis redis, String prefix) {
-        RoutingTable table = new RoutingTable(redis, prefix);
+    public static Map<String, Object> of(UnifiedJedis redis, Keyspace keyspace) {
+        RoutingTable table = new RoutingTable(redis, keyspace);
         List<Map<String, Object>> scopes = new ArrayList<>();
         for (String scope : table.scopes()) {
             Map<String, Object> s = new LinkedHashMap<>();
@@ -32,8 +31,7 @@ public final class RoutingStatus {
             table.get(scope).ifPresent(r -> {
                 s.putAll(route(r));
                 if (r.status() == RouteStatus.TARGET) {
-                    TargetWriteLog.Summary w =
-                            new TargetWriteLog(redis, new ScopeKeys(prefix, scope)).summary(r.epoch());
+                    TargetWriteLog.Summary w = new TargetWriteLog(redis, keyspace.scope(scope)).summary(r.epoch());
                     Map<String, Object> written = new LinkedHashMap<>();
                     written.put("keys", w.keys());
                     written.put("complete", w.incomplete().isEmpty());
@@ -41,7 +39,7 @@ public final class RoutingStatus {
                     s.put("writtenToDynamo", written);
                 }
             });
-            LockHolders h = new SharedExclusiveLock(redis, new ScopeKeys(prefix, scope)).holders();
+            LockHolders h = new SharedExclusiveLock(redis, keyspace.scope(scope)).holders();
             s.put("exclusive", h.exclusive() == null ? "" : exclusive(h.exclusive()));
             s.put("pending", h.pending() == null ? "" : exclusive(h.pending()));
             s.put("sharedHolders", h.shared().size());
@@ -51,18 +49,18 @@ public final class RoutingStatus {
                             .limit(LISTED)
                             .map(x -> x.member() + " (" + x.remainingMs() + " ms left)")
                             .toList());
-            s.putAll(journal(new CutoverJournal(redis, new ScopeKeys(prefix, scope)), h));
+            s.putAll(journal(new CutoverJournal(redis, keyspace.scope(scope)), h));
             scopes.add(s);
         }
         Map<String, Object> v = new LinkedHashMap<>();
         v.put("scopes", scopes);
-        ForwardHold.State hold = new ForwardHold(redis, new HandoffKeys(prefix)).state();
+        ForwardHold.State hold = new ForwardHold(redis, keyspace.handoff()).state();
         v.put("forwardHold", hold.phase().name());
         if (hold.request() != null)
             v.put(
                     "forwardHoldLsn",
                     io.rebalance.core.handoff.Lsn.text(hold.request().lsn()));
-        Map<String, String> reverse = redis.hgetAll(new HandoffKeys(prefix).reverseStatus());
+        Map<String, String> reverse = redis.hgetAll(keyspace.handoff().reverseStatus());
         Map<String, Object> r = new LinkedHashMap<>();
         if (!reverse.isEmpty()) {
             r.put("state", reverse.getOrDefault("state", ""));

@@ -2,10 +2,10 @@ package io.rebalance.ops;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.rebalance.cdc.TailKeys;
 import io.rebalance.cdc.TailProgress;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.RunPlan;
+import io.rebalance.core.keyspace.TailKeys;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
@@ -37,7 +37,7 @@ public final class StatusView {
                 config.mover().leaseTtlDuration(),
                 config.mover().stateTtlDuration());
         Map<String, Object> v = new LinkedHashMap<>();
-        v.put("prefix", config.redis().prefix());
+        v.put("prefix", config.redis().keyspace().prefix());
         v.put("status", run.status().name());
         RunPlan plan = run.plan();
         v.put("plan", plan);
@@ -88,10 +88,10 @@ public final class StatusView {
         v.put("events", run.events(10));
         v.put(
                 "verification",
-                verification(new VerificationStore(c.redis(), config.redis().prefix())));
-        v.put("tail", tail(c, new TailKeys(config.redis().prefix())));
-        v.put("refused", refused(new RefusedRows(c.redis(), config.redis().prefix())));
-        v.put("routing", RoutingStatus.of(c.redis(), config.redis().prefix()));
+                verification(new VerificationStore(c.redis(), config.redis().keyspace())));
+        v.put("tail", tail(c, config.redis().keyspace().tail()));
+        v.put("refused", refused(new RefusedRows(c.redis(), config.redis().keyspace())));
+        v.put("routing", RoutingStatus.of(c.redis(), config.redis().keyspace()));
         return v;
     }
 

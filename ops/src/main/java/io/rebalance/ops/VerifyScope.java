@@ -2,7 +2,6 @@ package io.rebalance.ops;
 
 import io.rebalance.cdc.ChangedSlots;
 import io.rebalance.cdc.RepairQueue;
-import io.rebalance.cdc.TailKeys;
 import io.rebalance.core.ErrorCode;
 import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
@@ -66,7 +65,7 @@ public final class VerifyScope {
     }
 
     private static Set<Slot> tailWritten(MigrationConfig config, Connections c, SourceTable table) {
-        return new ChangedSlots(c.redis(), new TailKeys(config.redis().prefix()), table.keyspace())
+        return new ChangedSlots(c.redis(), config.redis().keyspace().tail(), table.keyspace())
                 .positions()
                 .slots();
     }

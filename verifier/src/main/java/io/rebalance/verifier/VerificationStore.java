@@ -3,6 +3,7 @@ package io.rebalance.verifier;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rebalance.core.keyspace.Keyspace;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -21,9 +22,9 @@ public final class VerificationStore {
     private final UnifiedJedis redis;
     private final String key;
 
-    public VerificationStore(UnifiedJedis redis, String prefix) {
+    public VerificationStore(UnifiedJedis redis, Keyspace keyspace) {
         this.redis = redis;
-        this.key = prefix + "verified";
+        this.key = keyspace.verified();
     }
 
     /** What is stored per slot. */

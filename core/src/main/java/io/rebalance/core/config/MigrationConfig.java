@@ -104,9 +104,14 @@ public record MigrationConfig(
 
     /** Where the run's state lives. Every key starts with {@code prefix}. */
     public record Redis(String url, String prefix) {
+        /** The run's keys: the one place a key is built from {@code prefix}. */
+        public io.rebalance.core.keyspace.Keyspace keyspace() {
+            return new io.rebalance.core.keyspace.Keyspace(prefix);
+        }
+
         @Override
         public String toString() {
-            return "Redis[url=" + Redact.url(url) + ", prefix=" + prefix + "]";
+            return "Redis[url=" + Redact.url(url) + ", prefix=" + prefix + ']';
         }
     }
 

@@ -1,5 +1,6 @@
 package io.rebalance.core.copy;
 
+import io.rebalance.core.keyspace.RunKeys;
 import io.rebalance.core.slot.Slot;
 import java.util.Map;
 import redis.clients.jedis.UnifiedJedis;
@@ -32,7 +33,7 @@ public final class CopyProgress {
     public boolean mayStillWrite(RunPlan plan, Slot slot) {
         if (plan == null) return true;
         if (!plan.range().contains(slot)) return false;
-        Map<String, String> state = redis.hgetAll(keys.slotState(slot));
+        Map<String, String> state = redis.hgetAll(keys.slotState(slot.name()));
         if ("FINISHED".equals(state.get("status"))) return false;
         String watermark = redis.get(keys.lastSlot());
         return watermark == null || slot.isOlderThan(Slot.parse(watermark));

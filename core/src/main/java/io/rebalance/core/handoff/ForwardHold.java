@@ -2,6 +2,7 @@ package io.rebalance.core.handoff;
 
 import io.rebalance.core.fence.FenceState;
 import io.rebalance.core.fence.FenceWriter;
+import io.rebalance.core.keyspace.HandoffKeys;
 import io.rebalance.core.route.RouteStatus;
 import java.time.Duration;
 import java.util.Map;

@@ -1,5 +1,6 @@
 package io.rebalance.core.handoff;
 
+import io.rebalance.core.keyspace.HandoffKeys;
 import io.rebalance.core.redis.LuaScript;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,5 +1,6 @@
 package io.rebalance.core.handoff;
 
+import io.rebalance.core.keyspace.HandoffKeys;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;

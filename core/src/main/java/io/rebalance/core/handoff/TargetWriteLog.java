@@ -1,6 +1,6 @@
 package io.rebalance.core.handoff;
 
-import io.rebalance.core.lock.ScopeKeys;
+import io.rebalance.core.keyspace.ScopeKeys;
 import io.rebalance.core.redis.LuaScript;
 import java.util.ArrayList;
 import java.util.Collection;

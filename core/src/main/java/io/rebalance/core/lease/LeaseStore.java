@@ -1,5 +1,6 @@
 package io.rebalance.core.lease;
 
+import io.rebalance.core.keyspace.Keyspace;
 import io.rebalance.core.redis.LuaScript;
 import java.time.Duration;
 import java.util.List;
@@ -39,22 +40,10 @@ public final class LeaseStore {
         }
     }
 
-    /**
-     * The counter key for a lease key, in the lease's Redis Cluster hash slot so one script can touch both: its name
-     * plus {@code :token} when the name has a hash tag; otherwise the name is appended as the tag
-     * ({@code mgre:keeper:token{mgre:keeper}}), since a key without a tag hashes as a whole.
-     */
-    public static String tokenKey(String leaseKey) {
-        if (leaseKey.indexOf('{') >= 0 || leaseKey.indexOf('}') >= 0) {
-            return leaseKey + ":token"; // the tag, if any, comes first, so the counter shares it
-        }
-        return leaseKey + ":token{" + leaseKey + "}";
-    }
-
     /** Takes the lease if free, or extends it if {@code owner} holds it already. */
     public Reply acquire(String key, String owner, Duration ttl) {
         if (owner.contains("#")) throw new IllegalArgumentException("a lease owner has no '#': " + owner);
-        return reply(ACQUIRE.eval(redis, List.of(key, tokenKey(key)), List.of(owner, ms(ttl))));
+        return reply(ACQUIRE.eval(redis, List.of(key, Keyspace.leaseToken(key)), List.of(owner, ms(ttl))));
     }
 
     public Reply renew(String key, String member, Duration ttl) {

@@ -1,5 +1,7 @@
 package io.rebalance.core.lock;
 
+import io.rebalance.core.keyspace.ScopeKeys;
+
 /**
  * One lease granted by {@link SharedExclusiveLock}.
  *

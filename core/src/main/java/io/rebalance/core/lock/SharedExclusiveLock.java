@@ -1,5 +1,6 @@
 package io.rebalance.core.lock;
 
+import io.rebalance.core.keyspace.ScopeKeys;
 import io.rebalance.core.redis.LuaScript;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -3,6 +3,7 @@ package io.rebalance.core.refused;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.rebalance.core.codec.RowRefusedException;
+import io.rebalance.core.keyspace.Keyspace;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -26,9 +27,9 @@ public final class RefusedRows {
     private final UnifiedJedis redis;
     private final String key;
 
-    public RefusedRows(UnifiedJedis redis, String prefix) {
+    public RefusedRows(UnifiedJedis redis, Keyspace keyspace) {
         this.redis = redis;
-        this.key = prefix + "refused";
+        this.key = keyspace.refused();
     }
 
     /**

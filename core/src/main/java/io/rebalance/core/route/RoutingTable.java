@@ -1,7 +1,8 @@
 package io.rebalance.core.route;
 
+import io.rebalance.core.keyspace.Keyspace;
+import io.rebalance.core.keyspace.ScopeKeys;
 import io.rebalance.core.lock.Lease;
-import io.rebalance.core.lock.ScopeKeys;
 import io.rebalance.core.redis.LuaScript;
 import java.util.List;
 import java.util.Map;
@@ -21,21 +22,16 @@ public final class RoutingTable {
     private static final LuaScript RESTORE = LuaScript.load(RoutingTable.class, "route-restore.lua");
 
     private final UnifiedJedis redis;
-    private final String prefix;
+    private final Keyspace keyspace;
 
-    public RoutingTable(UnifiedJedis redis, String prefix) {
+    public RoutingTable(UnifiedJedis redis, Keyspace keyspace) {
         this.redis = redis;
-        this.prefix = prefix;
-    }
-
-    /** Set: every scope that has an entry, for {@code rebalance status}. */
-    public String scopesKey() {
-        return prefix + "routes";
+        this.keyspace = keyspace;
     }
 
     /** @return the entry, or empty when the scope was never prepared for a cutover */
     public Optional<Route> get(String scope) {
-        Map<String, String> h = redis.hgetAll(new ScopeKeys(prefix, scope).route());
+        Map<String, String> h = redis.hgetAll(keyspace.scope(scope).route());
         return h.isEmpty() ? Optional.empty() : Optional.of(Route.of(scope, h));
     }
 
@@ -44,7 +40,7 @@ public final class RoutingTable {
      * whose fences have moved on: as they say, ADR 8); returns the entry as it now is.
      */
     public Route create(String scope, RouteStatus status, long epoch) {
-        String key = new ScopeKeys(prefix, scope).route();
+        String key = keyspace.scope(scope).route();
         if (redis.hsetnx(key, "status", status.name()) == 1) {
             redis.hset(
                     key,
@@ -55,7 +51,7 @@ public final class RoutingTable {
                             "token", "0",
                             "updated_ms", Long.toString(System.currentTimeMillis())));
         }
-        redis.sadd(scopesKey(), scope);
+        redis.sadd(keyspace.routes(), scope);
         return get(scope).orElseThrow();
     }
 
@@ -78,12 +74,12 @@ public final class RoutingTable {
                         status.name(),
                         Long.toString(epoch)));
         if ((Long) r.get(0) != 1) return false;
-        redis.sadd(scopesKey(), k.scope());
+        redis.sadd(keyspace.routes(), k.scope());
         return true;
     }
 
     public Set<String> scopes() {
-        return new TreeSet<>(redis.smembers(scopesKey()));
+        return new TreeSet<>(redis.smembers(keyspace.routes()));
     }
 
     /** The outcome of {@link #set}: the new entry, or why nothing was written. */

@@ -1,8 +1,9 @@
 -- The forward tail, inside its apply lock, before it writes: adds the keys it is about to write to the key log's
 -- current generation and says which generation it logged under (KeyLog, ADR 7).
 -- KEYS[1] the generation key, KEYS[2] the seen key
--- ARGV[1] the prefix of the generations' sets (the set is named by the generation, so it is not in KEYS: one
---         Redis, as everywhere in rebalance), ARGV[2..] the keys about to be written
+-- ARGV[1] the prefix of the generations' sets (the set is named by the generation this script reads, so it cannot be
+--         in KEYS; it carries the same {cdc} hash tag, so on a Redis Cluster it lives in the same slot), ARGV[2..] the
+--         keys about to be written
 -- Returns the generation, or false when no cutover is logging.
 local gen = redis.call('GET', KEYS[1])
 if not gen then return false end

@@ -1,19 +1,42 @@
-package io.rebalance.core.lock;
+package io.rebalance.core.keyspace;
+
+import java.util.Set;
 
 /**
- * The Redis keys of one scope (the moved table, as applications name it): its readers-writers lock and its routing
- * entry. All carry the scope as a hash tag, so the lock's scripts touch keys of one Redis Cluster slot.
+ * The keys of one scope (the moved table, as applications name it): its readers-writers lock, its routing entry, the
+ * cutover's journal and the target-write log. All carry the scope as hash tag, so the lock's and the route's scripts
+ * touch keys of one Redis Cluster slot. Reset group: {@link ResetGroup#ROUTE}.
  */
-public record ScopeKeys(String prefix, String scope) {
-    public ScopeKeys {
+public final class ScopeKeys {
+    private static final Set<String> NAMES = Set.of(
+            "lock:shared",
+            "lock:exclusive",
+            "lock:pending",
+            "lock:token",
+            "route",
+            "cutover",
+            "cutover:log",
+            "target:writes",
+            "target:writes:log");
+
+    private final String prefix;
+    private final String scope;
+
+    ScopeKeys(String prefix, String scope) {
         if (scope == null || scope.isEmpty() || scope.contains("{") || scope.contains("}")) {
             throw new IllegalArgumentException("scope '" + scope
                     + "' is not usable: give a non-empty name without braces, such as the table name");
         }
+        this.prefix = prefix;
+        this.scope = scope;
     }
 
-    private String tagged(String suffix) {
-        return prefix + "{" + scope + "}:" + suffix;
+    public String scope() {
+        return scope;
+    }
+
+    private String tagged(String name) {
+        return prefix + "{" + scope + "}:" + name;
     }
 
     /** Sorted set: shared holders, member {@code holder#token}, score the lease's expiry (Redis time, ms). */
@@ -62,5 +85,20 @@ public record ScopeKeys(String prefix, String scope) {
     /** List: the cutover commands' steps as logged before each ran, newest last (the last 500 kept). */
     public String cutoverLog() {
         return tagged("cutover:log");
+    }
+
+    static boolean owns(String name) {
+        String rest = Keyspace.afterAnyTag(name);
+        return rest != null && NAMES.contains(rest);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof ScopeKeys k && k.prefix.equals(prefix) && k.scope.equals(scope);
+    }
+
+    @Override
+    public int hashCode() {
+        return prefix.hashCode() * 31 + scope.hashCode();
     }
 }

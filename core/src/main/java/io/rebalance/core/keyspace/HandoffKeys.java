@@ -1,43 +1,53 @@
-package io.rebalance.core.handoff;
+package io.rebalance.core.keyspace;
 
 /**
- * The Redis keys through which the cutover and the tail process hand over (ADR 7), under the run's prefix and next to
- * the tail's own {@code cdc:} keys.
+ * The keys through which the cutover and the tail process hand over (ADR 7), under the tail's hash tag
+ * {@code {cdc}} so the key log's script touches keys of one Redis Cluster slot. Reset group: {@link ResetGroup#TAIL}.
  */
-public record HandoffKeys(String prefix) {
+public final class HandoffKeys {
+    private final String prefix;
+
+    HandoffKeys(String prefix) {
+        this.prefix = prefix;
+    }
+
+    private String key(String name) {
+        return TailKeys.key(prefix, name);
+    }
+
     /** Hash: the cutover's request that the forward tail hold at a WAL position (id, lsn, requested_ms). */
     public String hold() {
-        return prefix + "cdc:hold";
+        return key("hold");
     }
 
     /** Hash: the forward tail's acknowledgement of a hold request (id, applied_lsn, acked_ms). */
     public String held() {
-        return prefix + "cdc:held";
+        return key("held");
     }
 
     /** Hash: rollback's request for a reverse round that reads every shard to its end (id, requested_ms). */
     public String reverseDrain() {
-        return prefix + "cdc:reverse:drain";
+        return key("reverse:drain");
     }
 
     /** Hash: the reverse stream's state, lag, counters and the last drain it answered, written every round. */
     public String reverseStatus() {
-        return prefix + "cdc:reverse";
+        return key("reverse");
     }
 
     /** Hash: the reverse stream's position per DynamoDB Streams shard (sequence number, or END once closed and read). */
     public String reverseShards() {
-        return prefix + "cdc:reverse:shards";
+        return key("reverse:shards");
     }
 
     /** String: the generation the forward tail logs the keys it writes under, while a cutover wants them (KeyLog). */
     public String keyLog() {
-        return prefix + "cdc:keylog";
+        return key("keylog");
     }
 
     /** String: the generation the forward tail last logged under, written inside its apply lock. */
     public String keyLogSeen() {
-        return prefix + "cdc:keylog:seen";
+        return key("keylog:seen");
     }
 
     /** Set: the keys the forward tail wrote under generation {@code gen}. */
@@ -45,7 +55,8 @@ public record HandoffKeys(String prefix) {
         return keyLogKeysPrefix() + gen;
     }
 
-    String keyLogKeysPrefix() {
-        return prefix + "cdc:keylog:keys:";
+    /** What {@link #keyLogKeys} puts before the generation: its script names the set from the generation it reads. */
+    public String keyLogKeysPrefix() {
+        return key("keylog:keys:");
     }
 }
