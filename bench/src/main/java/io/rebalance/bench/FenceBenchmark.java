@@ -1,6 +1,6 @@
 package io.rebalance.bench;
 
-import io.rebalance.core.fence.PostgresFence;
+import io.rebalance.protocol.fence.PostgresFence;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;

@@ -2,10 +2,10 @@ package io.rebalance.cdc;
 
 import io.rebalance.core.codec.RowRefusedException;
 import io.rebalance.core.copy.KeyRefresher;
-import io.rebalance.core.handoff.ForwardHold;
-import io.rebalance.core.handoff.KeyLog;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.source.SourceSession;
+import io.rebalance.protocol.handoff.ForwardHold;
+import io.rebalance.protocol.handoff.KeyLog;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;

@@ -2,10 +2,10 @@ package io.rebalance.cdc;
 
 import io.debezium.engine.ChangeEvent;
 import io.debezium.engine.DebeziumEngine;
-import io.rebalance.core.handoff.ForwardHold;
-import io.rebalance.core.handoff.Lsn;
-import io.rebalance.core.lease.LeaseLost;
 import io.rebalance.core.slot.KeyType;
+import io.rebalance.protocol.handoff.ForwardHold;
+import io.rebalance.protocol.handoff.Lsn;
+import io.rebalance.protocol.lease.LeaseLost;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;

@@ -1,9 +1,9 @@
 package io.rebalance.cdc;
 
-import io.rebalance.core.handoff.Lsn;
-import io.rebalance.core.keyspace.TailKeys;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotKeyspace;
+import io.rebalance.protocol.handoff.Lsn;
+import io.rebalance.protocol.keyspace.TailKeys;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;

@@ -1,8 +1,8 @@
 package io.rebalance.cdc;
 
 import io.rebalance.core.config.MigrationConfig;
-import io.rebalance.core.keyspace.TailKeys;
 import io.rebalance.core.source.SourceTable;
+import io.rebalance.protocol.keyspace.TailKeys;
 import java.util.Properties;
 
 /**

@@ -1,10 +1,10 @@
 package io.rebalance.cdc;
 
-import io.rebalance.core.handoff.Lsn;
-import io.rebalance.core.keyspace.TailKeys;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
+import io.rebalance.protocol.handoff.Lsn;
+import io.rebalance.protocol.keyspace.TailKeys;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,7 +1,7 @@
 package io.rebalance.cdc;
 
-import io.rebalance.core.redis.LuaScript;
 import io.rebalance.core.redis.RedisConnector;
+import io.rebalance.protocol.LuaScript;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Base64;

@@ -1,6 +1,6 @@
 package io.rebalance.cdc;
 
-import io.rebalance.core.keyspace.TailKeys;
+import io.rebalance.protocol.keyspace.TailKeys;
 import java.time.Duration;
 import java.util.List;
 import java.util.OptionalInt;

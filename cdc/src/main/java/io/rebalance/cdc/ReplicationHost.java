@@ -1,10 +1,10 @@
 package io.rebalance.cdc;
 
-import io.rebalance.core.ErrorCode;
-import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.config.Redact;
 import io.rebalance.core.source.SourceSession;
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.RebalanceException;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;

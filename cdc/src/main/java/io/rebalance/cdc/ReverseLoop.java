@@ -1,12 +1,12 @@
 package io.rebalance.cdc;
 
 import io.rebalance.core.config.MigrationConfig;
-import io.rebalance.core.fence.PostgresFence;
-import io.rebalance.core.keyspace.HandoffKeys;
-import io.rebalance.core.lease.LeaseLost;
-import io.rebalance.core.route.RoutingTable;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
+import io.rebalance.protocol.fence.PostgresFence;
+import io.rebalance.protocol.keyspace.HandoffKeys;
+import io.rebalance.protocol.lease.LeaseLost;
+import io.rebalance.protocol.route.RoutingTable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;

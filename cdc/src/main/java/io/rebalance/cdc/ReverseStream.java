@@ -1,14 +1,14 @@
 package io.rebalance.cdc;
 
-import io.rebalance.core.handoff.ReverseDrain;
-import io.rebalance.core.keyspace.HandoffKeys;
-import io.rebalance.core.route.RouteStatus;
-import io.rebalance.core.route.RoutingTable;
+import io.rebalance.protocol.handoff.ReverseDrain;
+import io.rebalance.protocol.handoff.ReverseStatus;
+import io.rebalance.protocol.keyspace.HandoffKeys;
+import io.rebalance.protocol.route.RouteStatus;
+import io.rebalance.protocol.route.RoutingTable;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -48,6 +48,7 @@ final class ReverseStream {
     private final UnifiedJedis redis;
     private final HandoffKeys keys;
     private final ReverseDrain drain;
+    private final ReverseStatus status;
     private final RoutingTable routes;
     private final String scope;
     private final ReverseApplier applier;
@@ -76,6 +77,7 @@ final class ReverseStream {
         this.redis = redis;
         this.keys = keys;
         this.drain = new ReverseDrain(redis, keys);
+        this.status = new ReverseStatus(redis, keys);
         this.routes = routes;
         this.scope = scope;
         this.applier = applier;
@@ -229,7 +231,7 @@ final class ReverseStream {
                         + " again",
                 shardId,
                 position);
-        redis.hset(keys.reverseStatus(), "gap", shardId + " after " + position);
+        status.gap(shardId, position);
     }
 
     private boolean streamFound() {
@@ -239,9 +241,9 @@ final class ReverseStream {
         boolean enabled = table.streamSpecification() != null
                 && Boolean.TRUE.equals(table.streamSpecification().streamEnabled());
         String arn = enabled ? table.latestStreamArn() : null;
-        if (arn != null && !arn.equals(redis.hget(keys.reverseStatus(), "stream_arn"))) {
+        if (arn != null && !arn.equals(status.streamArn())) {
             redis.del(keys.reverseShards()); // a new stream: the old one's shard positions mean nothing in it
-            redis.hset(keys.reverseStatus(), "stream_arn", arn);
+            status.streamArn(arn);
             iterators.clear();
             describeDue = true;
         }
@@ -270,13 +272,7 @@ final class ReverseStream {
      * so status and a rollback's refusal name the error instead of taking the stream for idle or gone.
      */
     void failed(Exception e) {
-        Map<String, String> f = new LinkedHashMap<>();
-        long now = System.currentTimeMillis();
-        f.put("state", "failing");
-        f.put("last_error", firstLine(e.toString()));
-        f.put("updated_ms", Long.toString(now));
-        redis.hsetnx(keys.reverseStatus(), "failing_since_ms", Long.toString(now));
-        redis.hset(keys.reverseStatus(), f);
+        status.failed(firstLine(e.toString()));
     }
 
     private static String firstLine(String s) {
@@ -285,16 +281,12 @@ final class ReverseStream {
     }
 
     private void publish(String state, long lagMs) {
-        Map<String, String> f = new LinkedHashMap<>();
-        f.put("state", state);
-        f.put("lag_ms", Long.toString(lagMs));
-        f.put("applied", Long.toString(applied.get()));
-        f.put("skipped", Long.toString(skipped.get()));
-        f.put("shards", shards == null ? "0" : Integer.toString(shards.size()));
-        f.put("updated_ms", Long.toString(System.currentTimeMillis()));
-        f.put("last_error", ""); // a round that ends cleanly clears the last failure
-        f.put("waiting_for", waited ? applier.waitingFor() : "");
-        redis.hset(keys.reverseStatus(), f);
-        redis.hdel(keys.reverseStatus(), "failing_since_ms");
+        status.round(
+                state,
+                lagMs,
+                applied.get(),
+                skipped.get(),
+                shards == null ? 0 : shards.size(),
+                waited ? applier.waitingFor() : "");
     }
 }

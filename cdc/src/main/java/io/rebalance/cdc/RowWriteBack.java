@@ -1,11 +1,11 @@
 package io.rebalance.cdc;
 
-import io.rebalance.core.ErrorCode;
-import io.rebalance.core.RebalanceException;
 import io.rebalance.core.codec.ColumnSpec;
 import io.rebalance.core.codec.RowDecoder;
 import io.rebalance.core.slot.SlotKeyspace;
 import io.rebalance.core.source.SourceTable;
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.RebalanceException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;

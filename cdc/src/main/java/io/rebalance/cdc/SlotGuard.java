@@ -1,9 +1,9 @@
 package io.rebalance.cdc;
 
-import io.rebalance.core.ErrorCode;
-import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
-import io.rebalance.core.keyspace.TailKeys;
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.RebalanceException;
+import io.rebalance.protocol.keyspace.TailKeys;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;

@@ -1,9 +1,9 @@
 package io.rebalance.cdc;
 
-import io.rebalance.core.fence.FenceState;
-import io.rebalance.core.fence.PostgresFence;
-import io.rebalance.core.handoff.ForwardHold;
 import io.rebalance.core.source.SourceSession;
+import io.rebalance.protocol.fence.FenceState;
+import io.rebalance.protocol.fence.PostgresFence;
+import io.rebalance.protocol.handoff.ForwardHold;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.function.LongSupplier;

@@ -1,15 +1,15 @@
 package io.rebalance.cdc;
 
-import io.rebalance.core.keyspace.TailKeys;
-import io.rebalance.core.lease.LeaseLost;
-import io.rebalance.core.lease.LeaseStore;
-import io.rebalance.core.lease.OwnedLease;
-import io.rebalance.core.lease.WriteFence;
+import io.rebalance.protocol.keyspace.TailKeys;
+import io.rebalance.protocol.lease.LeaseLost;
+import io.rebalance.protocol.lease.LeaseStore;
+import io.rebalance.protocol.lease.OwnedLease;
+import io.rebalance.protocol.lease.WriteFence;
 import java.time.Duration;
 import redis.clients.jedis.UnifiedJedis;
 
 /**
- * The one active tail: the project's one lease ({@code core/lease}) on {@code <prefix>{cdc}:lease}. The holder renews
+ * The one active tail: the project's one lease ({@code protocol/lease}) on {@code <prefix>{cdc}:lease}. The holder renews
  * it every third of the TTL; a standby retries acquiring it and so takes over within one TTL after the holder dies.
  * The holder keeps a local deadline (last renewal + four fifths of the TTL) and writes nothing past it: every
  * DynamoDB write is bound to the lease as a {@link WriteFence} (each attempt checked just before it is sent, ADR 6),

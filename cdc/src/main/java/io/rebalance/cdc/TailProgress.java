@@ -1,7 +1,7 @@
 package io.rebalance.cdc;
 
-import io.rebalance.core.handoff.Lsn;
-import io.rebalance.core.keyspace.TailKeys;
+import io.rebalance.protocol.handoff.Lsn;
+import io.rebalance.protocol.keyspace.TailKeys;
 import java.time.Duration;
 import java.util.Map;
 import java.util.OptionalLong;

@@ -1,9 +1,9 @@
 package io.rebalance.cdc;
 
-import io.rebalance.core.handoff.Lsn;
-import io.rebalance.core.keyspace.TailKeys;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.source.SourceSession;
+import io.rebalance.protocol.handoff.Lsn;
+import io.rebalance.protocol.keyspace.TailKeys;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -3,10 +3,10 @@ package io.rebalance.cdc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.rebalance.core.fence.FenceWriter;
-import io.rebalance.core.fence.PostgresFence;
-import io.rebalance.core.handoff.ForwardHold;
-import io.rebalance.core.handoff.Lsn;
+import io.rebalance.protocol.fence.FenceWriter;
+import io.rebalance.protocol.fence.PostgresFence;
+import io.rebalance.protocol.handoff.ForwardHold;
+import io.rebalance.protocol.handoff.Lsn;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;

@@ -3,7 +3,7 @@ package io.rebalance.cdc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.rebalance.core.handoff.KeyLog;
+import io.rebalance.protocol.handoff.KeyLog;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

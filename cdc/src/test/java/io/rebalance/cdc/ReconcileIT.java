@@ -3,9 +3,9 @@ package io.rebalance.cdc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.core.copy.RunPlan;
-import io.rebalance.core.keyspace.RunKeys;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.Ulid;
+import io.rebalance.protocol.keyspace.RunKeys;
 import io.rebalance.testkit.RoomEventsComparison;
 import java.sql.Connection;
 import java.time.Duration;

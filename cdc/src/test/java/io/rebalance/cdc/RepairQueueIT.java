@@ -2,7 +2,7 @@ package io.rebalance.cdc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rebalance.core.keyspace.TailKeys;
+import io.rebalance.protocol.keyspace.TailKeys;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.rebalance.core.dynamo.TargetTable;
-import io.rebalance.core.fence.FenceWriter;
-import io.rebalance.core.fence.PostgresFence;
-import io.rebalance.core.handoff.ForwardHold;
-import io.rebalance.core.handoff.ReverseDrain;
-import io.rebalance.core.keyspace.HandoffKeys;
-import io.rebalance.core.route.RouteStatus;
+import io.rebalance.protocol.fence.FenceWriter;
+import io.rebalance.protocol.fence.PostgresFence;
+import io.rebalance.protocol.handoff.ForwardHold;
+import io.rebalance.protocol.handoff.ReverseDrain;
+import io.rebalance.protocol.keyspace.HandoffKeys;
+import io.rebalance.protocol.route.RouteStatus;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;

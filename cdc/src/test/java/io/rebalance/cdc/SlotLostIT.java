@@ -3,8 +3,8 @@ package io.rebalance.cdc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.rebalance.core.ErrorCode;
-import io.rebalance.core.RebalanceException;
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.RebalanceException;
 import io.rebalance.testkit.PrivatePostgres;
 import java.sql.Connection;
 import java.sql.ResultSet;

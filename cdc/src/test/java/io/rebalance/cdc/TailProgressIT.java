@@ -2,7 +2,7 @@ package io.rebalance.cdc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rebalance.core.handoff.Lsn;
+import io.rebalance.protocol.handoff.Lsn;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;

@@ -3,10 +3,10 @@ package io.rebalance.cdc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.rebalance.core.ErrorCode;
 import io.rebalance.core.Finding;
-import io.rebalance.core.RebalanceException;
-import io.rebalance.core.lease.LeaseStore;
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.RebalanceException;
+import io.rebalance.protocol.lease.LeaseStore;
 import io.rebalance.testkit.RoomEventsComparison;
 import java.sql.Connection;
 import java.sql.DriverManager;

@@ -1,10 +1,10 @@
 package io.rebalance.cli;
 
-import io.rebalance.core.ErrorCode;
-import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.ConfigLoader;
 import io.rebalance.core.config.ConfigValidator;
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.RebalanceException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

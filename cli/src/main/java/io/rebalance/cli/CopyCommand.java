@@ -1,8 +1,6 @@
 package io.rebalance.cli;
 
 import io.rebalance.cdc.CopyCoverage;
-import io.rebalance.core.ErrorCode;
-import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.refused.RefusedRows;
@@ -13,6 +11,8 @@ import io.rebalance.mover.RunPlanner;
 import io.rebalance.mover.RunState;
 import io.rebalance.ops.Connections;
 import io.rebalance.ops.RedisChecks;
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.RebalanceException;
 import io.rebalance.verifier.VerificationStore;
 import java.io.PrintWriter;
 import java.sql.Connection;

@@ -3,8 +3,6 @@ package io.rebalance.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.rebalance.cdc.ReverseWritesPreflight;
-import io.rebalance.core.ErrorCode;
-import io.rebalance.core.ProcessId;
 import io.rebalance.core.config.Durations;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.source.SourceSession;
@@ -22,6 +20,8 @@ import io.rebalance.ops.CutoverChecks;
 import io.rebalance.ops.CutoverVerification;
 import io.rebalance.ops.RedisChecks;
 import io.rebalance.ops.RollbackProof;
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.ProcessId;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.time.Duration;
@@ -248,7 +248,7 @@ final class CutoverCommand implements Callable<Integer> {
             throws Exception {
         List<PreCheck> preChecks = checks.run();
         boolean ok = preChecks.stream().allMatch(PreCheck::passed);
-        int code = ok ? 0 : io.rebalance.core.ErrorCode.CUTOVER_REFUSED.exitCode();
+        int code = ok ? 0 : io.rebalance.protocol.ErrorCode.CUTOVER_REFUSED.exitCode();
         if (json) {
             Map<String, Object> v = new LinkedHashMap<>();
             v.put("op", "dry-run");

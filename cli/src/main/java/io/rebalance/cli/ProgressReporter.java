@@ -1,10 +1,10 @@
 package io.rebalance.cli;
 
+import io.rebalance.core.copy.CopyStatus;
 import io.rebalance.core.copy.RunStatus;
 import io.rebalance.mover.RunState;
 import java.io.PrintWriter;
 import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -60,13 +60,13 @@ public final class ProgressReporter implements AutoCloseable {
     }
 
     /** @return one line for the progress hash, or null before the keeper has published anything */
-    static String line(Map<String, String> p) {
-        if (p.isEmpty()) return null;
-        long total = Long.parseLong(p.getOrDefault("slots_total", "0"));
-        long finished = Long.parseLong(p.getOrDefault("slots_finished", "0"));
-        long rows = Long.parseLong(p.getOrDefault("rows", "0"));
-        long rate = Long.parseLong(p.getOrDefault("rate", "0"));
-        long eta = Long.parseLong(p.getOrDefault("eta_s", "-1"));
+    static String line(CopyStatus p) {
+        if (!p.known()) return null;
+        long total = p.slotsTotal();
+        long finished = p.slotsFinished();
+        long rows = p.rows();
+        long rate = p.rate();
+        long eta = p.etaSeconds();
         int filled = total == 0 ? 0 : (int) (WIDTH * finished / total);
         return String.format(
                 "[%s%s] %3d%% slots %d/%d  rows %,d  %,d rows/s%s",
@@ -90,9 +90,9 @@ public final class ProgressReporter implements AutoCloseable {
     public void finish(RunStatus end) {
         timer.shutdownNow();
         if (bar) out.println();
-        Map<String, String> p = run.progress();
-        out.println("run " + end + ": " + p.getOrDefault("rows", "0") + " rows copied in all, "
-                + p.getOrDefault("slots_finished", "0") + "/" + p.getOrDefault("slots_total", "?") + " slots");
+        CopyStatus p = run.progress();
+        out.println("run " + end + ": " + p.rows() + " rows copied in all, " + p.slotsFinished() + "/"
+                + (p.known() ? Long.toString(p.slotsTotal()) : "?") + " slots");
         out.flush();
     }
 

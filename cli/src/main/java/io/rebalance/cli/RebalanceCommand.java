@@ -2,9 +2,9 @@ package io.rebalance.cli;
 
 import io.micronaut.configuration.picocli.MicronautFactory;
 import io.micronaut.context.ApplicationContext;
-import io.rebalance.core.ErrorCode;
-import io.rebalance.core.RebalanceException;
 import io.rebalance.cutover.CutoverHooks;
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.RebalanceException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.util.Arrays;

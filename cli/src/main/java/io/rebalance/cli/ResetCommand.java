@@ -1,15 +1,15 @@
 package io.rebalance.cli;
 
-import io.rebalance.core.ErrorCode;
-import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
-import io.rebalance.core.keyspace.Keyspace;
-import io.rebalance.core.keyspace.ResetGroup;
 import io.rebalance.core.redis.RedisScan;
-import io.rebalance.core.route.Route;
-import io.rebalance.core.route.RouteStatus;
-import io.rebalance.core.route.RoutingTable;
 import io.rebalance.ops.Connections;
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.RebalanceException;
+import io.rebalance.protocol.keyspace.Keyspace;
+import io.rebalance.protocol.keyspace.ResetGroup;
+import io.rebalance.protocol.route.Route;
+import io.rebalance.protocol.route.RouteStatus;
+import io.rebalance.protocol.route.RoutingTable;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.EnumSet;

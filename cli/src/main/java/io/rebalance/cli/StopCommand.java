@@ -64,7 +64,7 @@ final class StopCommand implements Callable<Integer> {
                     "run " + config.redis().keyspace().prefix() + " is TO_STOP; some process still holds slots after "
                             + timeout
                             + " (see `rebalance status`). It stops after its current page; a dead one's leases expire by themselves");
-            return io.rebalance.core.ErrorCode.INTERRUPTED.exitCode();
+            return io.rebalance.protocol.ErrorCode.INTERRUPTED.exitCode();
         }
     }
 }

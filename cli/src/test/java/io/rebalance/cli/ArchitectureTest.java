@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The house rules, over the main classes of every module this one sees (all but demo and bench): dependencies point
- * one way. {@code core} reaches no part; the parts ({@code mover}, {@code verifier}, {@code cdc}, {@code cutover},
+ * one way. {@code protocol} reaches nothing above it, and {@code client} nothing but it; {@code core} reaches no part; the parts ({@code mover}, {@code verifier}, {@code cdc}, {@code cutover},
  * {@code client}) never import each other; {@code ops} composes them and reaches neither {@code cli} nor the test-only
  * modules; nothing below {@code cli} reaches it.
  */
@@ -33,6 +33,31 @@ class ArchitectureTest {
                 .dependOnClassesThat()
                 .resideInAnyPackage(
                         packages("mover", "verifier", "cdc", "cutover", "client", "ops", "cli", "demo", "sim", "local"))
+                .check(MAIN);
+    }
+
+    @Test
+    void protocolReachesNothingAboveIt() {
+        noClasses()
+                .that()
+                .resideInAPackage("io.rebalance.protocol..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(packages(
+                        "core", "mover", "verifier", "cdc", "cutover", "client", "ops", "cli", "demo", "sim", "local"))
+                .because("applications embed protocol through client: it carries no configuration, codec or process")
+                .check(MAIN);
+    }
+
+    @Test
+    void clientDependsOnTheProtocolAlone() {
+        noClasses()
+                .that()
+                .resideInAPackage("io.rebalance.client..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(packages("core"))
+                .because("an application's dependency tree carries neither YAML nor STS nor the rebalance processes")
                 .check(MAIN);
     }
 
@@ -72,7 +97,7 @@ class ArchitectureTest {
     void onlyTheKeyspaceReadsTheRedisPrefix() {
         noClasses()
                 .that()
-                .resideOutsideOfPackage("io.rebalance.core.keyspace..")
+                .resideOutsideOfPackage("io.rebalance.protocol.keyspace..")
                 .and()
                 .doNotHaveFullyQualifiedName(MigrationConfig.Redis.class.getName())
                 .and()

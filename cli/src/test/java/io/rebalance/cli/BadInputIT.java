@@ -2,9 +2,9 @@ package io.rebalance.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rebalance.core.ErrorCode;
 import io.rebalance.core.redis.RedisScan;
 import io.rebalance.local.DynamoDbLocalServer;
+import io.rebalance.protocol.ErrorCode;
 import io.rebalance.testkit.SharedServices;
 import java.sql.Connection;
 import java.sql.Statement;

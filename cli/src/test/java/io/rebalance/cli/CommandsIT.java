@@ -2,14 +2,14 @@ package io.rebalance.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rebalance.core.ErrorCode;
-import io.rebalance.core.keyspace.Keyspace;
-import io.rebalance.core.lock.SharedExclusiveLock;
 import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.retry.Retrier;
-import io.rebalance.core.route.RouteStatus;
-import io.rebalance.core.route.RoutingTable;
 import io.rebalance.mover.RunState;
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.keyspace.Keyspace;
+import io.rebalance.protocol.lock.SharedExclusiveLock;
+import io.rebalance.protocol.route.RouteStatus;
+import io.rebalance.protocol.route.RoutingTable;
 import io.rebalance.testkit.SharedServices;
 import java.time.Duration;
 import java.util.ArrayList;

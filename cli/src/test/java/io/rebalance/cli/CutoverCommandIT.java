@@ -3,8 +3,8 @@ package io.rebalance.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.cdc.TailPreflight;
-import io.rebalance.core.ErrorCode;
 import io.rebalance.local.RoomEventsGenerator;
+import io.rebalance.protocol.ErrorCode;
 import io.rebalance.testkit.SharedServices;
 import java.io.File;
 import java.nio.file.Path;

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.client.GuardSettings;
 import io.rebalance.core.config.MigrationConfig;
-import io.rebalance.core.route.Target;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.local.DynamoDbLocalServer;
+import io.rebalance.protocol.route.Target;
 import io.rebalance.sim.AppSimulator;
 import io.rebalance.sim.CutoverCycles;
 import io.rebalance.testkit.PrivateRedis;

@@ -3,12 +3,12 @@ package io.rebalance.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.core.config.MigrationConfig;
-import io.rebalance.core.handoff.KeyLog;
-import io.rebalance.core.keyspace.Keyspace;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.cutover.WindowVerification;
 import io.rebalance.ops.Connections;
 import io.rebalance.ops.CutoverVerification;
+import io.rebalance.protocol.handoff.KeyLog;
+import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.testkit.SharedServices;
 import java.sql.Connection;
 import java.sql.ResultSet;

@@ -1,7 +1,7 @@
 package io.rebalance.cli;
 
-import io.rebalance.core.ErrorCode;
 import io.rebalance.local.RoomEventsGenerator;
+import io.rebalance.protocol.ErrorCode;
 import io.rebalance.testkit.SharedServices;
 import java.sql.Connection;
 import java.sql.Statement;

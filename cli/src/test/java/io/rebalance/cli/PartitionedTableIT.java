@@ -3,10 +3,10 @@ package io.rebalance.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.cdc.ChangedSlots;
-import io.rebalance.core.keyspace.Keyspace;
-import io.rebalance.core.route.Target;
 import io.rebalance.local.DynamoDbLocalServer;
 import io.rebalance.local.RoomEventsGenerator;
+import io.rebalance.protocol.keyspace.Keyspace;
+import io.rebalance.protocol.route.Target;
 import io.rebalance.sim.AppSimulator;
 import io.rebalance.sim.CutoverCycles;
 import io.rebalance.testkit.SharedServices;

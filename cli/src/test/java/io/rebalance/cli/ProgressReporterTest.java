@@ -2,14 +2,15 @@ package io.rebalance.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rebalance.core.copy.CopyStatus;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class ProgressReporterTest {
     @Test
     void aLineShowsBarSlotsRowsRateAndEta() {
-        String line = ProgressReporter.line(Map.of(
-                "slots_total", "120", "slots_finished", "30", "rows", "1234567", "rate", "12345", "eta_s", "125"));
+        String line = ProgressReporter.line(CopyStatus.of(Map.of(
+                "slots_total", "120", "slots_finished", "30", "rows", "1234567", "rate", "12345", "eta_s", "125")));
         assertThat(line)
                 .startsWith("[#######.......................]  25% slots 30/120")
                 .contains("rows 1,234,567")
@@ -19,8 +20,8 @@ class ProgressReporterTest {
 
     @Test
     void nothingBeforeTheKeeperPublishesAndNoEtaWithoutARate() {
-        assertThat(ProgressReporter.line(Map.of())).isNull();
-        assertThat(ProgressReporter.line(Map.of("slots_total", "10", "eta_s", "-1")))
+        assertThat(ProgressReporter.line(CopyStatus.of(Map.of()))).isNull();
+        assertThat(ProgressReporter.line(CopyStatus.of(Map.of("slots_total", "10", "eta_s", "-1"))))
                 .doesNotContain("ETA");
         assertThat(ProgressReporter.human(3 * 3600 + 60)).isEqualTo("3h1m");
     }

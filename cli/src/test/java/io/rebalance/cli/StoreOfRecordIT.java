@@ -3,7 +3,7 @@ package io.rebalance.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.client.WriteGuard;
-import io.rebalance.core.ErrorCode;
+import io.rebalance.protocol.ErrorCode;
 import io.rebalance.testkit.SharedServices;
 import java.time.Duration;
 import java.util.HashMap;

@@ -1,10 +1,10 @@
 package io.rebalance.client;
 
-import io.rebalance.core.keyspace.Keyspace;
-import io.rebalance.core.route.Route;
-import io.rebalance.core.route.RouteMissingException;
-import io.rebalance.core.route.RoutingTable;
-import io.rebalance.core.route.Target;
+import io.rebalance.protocol.keyspace.Keyspace;
+import io.rebalance.protocol.route.Route;
+import io.rebalance.protocol.route.RouteMissingException;
+import io.rebalance.protocol.route.RoutingTable;
+import io.rebalance.protocol.route.Target;
 import redis.clients.jedis.UnifiedJedis;
 
 /**

@@ -1,16 +1,16 @@
 package io.rebalance.client;
 
-import io.rebalance.core.fence.DynamoFence;
-import io.rebalance.core.fence.PostgresFence;
-import io.rebalance.core.handoff.TargetWriteLog;
-import io.rebalance.core.keyspace.Keyspace;
-import io.rebalance.core.lock.Lease;
-import io.rebalance.core.lock.LeaseLostException;
-import io.rebalance.core.lock.LockOwner;
-import io.rebalance.core.lock.SharedExclusiveLock;
-import io.rebalance.core.route.Route;
-import io.rebalance.core.route.RouteMissingException;
-import io.rebalance.core.route.RoutingTable;
+import io.rebalance.protocol.fence.DynamoFence;
+import io.rebalance.protocol.fence.PostgresFence;
+import io.rebalance.protocol.handoff.TargetWriteLog;
+import io.rebalance.protocol.keyspace.Keyspace;
+import io.rebalance.protocol.lock.Lease;
+import io.rebalance.protocol.lock.LeaseLostException;
+import io.rebalance.protocol.lock.LockOwner;
+import io.rebalance.protocol.lock.SharedExclusiveLock;
+import io.rebalance.protocol.route.Route;
+import io.rebalance.protocol.route.RouteMissingException;
+import io.rebalance.protocol.route.RoutingTable;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -86,8 +86,8 @@ public final class WriteGuard implements AutoCloseable {
     }
 
     /**
-     * @throws io.rebalance.core.lock.LockWaitTimeoutException writes stayed blocked longer than {@code maxWait}
-     * @throws io.rebalance.core.fence.FencedException a store refused the write (its lease lapsed meanwhile)
+     * @throws io.rebalance.protocol.lock.LockWaitTimeoutException writes stayed blocked longer than {@code maxWait}
+     * @throws io.rebalance.protocol.fence.FencedException a store refused the write (its lease lapsed meanwhile)
      * @throws RouteMissingException the scope has no routing entry (none was prepared, or Redis lost it)
      */
     public <T> T write(String scope, GuardedWrite<T> write) throws Exception {

@@ -1,12 +1,12 @@
 package io.rebalance.client;
 
-import io.rebalance.core.fence.DynamoFence;
-import io.rebalance.core.fence.PostgresFence;
-import io.rebalance.core.handoff.TargetWriteLog;
-import io.rebalance.core.lock.Lease;
-import io.rebalance.core.route.Route;
-import io.rebalance.core.route.RouteStatus;
-import io.rebalance.core.route.Target;
+import io.rebalance.protocol.fence.DynamoFence;
+import io.rebalance.protocol.fence.PostgresFence;
+import io.rebalance.protocol.handoff.TargetWriteLog;
+import io.rebalance.protocol.lock.Lease;
+import io.rebalance.protocol.route.Route;
+import io.rebalance.protocol.route.RouteStatus;
+import io.rebalance.protocol.route.Target;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -61,7 +61,7 @@ public final class WritePermit {
      * saves this round trip) (autocommit off, READ COMMITTED): it takes the scope's fence
      * lock shared until the transaction ends, then reads the fence. The role needs only SELECT on the fence table.
      *
-     * @throws io.rebalance.core.fence.FencedException when Postgres no longer takes this writer's writes
+     * @throws io.rebalance.protocol.fence.FencedException when Postgres no longer takes this writer's writes
      */
     public void fencePostgres(Connection c) throws SQLException {
         postgresFence.check(c, route.scope(), lease.token());
@@ -72,7 +72,7 @@ public final class WritePermit {
      * READ COMMITTED): checks the fence and commits only if it admits this writer, in one round trip, so the guard
      * costs no round trip more than a plain write. When it refuses, the transaction is rolled back.
      *
-     * @throws io.rebalance.core.fence.FencedException when Postgres no longer takes this writer's writes
+     * @throws io.rebalance.protocol.fence.FencedException when Postgres no longer takes this writer's writes
      */
     public void commitPostgres(Connection c) throws SQLException {
         postgresFence.commitIfAdmitted(c, route.scope(), lease.token());
@@ -84,7 +84,7 @@ public final class WritePermit {
      * them (ADR 9): one Redis round trip more.
      *
      * @param dynamo the application's own client; may be null when the guard was built with one
-     * @throws io.rebalance.core.fence.FencedException when DynamoDB no longer takes this writer's writes
+     * @throws io.rebalance.protocol.fence.FencedException when DynamoDB no longer takes this writer's writes
      */
     public void writeDynamo(DynamoDbClient dynamo, TransactWriteItem... items) {
         if (route.status() == RouteStatus.TARGET) log(items);

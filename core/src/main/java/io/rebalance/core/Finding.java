@@ -1,5 +1,7 @@
 package io.rebalance.core;
 
+import io.rebalance.protocol.RebalanceException;
+
 /**
  * One result of a pre-flight check ({@code rebalance check}): what was checked, how it stands, and in {@code detail}
  * what was found and, unless it is {@link Level#OK}, the way out.

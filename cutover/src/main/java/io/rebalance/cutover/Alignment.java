@@ -1,14 +1,14 @@
 package io.rebalance.cutover;
 
-import io.rebalance.core.fence.DynamoFence;
-import io.rebalance.core.fence.FenceState;
-import io.rebalance.core.fence.FenceWriter;
-import io.rebalance.core.fence.PostgresFence;
-import io.rebalance.core.handoff.ForwardHold;
-import io.rebalance.core.handoff.Lsn;
-import io.rebalance.core.route.FencedRoute;
-import io.rebalance.core.route.RouteStatus;
 import io.rebalance.core.source.SourceSession;
+import io.rebalance.protocol.fence.DynamoFence;
+import io.rebalance.protocol.fence.FenceState;
+import io.rebalance.protocol.fence.FenceWriter;
+import io.rebalance.protocol.fence.PostgresFence;
+import io.rebalance.protocol.handoff.ForwardHold;
+import io.rebalance.protocol.handoff.Lsn;
+import io.rebalance.protocol.route.FencedRoute;
+import io.rebalance.protocol.route.RouteStatus;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;

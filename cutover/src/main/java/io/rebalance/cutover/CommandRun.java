@@ -1,6 +1,6 @@
 package io.rebalance.cutover;
 
-import io.rebalance.core.lock.SharedExclusiveLock;
+import io.rebalance.protocol.lock.SharedExclusiveLock;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;

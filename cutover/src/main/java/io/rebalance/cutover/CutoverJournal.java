@@ -1,6 +1,6 @@
 package io.rebalance.cutover;
 
-import io.rebalance.core.keyspace.ScopeKeys;
+import io.rebalance.protocol.keyspace.ScopeKeys;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;

@@ -1,10 +1,10 @@
 package io.rebalance.cutover;
 
-import io.rebalance.core.ErrorCode;
-import io.rebalance.core.RebalanceException;
-import io.rebalance.core.route.Route;
-import io.rebalance.core.route.RouteStatus;
-import io.rebalance.core.route.RoutingTable;
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.RebalanceException;
+import io.rebalance.protocol.route.Route;
+import io.rebalance.protocol.route.RouteStatus;
+import io.rebalance.protocol.route.RoutingTable;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

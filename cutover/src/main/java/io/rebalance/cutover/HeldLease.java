@@ -1,8 +1,8 @@
 package io.rebalance.cutover;
 
-import io.rebalance.core.lock.Lease;
-import io.rebalance.core.lock.LeaseLostException;
-import io.rebalance.core.lock.SharedExclusiveLock;
+import io.rebalance.protocol.lock.Lease;
+import io.rebalance.protocol.lock.LeaseLostException;
+import io.rebalance.protocol.lock.SharedExclusiveLock;
 import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;

@@ -1,6 +1,6 @@
 package io.rebalance.cutover;
 
-import io.rebalance.core.handoff.TargetWriteLog;
+import io.rebalance.protocol.handoff.TargetWriteLog;
 import java.util.Collection;
 import java.util.Optional;
 import java.util.concurrent.TimeoutException;

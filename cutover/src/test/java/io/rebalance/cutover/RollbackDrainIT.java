@@ -8,9 +8,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rebalance.client.WriteGuard;
-import io.rebalance.core.RebalanceException;
 import io.rebalance.core.dynamo.DynamoClients;
-import io.rebalance.core.route.RouteStatus;
+import io.rebalance.protocol.RebalanceException;
+import io.rebalance.protocol.route.RouteStatus;
 import io.rebalance.testkit.SharedServices;
 import java.time.Duration;
 import java.util.ArrayList;

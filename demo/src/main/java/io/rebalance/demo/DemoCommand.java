@@ -10,7 +10,6 @@ import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.config.Redact;
 import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.dynamo.SlotIndex;
-import io.rebalance.core.handoff.Lsn;
 import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.source.SourceSession;
@@ -24,6 +23,7 @@ import io.rebalance.mover.RunPlanner;
 import io.rebalance.mover.RunState;
 import io.rebalance.ops.Connections;
 import io.rebalance.ops.StatusView;
+import io.rebalance.protocol.handoff.Lsn;
 import io.rebalance.verifier.InFlight;
 import io.rebalance.verifier.SlotResult;
 import io.rebalance.verifier.VerificationStore;
@@ -247,7 +247,7 @@ final class DemoCommand implements Callable<Integer> {
                         && pinpointed
                         && repaired.verdict() == SlotResult.Verdict.MATCH
                         && cutOver;
-                return ok ? 0 : io.rebalance.core.ErrorCode.INTERNAL.exitCode();
+                return ok ? 0 : io.rebalance.protocol.ErrorCode.INTERNAL.exitCode();
             } finally {
                 tail.close();
                 tailThread.join(30_000);

@@ -1,7 +1,7 @@
 package io.rebalance.mover;
 
 import io.rebalance.core.dynamo.BatchWriter;
-import io.rebalance.core.keyspace.RunKeys;
+import io.rebalance.protocol.keyspace.RunKeys;
 import java.util.concurrent.atomic.AtomicLong;
 import redis.clients.jedis.UnifiedJedis;
 

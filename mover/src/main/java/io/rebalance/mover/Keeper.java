@@ -2,18 +2,17 @@ package io.rebalance.mover;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rebalance.core.copy.CopyStatus;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.copy.RunStatus;
-import io.rebalance.core.keyspace.Keyspace;
-import io.rebalance.core.lease.LeaseStore;
-import io.rebalance.core.lease.OwnedLease;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotRange;
+import io.rebalance.protocol.keyspace.Keyspace;
+import io.rebalance.protocol.lease.LeaseStore;
+import io.rebalance.protocol.lease.OwnedLease;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -151,18 +150,16 @@ public final class Keeper {
         long finished = Math.min(total, Math.max(compacted, run.slotsFinished()));
         long left = Math.max(0, plan.estimatedRows() - rows);
         long etaSeconds = rate > 1 && plan.estimatedRows() > 0 ? (long) (left / rate) : -1;
-        Map<String, String> p = new HashMap<>();
-        p.put("status", status.name());
-        p.put("rows", Long.toString(rows));
-        p.put("rate", Long.toString(Math.round(rate)));
-        p.put("eta_s", Long.toString(etaSeconds));
-        p.put("slots_total", Long.toString(total));
-        p.put("slots_finished", Long.toString(finished));
-        p.put("slots_compacted", Long.toString(compacted));
-        p.put("watermark", watermark == null ? "" : watermark.name());
-        p.put("keeper", owner);
-        p.put("updated_ms", Long.toString(now));
-        run.writeProgress(p);
+        run.writeProgress(CopyStatus.published(
+                status,
+                rows,
+                Math.round(rate),
+                etaSeconds,
+                total,
+                finished,
+                compacted,
+                watermark == null ? "" : watermark.name(),
+                owner));
         if (now - lastLogMs >= logEvery.toMillis()) {
             lastLogMs = now;
             log.debug(

@@ -1,6 +1,5 @@
 package io.rebalance.mover;
 
-import io.rebalance.core.ProcessId;
 import io.rebalance.core.codec.RowCodec;
 import io.rebalance.core.config.Durations;
 import io.rebalance.core.config.MigrationConfig;
@@ -8,7 +7,6 @@ import io.rebalance.core.copy.KeyRefresher;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.dynamo.BatchWriter;
-import io.rebalance.core.keyspace.RunKeys;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.retry.Transience;
@@ -17,6 +15,8 @@ import io.rebalance.core.source.PageReader;
 import io.rebalance.core.source.SchemaWatch;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
+import io.rebalance.protocol.ProcessId;
+import io.rebalance.protocol.keyspace.RunKeys;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

@@ -1,7 +1,5 @@
 package io.rebalance.mover;
 
-import io.rebalance.core.ErrorCode;
-import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.dynamo.TargetTable;
@@ -10,6 +8,8 @@ import io.rebalance.core.slot.SlotKeyspace;
 import io.rebalance.core.slot.SlotRange;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.RebalanceException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

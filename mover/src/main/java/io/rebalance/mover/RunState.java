@@ -1,12 +1,13 @@
 package io.rebalance.mover;
 
+import io.rebalance.core.copy.CopyStatus;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.copy.RunStatus;
-import io.rebalance.core.keyspace.RunKeys;
-import io.rebalance.core.redis.LuaScript;
 import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.protocol.LuaScript;
+import io.rebalance.protocol.keyspace.RunKeys;
 import java.util.List;
 import java.util.Map;
 import redis.clients.jedis.UnifiedJedis;
@@ -175,12 +176,12 @@ public final class RunState {
         });
     }
 
-    public void writeProgress(Map<String, String> fields) {
-        retrier.call("write progress", () -> redis.hset(keys.progress(), fields));
+    public void writeProgress(CopyStatus progress) {
+        retrier.call("write progress", () -> redis.hset(keys.progress(), progress.fields()));
     }
 
-    public Map<String, String> progress() {
-        return retrier.call("read progress", () -> redis.hgetAll(keys.progress()));
+    public CopyStatus progress() {
+        return CopyStatus.of(retrier.call("read progress", () -> redis.hgetAll(keys.progress())));
     }
 
     public UnifiedJedis redis() {

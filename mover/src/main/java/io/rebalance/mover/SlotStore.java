@@ -1,12 +1,12 @@
 package io.rebalance.mover;
 
-import io.rebalance.core.keyspace.Keyspace;
-import io.rebalance.core.keyspace.RunKeys;
-import io.rebalance.core.lease.LeaseStore;
-import io.rebalance.core.lease.OwnedLease;
-import io.rebalance.core.redis.LuaScript;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.protocol.LuaScript;
+import io.rebalance.protocol.keyspace.Keyspace;
+import io.rebalance.protocol.keyspace.RunKeys;
+import io.rebalance.protocol.lease.LeaseStore;
+import io.rebalance.protocol.lease.OwnedLease;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -15,7 +15,7 @@ import redis.clients.jedis.UnifiedJedis;
 /**
  * A slot's lease and state in Redis, changed only through scripts that check ownership in the same step:
  * a worker can save progress or finish a slot only while it holds the slot's lease (the one lease of
- * {@code core/lease}; its member, {@code <owner>#<token>}, names one acquisition). Each call is retried with
+ * {@code protocol/lease}; its member, {@code <owner>#<token>}, names one acquisition). Each call is retried with
  * backoff (the Redis layer of recovery); a refusal is an answer, not a failure, and is never retried.
  */
 public final class SlotStore {

@@ -1,12 +1,12 @@
 package io.rebalance.mover;
 
-import io.rebalance.core.RebalanceException;
 import io.rebalance.core.codec.RowCodec;
 import io.rebalance.core.codec.RowRefusedException;
 import io.rebalance.core.codec.SourceRow;
-import io.rebalance.core.lease.LeaseLost;
-import io.rebalance.core.lease.OwnedLease;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.protocol.RebalanceException;
+import io.rebalance.protocol.lease.LeaseLost;
+import io.rebalance.protocol.lease.OwnedLease;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;

@@ -2,10 +2,10 @@ package io.rebalance.mover;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rebalance.core.keyspace.Keyspace;
-import io.rebalance.core.keyspace.RunKeys;
-import io.rebalance.core.lease.LeaseStore;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.protocol.keyspace.Keyspace;
+import io.rebalance.protocol.keyspace.RunKeys;
+import io.rebalance.protocol.lease.LeaseStore;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;

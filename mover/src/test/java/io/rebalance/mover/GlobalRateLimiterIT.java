@@ -2,7 +2,7 @@ package io.rebalance.mover;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rebalance.core.keyspace.Keyspace;
+import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.testkit.SharedServices;
 import java.util.ArrayList;
 import java.util.List;

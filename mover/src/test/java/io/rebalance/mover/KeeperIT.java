@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.copy.RunStatus;
-import io.rebalance.core.keyspace.Keyspace;
-import io.rebalance.core.keyspace.RunKeys;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.protocol.keyspace.Keyspace;
+import io.rebalance.protocol.keyspace.RunKeys;
 import io.rebalance.testkit.SharedServices;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;

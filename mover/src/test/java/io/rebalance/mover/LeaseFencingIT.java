@@ -5,13 +5,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.rebalance.core.copy.RunStatus;
-import io.rebalance.core.keyspace.Keyspace;
-import io.rebalance.core.keyspace.RunKeys;
-import io.rebalance.core.lease.LeaseLost;
-import io.rebalance.core.lease.LeaseStore;
-import io.rebalance.core.lease.OwnedLease;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.protocol.keyspace.Keyspace;
+import io.rebalance.protocol.keyspace.RunKeys;
+import io.rebalance.protocol.lease.LeaseLost;
+import io.rebalance.protocol.lease.LeaseStore;
+import io.rebalance.protocol.lease.OwnedLease;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;

@@ -2,11 +2,11 @@ package io.rebalance.mover;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rebalance.core.keyspace.Keyspace;
-import io.rebalance.core.keyspace.RunKeys;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotRange;
+import io.rebalance.protocol.keyspace.Keyspace;
+import io.rebalance.protocol.keyspace.RunKeys;
 import io.rebalance.testkit.SharedServices;
 import java.time.Duration;
 import java.util.Set;

@@ -1,17 +1,17 @@
 package io.rebalance.ops;
 
-import io.rebalance.core.ErrorCode;
-import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.DynamoClients;
-import io.rebalance.core.fence.DynamoFence;
-import io.rebalance.core.fence.PostgresFence;
 import io.rebalance.core.redis.RedisConnector;
 import io.rebalance.core.retry.Retrier;
-import io.rebalance.core.route.RoutingTable;
-import io.rebalance.core.route.StoreOfRecord;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.mover.RunState;
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.RebalanceException;
+import io.rebalance.protocol.fence.DynamoFence;
+import io.rebalance.protocol.fence.PostgresFence;
+import io.rebalance.protocol.route.RoutingTable;
+import io.rebalance.protocol.route.StoreOfRecord;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;

@@ -2,7 +2,7 @@ package io.rebalance.ops;
 
 import io.rebalance.cdc.TailProgress;
 import io.rebalance.core.config.MigrationConfig;
-import io.rebalance.core.handoff.Lsn;
+import io.rebalance.protocol.handoff.Lsn;
 import io.rebalance.verifier.InFlight;
 
 /** How {@code verify} and the cutover's verification wait for changes in flight at a fingerprint to land. */

@@ -1,14 +1,15 @@
 package io.rebalance.ops;
 
-import io.rebalance.core.handoff.ForwardHold;
-import io.rebalance.core.handoff.TargetWriteLog;
-import io.rebalance.core.keyspace.Keyspace;
-import io.rebalance.core.lock.LockHolders;
-import io.rebalance.core.lock.SharedExclusiveLock;
-import io.rebalance.core.route.Route;
-import io.rebalance.core.route.RouteStatus;
-import io.rebalance.core.route.RoutingTable;
 import io.rebalance.cutover.CutoverJournal;
+import io.rebalance.protocol.handoff.ForwardHold;
+import io.rebalance.protocol.handoff.ReverseStatus;
+import io.rebalance.protocol.handoff.TargetWriteLog;
+import io.rebalance.protocol.keyspace.Keyspace;
+import io.rebalance.protocol.lock.LockHolders;
+import io.rebalance.protocol.lock.SharedExclusiveLock;
+import io.rebalance.protocol.route.Route;
+import io.rebalance.protocol.route.RouteStatus;
+import io.rebalance.protocol.route.RoutingTable;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -59,20 +60,17 @@ public final class RoutingStatus {
         if (hold.request() != null)
             v.put(
                     "forwardHoldLsn",
-                    io.rebalance.core.handoff.Lsn.text(hold.request().lsn()));
-        Map<String, String> reverse = redis.hgetAll(keyspace.handoff().reverseStatus());
+                    io.rebalance.protocol.handoff.Lsn.text(hold.request().lsn()));
         Map<String, Object> r = new LinkedHashMap<>();
-        if (!reverse.isEmpty()) {
-            r.put("state", reverse.getOrDefault("state", ""));
-            r.put("lagMs", Long.parseLong(reverse.getOrDefault("lag_ms", "0")));
-            r.put(
-                    "reportedMsAgo",
-                    System.currentTimeMillis() - Long.parseLong(reverse.getOrDefault("updated_ms", "0")));
-            r.put("applied", Long.parseLong(reverse.getOrDefault("applied", "0")));
-            r.put("skipped", Long.parseLong(reverse.getOrDefault("skipped", "0")));
-            r.put("gap", reverse.getOrDefault("gap", ""));
-            r.put("lastError", reverse.getOrDefault("last_error", ""));
-        }
+        new ReverseStatus(redis, keyspace.handoff()).read().ifPresent(reverse -> {
+            r.put("state", reverse.state());
+            r.put("lagMs", reverse.lagMs());
+            r.put("reportedMsAgo", System.currentTimeMillis() - reverse.updatedMs());
+            r.put("applied", reverse.applied());
+            r.put("skipped", reverse.skipped());
+            r.put("gap", reverse.gap());
+            r.put("lastError", reverse.lastError());
+        });
         v.put("reverseStream", r);
         return v;
     }

@@ -2,8 +2,6 @@ package io.rebalance.ops;
 
 import io.rebalance.cdc.ChangedSlots;
 import io.rebalance.cdc.RepairQueue;
-import io.rebalance.core.ErrorCode;
-import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.CopyProgress;
 import io.rebalance.core.copy.RunPlan;
@@ -12,6 +10,8 @@ import io.rebalance.core.slot.Slot;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.core.source.UnslottedRows;
 import io.rebalance.mover.RunPlanner;
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.RebalanceException;
 import io.rebalance.verifier.Repairs;
 import java.sql.Connection;
 import java.sql.ResultSet;

@@ -1,6 +1,6 @@
 package io.rebalance.sim;
 
-import io.rebalance.core.route.Target;
+import io.rebalance.protocol.route.Target;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

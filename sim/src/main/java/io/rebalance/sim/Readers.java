@@ -1,7 +1,7 @@
 package io.rebalance.sim;
 
 import io.rebalance.client.Router;
-import io.rebalance.core.route.Target;
+import io.rebalance.protocol.route.Target;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.EnumMap;

@@ -3,7 +3,7 @@ package io.rebalance.verifier;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.rebalance.core.keyspace.Keyspace;
+import io.rebalance.protocol.keyspace.Keyspace;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;

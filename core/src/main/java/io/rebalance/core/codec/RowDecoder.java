@@ -1,7 +1,7 @@
 package io.rebalance.core.codec;
 
-import io.rebalance.core.ErrorCode;
-import io.rebalance.core.RebalanceException;
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.RebalanceException;
 import java.util.List;
 import java.util.Map;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;

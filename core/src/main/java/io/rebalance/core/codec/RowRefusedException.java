@@ -1,7 +1,7 @@
 package io.rebalance.core.codec;
 
-import io.rebalance.core.ErrorCode;
-import io.rebalance.core.RebalanceException;
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.RebalanceException;
 
 /**
  * A row DynamoDB cannot hold as the codec maps it, named by its id: a permanent, per-row error. The tail and the

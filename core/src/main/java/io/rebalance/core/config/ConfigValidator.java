@@ -1,7 +1,7 @@
 package io.rebalance.core.config;
 
-import io.rebalance.core.ErrorCode;
-import io.rebalance.core.RebalanceException;
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.RebalanceException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;

@@ -105,8 +105,8 @@ public record MigrationConfig(
     /** Where the run's state lives. Every key starts with {@code prefix}. */
     public record Redis(String url, String prefix) {
         /** The run's keys: the one place a key is built from {@code prefix}. */
-        public io.rebalance.core.keyspace.Keyspace keyspace() {
-            return new io.rebalance.core.keyspace.Keyspace(prefix);
+        public io.rebalance.protocol.keyspace.Keyspace keyspace() {
+            return new io.rebalance.protocol.keyspace.Keyspace(prefix);
         }
 
         @Override

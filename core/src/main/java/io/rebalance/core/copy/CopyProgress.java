@@ -1,7 +1,7 @@
 package io.rebalance.core.copy;
 
-import io.rebalance.core.keyspace.RunKeys;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.protocol.keyspace.RunKeys;
 import java.util.Map;
 import redis.clients.jedis.UnifiedJedis;
 

@@ -1,9 +1,9 @@
 package io.rebalance.core.dynamo;
 
-import io.rebalance.core.lease.LeaseLost;
-import io.rebalance.core.lease.WriteFence;
 import io.rebalance.core.retry.Backoff;
 import io.rebalance.core.retry.Retrier;
+import io.rebalance.protocol.lease.LeaseLost;
+import io.rebalance.protocol.lease.WriteFence;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

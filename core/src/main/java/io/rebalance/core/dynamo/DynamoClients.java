@@ -1,8 +1,8 @@
 package io.rebalance.core.dynamo;
 
-import io.rebalance.core.ErrorCode;
-import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.RebalanceException;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;

@@ -1,7 +1,7 @@
 package io.rebalance.core.dynamo;
 
-import io.rebalance.core.lease.LeaseLost;
-import io.rebalance.core.lease.WriteFence;
+import io.rebalance.protocol.lease.LeaseLost;
+import io.rebalance.protocol.lease.WriteFence;
 import java.time.Duration;
 import software.amazon.awssdk.core.interceptor.Context;
 import software.amazon.awssdk.core.interceptor.ExecutionAttribute;

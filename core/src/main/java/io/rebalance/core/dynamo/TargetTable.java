@@ -1,7 +1,7 @@
 package io.rebalance.core.dynamo;
 
-import io.rebalance.core.ErrorCode;
-import io.rebalance.core.RebalanceException;
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.RebalanceException;
 import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeDefinition;

@@ -1,8 +1,8 @@
 package io.rebalance.core.redis;
 
-import io.rebalance.core.ErrorCode;
-import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.Redact;
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.RebalanceException;
 import java.net.URI;
 import java.time.Duration;
 import org.apache.commons.pool2.impl.GenericObjectPoolConfig;

@@ -3,7 +3,7 @@ package io.rebalance.core.refused;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.rebalance.core.codec.RowRefusedException;
-import io.rebalance.core.keyspace.Keyspace;
+import io.rebalance.protocol.keyspace.Keyspace;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;

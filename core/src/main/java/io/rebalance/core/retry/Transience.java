@@ -1,7 +1,7 @@
 package io.rebalance.core.retry;
 
-import io.rebalance.core.RebalanceException;
-import io.rebalance.core.lease.LeaseLost;
+import io.rebalance.protocol.RebalanceException;
+import io.rebalance.protocol.lease.LeaseLost;
 import java.io.IOException;
 import java.sql.SQLException;
 import java.sql.SQLTransientException;

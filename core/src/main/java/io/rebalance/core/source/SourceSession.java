@@ -1,9 +1,9 @@
 package io.rebalance.core.source;
 
-import io.rebalance.core.ErrorCode;
-import io.rebalance.core.RebalanceException;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.config.Redact;
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.RebalanceException;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;

@@ -3,7 +3,7 @@ package io.rebalance.core.codec;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.rebalance.core.RebalanceException;
+import io.rebalance.protocol.RebalanceException;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

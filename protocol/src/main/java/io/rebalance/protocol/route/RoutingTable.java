@@ -1,0 +1,120 @@
+package io.rebalance.protocol.route;
+
+import io.rebalance.protocol.LuaScript;
+import io.rebalance.protocol.keyspace.Keyspace;
+import io.rebalance.protocol.keyspace.ScopeKeys;
+import io.rebalance.protocol.lock.Lease;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import redis.clients.jedis.UnifiedJedis;
+
+/**
+ * The routing table in Redis: per scope, where to read and where to write, and the move's status. Applications read
+ * it on every operation ({@code client/Router}); only a holder of the scope's exclusive lease changes it, in one
+ * script that checks the lease ({@link #set}), so an entry is never half-switched and never switched by a cutover
+ * whose lease lapsed.
+ */
+public final class RoutingTable {
+    private static final LuaScript SET = LuaScript.load(RoutingTable.class, "route-set.lua");
+    private static final LuaScript RESTORE = LuaScript.load(RoutingTable.class, "route-restore.lua");
+
+    private final UnifiedJedis redis;
+    private final Keyspace keyspace;
+
+    public RoutingTable(UnifiedJedis redis, Keyspace keyspace) {
+        this.redis = redis;
+        this.keyspace = keyspace;
+    }
+
+    /** @return the entry, or empty when the scope was never prepared for a cutover */
+    public Optional<Route> get(String scope) {
+        Map<String, String> h = redis.hgetAll(keyspace.scope(scope).route());
+        return h.isEmpty() ? Optional.empty() : Optional.of(Route.of(scope, h));
+    }
+
+    /**
+     * Creates the entry as {@code status} with {@code epoch} unless one exists (a fresh scope: SOURCE, epoch 1; one
+     * whose fences have moved on: as they say, ADR 8); returns the entry as it now is.
+     */
+    public Route create(String scope, RouteStatus status, long epoch) {
+        String key = keyspace.scope(scope).route();
+        if (redis.hsetnx(key, "status", status.name()) == 1) {
+            redis.hset(
+                    key,
+                    Map.of(
+                            "read", status.read().wire(),
+                            "write", status.write().wire(),
+                            "epoch", Long.toString(epoch),
+                            "token", "0",
+                            "updated_ms", Long.toString(System.currentTimeMillis())));
+        }
+        redis.sadd(keyspace.routes(), scope);
+        return get(scope).orElseThrow();
+    }
+
+    /**
+     * Overwrites the entry with {@code status} and {@code epoch} if {@code exclusive} is still held: for recovery
+     * only, when Redis lost the entry or holds one older than the fences (ADR 8).
+     *
+     * @return false when the lease is gone (nothing was written)
+     */
+    public boolean restore(Lease exclusive, RouteStatus status, long epoch) {
+        ScopeKeys k = exclusive.keys();
+        List<?> r = (List<?>) RESTORE.eval(
+                redis,
+                List.of(k.route(), k.exclusive()),
+                List.of(
+                        exclusive.member(),
+                        Long.toString(exclusive.token()),
+                        status.read().wire(),
+                        status.write().wire(),
+                        status.name(),
+                        Long.toString(epoch)));
+        if ((Long) r.get(0) != 1) return false;
+        redis.sadd(keyspace.routes(), k.scope());
+        return true;
+    }
+
+    public Set<String> scopes() {
+        return new TreeSet<>(redis.smembers(keyspace.routes()));
+    }
+
+    /** The outcome of {@link #set}: the new entry, or why nothing was written. */
+    public sealed interface SetResult {}
+
+    public record Changed(Route route) implements SetResult {}
+
+    /** The caller's exclusive lease is gone; {@code holder} has it now ('' when nobody). */
+    public record LeaseGone(String holder) implements SetResult {}
+
+    /** The entry's status was not the one expected ('' when there is no entry). */
+    public record StatusChanged(String actual) implements SetResult {}
+
+    /**
+     * Sets the scope to {@code to} (its read and write targets with it) if {@code exclusive} is still held and the
+     * entry is in {@code from}. The epoch rises by one, and to at least {@code epoch} (the one the fences recorded
+     * for this flip; 0 for none).
+     */
+    public SetResult set(Lease exclusive, RouteStatus from, RouteStatus to, long epoch) {
+        if (exclusive.mode() != Lease.Mode.EXCLUSIVE) {
+            throw new IllegalArgumentException("only the exclusive lease may change a route");
+        }
+        ScopeKeys k = exclusive.keys();
+        List<?> r = (List<?>) SET.eval(
+                redis,
+                List.of(k.route(), k.exclusive()),
+                List.of(
+                        exclusive.member(),
+                        Long.toString(exclusive.token()),
+                        to.read().wire(),
+                        to.write().wire(),
+                        to.name(),
+                        from == null ? "" : from.name(),
+                        Long.toString(epoch)));
+        if ((Long) r.get(0) == 1) return new Changed(get(k.scope()).orElseThrow());
+        return "lease".equals(r.get(1)) ? new LeaseGone((String) r.get(2)) : new StatusChanged((String) r.get(2));
+    }
+}
