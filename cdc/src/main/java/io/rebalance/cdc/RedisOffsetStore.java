@@ -2,6 +2,8 @@ package io.rebalance.cdc;
 
 import io.rebalance.core.redis.RedisConnector;
 import io.rebalance.protocol.LuaScript;
+import io.rebalance.protocol.lease.LeaseLost;
+import io.rebalance.protocol.lease.LeaseReply;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -69,10 +71,10 @@ public final class RedisOffsetStore extends MemoryOffsetBackingStore {
             args.add(encode(k));
             args.add(encode(v));
         });
-        Object r = SAVE.eval(redis, List.of(leaseKey, offsetsKey), args);
-        if (!"OK".equals(r)) {
-            throw new TailLeaseLostException(
-                    String.valueOf(r), "offsets not saved: the tail lease is held by '" + r + "', not " + owner);
+        LeaseReply r = LeaseReply.of(SAVE.eval(redis, List.of(leaseKey, offsetsKey), args));
+        if (!r.granted()) {
+            throw new LeaseLost(
+                    r.member(), "offsets not saved: the tail lease is held by '" + r.member() + "', not " + owner);
         }
     }
 

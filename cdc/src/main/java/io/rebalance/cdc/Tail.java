@@ -184,8 +184,8 @@ public final class Tail implements AutoCloseable {
             return th;
         });
         RefusedRows refused = new RefusedRows(redis, config.redis().keyspace());
-        TailStatusPublisher status = new TailStatusPublisher(
-                redis, keys, session, t.slotName(), t.retentionWarnMb(), stats, lease.owner(), refused);
+        TailStatus status =
+                new TailStatus(redis, keys, session, t.slotName(), t.retentionWarnMb(), stats, lease.owner(), refused);
         AtomicReference<Throwable> leaseLost = new AtomicReference<>();
         try (SchemaWatch watch = new SchemaWatch(session, config, table.schema());
                 PartitionWatch partitions = new PartitionWatch(

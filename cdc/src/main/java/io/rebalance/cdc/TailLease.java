@@ -37,7 +37,7 @@ public final class TailLease implements WriteFence {
         return held != null;
     }
 
-    /** @throws TailLeaseLostException naming the new holder when another process holds it */
+    /** @throws LeaseLost naming the new holder when another process holds it */
     public void renew() {
         try {
             current().renew();
@@ -46,7 +46,7 @@ public final class TailLease implements WriteFence {
         }
     }
 
-    /** @throws TailLeaseLostException when the lease may have expired (no renewal within the TTL minus a margin) */
+    /** @throws LeaseLost when the lease may have expired (no renewal within the TTL minus a margin) */
     public void check() {
         try {
             current().check();
@@ -89,12 +89,12 @@ public final class TailLease implements WriteFence {
 
     private OwnedLease current() {
         OwnedLease h = held;
-        if (h == null) throw new TailLeaseLostException("", "this tail (" + owner + ") holds no lease");
+        if (h == null) throw new LeaseLost("", "this tail (" + owner + ") holds no lease");
         return h;
     }
 
-    private TailLeaseLostException lost(LeaseLost e) {
-        return new TailLeaseLostException(
+    private LeaseLost lost(LeaseLost e) {
+        return new LeaseLost(
                 e.holder(), e.getMessage() + "; this tail (" + owner + ") stops so that only one applies changes");
     }
 }

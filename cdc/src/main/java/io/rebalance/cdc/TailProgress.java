@@ -1,9 +1,7 @@
 package io.rebalance.cdc;
 
-import io.rebalance.protocol.handoff.Lsn;
 import io.rebalance.protocol.keyspace.TailKeys;
 import java.time.Duration;
-import java.util.Map;
 import java.util.OptionalLong;
 import redis.clients.jedis.UnifiedJedis;
 
@@ -13,9 +11,6 @@ import redis.clients.jedis.UnifiedJedis;
  * cutover will wait on it for the position it noted.
  */
 public final class TailProgress {
-    /** A tail that has not published for this long is not running (it publishes every second). */
-    public static final long RUNNING_WITHIN_MS = 5_000;
-
     private final UnifiedJedis redis;
     private final TailKeys keys;
 
@@ -24,17 +19,11 @@ public final class TailProgress {
         this.keys = keys;
     }
 
-    public static boolean running(Map<String, String> status, String leaseHolder, long now) {
-        long updated = Long.parseLong(status.getOrDefault("updated_ms", "0"));
-        return leaseHolder != null && updated > 0 && now - updated < RUNNING_WITHIN_MS;
-    }
-
     /** @return the applied position of a running tail (0 before its first batch), empty when none runs */
     public OptionalLong applied() {
-        Map<String, String> status = redis.hgetAll(keys.status());
-        if (!running(status, redis.get(keys.lease()), System.currentTimeMillis())) return OptionalLong.empty();
-        String lsn = status.getOrDefault("applied_lsn", "");
-        return OptionalLong.of(lsn.isEmpty() ? 0 : Lsn.parse(lsn));
+        TailStatus.Report status = TailStatus.read(redis, keys);
+        if (!status.running(System.currentTimeMillis())) return OptionalLong.empty();
+        return OptionalLong.of(status.appliedLsn());
     }
 
     /**

@@ -2,7 +2,7 @@ package io.rebalance.cdc;
 
 import java.util.concurrent.atomic.AtomicLong;
 
-/** What the tail has applied: counted by the handler, published by {@link TailStatusPublisher}. */
+/** What the tail has applied: counted by the handler, published by {@link TailStatus}. */
 public final class TailStats {
     final AtomicLong events = new AtomicLong();
     final AtomicLong items = new AtomicLong();

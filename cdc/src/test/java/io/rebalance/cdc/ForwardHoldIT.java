@@ -26,7 +26,7 @@ class ForwardHoldIT {
     void theTailAppliesUpToTheNotedPositionThenWritesNothingUntilLifted() throws Exception {
         try (TailFixture f = new TailFixture()) {
             // a heartbeat slower than the test's bounds: only the noted position's own message can move the tail
-            f.overrides.put("tail.heartbeat", "10m");
+            f.set("tail.heartbeat", "10m");
             List<Future<?>> outcomes = new ArrayList<>();
             Tail tail = f.startTail("hold", outcomes);
             f.awaitStreaming();
@@ -71,9 +71,9 @@ class ForwardHoldIT {
     @Test
     void thePostgresFenceOverridesAHoldLeftInRedisAndHoldsTheTailWhenRedisHasNone() throws Exception {
         try (TailFixture f = new TailFixture()) {
-            f.overrides.put("tail.heartbeat", "10m");
+            f.set("tail.heartbeat", "10m");
             String fenceTable = "public." + f.table + "_fence";
-            f.overrides.put("cutover.pgFence", fenceTable);
+            f.set("cutover.pgFence", fenceTable);
             PostgresFence fence = new PostgresFence(fenceTable);
             try (Connection c = f.services.postgres()) {
                 fence.install(c, f.table);

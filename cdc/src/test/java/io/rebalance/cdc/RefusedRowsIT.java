@@ -31,7 +31,7 @@ class RefusedRowsIT {
     @Test
     void aRowDynamoDbCannotHoldIsListedAndTheStreamGoesOn() throws Exception {
         try (TailFixture f = new TailFixture()) {
-            f.overrides.put("target.json", "map");
+            f.set("target.json", "map");
             List<Future<?>> outcomes = new ArrayList<>();
             Tail tail = f.startTail("tail-refused", outcomes);
             f.awaitStreaming();

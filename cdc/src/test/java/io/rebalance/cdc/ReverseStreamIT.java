@@ -35,7 +35,7 @@ class ReverseStreamIT {
     void writesBackApplicationWritesOnlyWhileTheGateIsOpenAndAnswersDrainsInOrder() throws Exception {
         try (TailFixture f = new TailFixture()) {
             String fenceTable = "public." + f.table + "_fence";
-            f.overrides.put("cutover.pgFence", fenceTable);
+            f.set("cutover.pgFence", fenceTable);
             PostgresFence fence = new PostgresFence(fenceTable);
             try (Connection c = f.services.postgres()) {
                 fence.install(c, f.table);

@@ -22,7 +22,7 @@ class SafetyRailsIT {
     @Test
     void anIdleTableDoesNotPinWalWhileOtherTablesAreWritten() throws Exception {
         try (TailFixture f = new TailFixture()) {
-            f.overrides.put("tail.heartbeat", "500ms");
+            f.set("tail.heartbeat", "500ms");
             List<Future<?>> outcomes = new ArrayList<>();
             f.startTail("tail-idle", outcomes);
             f.awaitStreaming();

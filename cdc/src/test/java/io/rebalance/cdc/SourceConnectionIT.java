@@ -36,7 +36,7 @@ class SourceConnectionIT {
             try (TailFixture f = new TailFixture(pg.jdbcUrl + "&password=tls-secret-9")) {
                 String hostAndPort =
                         pg.jdbcUrl.substring("jdbc:postgresql://".length(), pg.jdbcUrl.indexOf("/postgres"));
-                f.overrides.put(
+                f.set(
                         "source.jdbcUrl",
                         "jdbc:postgresql://127.0.0.1:1," + hostAndPort + "/postgres?user=postgres"
                                 + "&sslmode=verify-full&sslrootcert=" + pg.certificate() + "&password=tls-secret-9");
@@ -53,8 +53,8 @@ class SourceConnectionIT {
                 outcomes.get(0).get(30, TimeUnit.SECONDS);
                 awaitSlotIdle(f);
                 // the password from source.password this time
-                f.overrides.put("source.jdbcUrl", pg.jdbcUrl + "&sslmode=disable");
-                f.overrides.put("source.password", "tls-secret-9");
+                f.set("source.jdbcUrl", pg.jdbcUrl + "&sslmode=disable");
+                f.set("source.password", "tls-secret-9");
                 f.startTail("tail-clear", outcomes);
                 awaitStreaming(f, outcomes.get(1));
                 f.insert(ChangeKindsIT.id(2), "message", null, 2);
@@ -80,10 +80,9 @@ class SourceConnectionIT {
         root.setLevel(Level.DEBUG);
         try (TailFixture f = new TailFixture()) {
             // trust authentication ignores the passwords, and Redis's default user takes any
-            f.overrides.put(
-                    "source.jdbcUrl", f.jdbcUrl + (f.jdbcUrl.contains("?") ? "&" : "?") + "password=hunter2url");
-            f.overrides.put("source.password", "hunter2field");
-            f.overrides.put("redis.url", f.services.redisUrl.replace("redis://", "redis://default:hunter2redis@"));
+            f.set("source.jdbcUrl", f.jdbcUrl + (f.jdbcUrl.contains("?") ? "&" : "?") + "password=hunter2url");
+            f.set("source.password", "hunter2field");
+            f.set("redis.url", f.services.redisUrl.replace("redis://", "redis://default:hunter2redis@"));
             List<Future<?>> outcomes = new ArrayList<>();
             Tail tail = f.startTail("tail-secrets", outcomes);
             f.awaitStreaming();

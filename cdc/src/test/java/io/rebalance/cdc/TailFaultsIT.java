@@ -31,7 +31,7 @@ class TailFaultsIT {
         try (TailFixture f = new TailFixture()) {
             URI pg = URI.create(f.services.jdbcUrl.substring("jdbc:".length()));
             try (TcpProxy proxy = new TcpProxy(pg.getHost(), pg.getPort())) {
-                f.overrides.put(
+                f.set(
                         "source.jdbcUrl",
                         f.services.jdbcUrl.replace(pg.getHost() + ":" + pg.getPort(), "127.0.0.1:" + proxy.port()));
                 List<Future<?>> outcomes = new ArrayList<>();

@@ -1,7 +1,5 @@
 package io.rebalance.cdc;
 
-import io.rebalance.core.config.ConfigLoader;
-import io.rebalance.core.config.ConfigValidator;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.dynamo.TargetTable;
@@ -9,11 +7,11 @@ import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.local.RoomEventsGenerator;
 import io.rebalance.testkit.SharedServices;
+import io.rebalance.testkit.TestMigration;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -30,11 +28,11 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * index, and tails run on threads of this JVM. Closing drops the slot and publication, so no test leaves WAL pinned.
  */
 final class TailFixture implements AutoCloseable {
+    private final TestMigration migration;
     final SharedServices services = SharedServices.get();
-    final String table = SharedServices.unique("tail");
-    final String slotName = table + "_slot";
-    final String publication = table + "_pub";
-    final Map<String, String> overrides = new HashMap<>();
+    final String table;
+    final String slotName;
+    final String publication;
     final DynamoDbClient dynamo = services.dynamoClient();
     final UnifiedJedis redis = services.redis();
     final ExecutorService threads = Executors.newCachedThreadPool();
@@ -49,15 +47,10 @@ final class TailFixture implements AutoCloseable {
     /** A fixture whose source table lives in the Postgres at {@code jdbcUrl} (a test's own cluster, say). */
     TailFixture(String jdbcUrl) throws Exception {
         this.jdbcUrl = jdbcUrl;
-        overrides.put("source.jdbcUrl", jdbcUrl);
-        overrides.put("source.table", table);
-        overrides.put("target.table", table);
-        overrides.put("target.endpoint", services.dynamo.endpoint());
-        overrides.put("redis.url", services.redisUrl);
-        overrides.put("redis.prefix", SharedServices.unique("t") + ":");
-        overrides.put("tail.slotName", slotName);
-        overrides.put("tail.publication", publication);
-        overrides.put("tail.leaseTtl", "3s");
+        this.migration = new TestMigration("tail", jdbcUrl).set("tail.leaseTtl", "3s");
+        this.table = migration.table;
+        this.slotName = migration.settings().get("tail.slotName");
+        this.publication = migration.settings().get("tail.publication");
         try (Connection c = postgres();
                 Statement st = c.createStatement()) {
             st.execute(String.format(RoomEventsGenerator.DDL, table));
@@ -72,8 +65,22 @@ final class TailFixture implements AutoCloseable {
         return java.sql.DriverManager.getConnection(jdbcUrl, "postgres", "");
     }
 
+    TailFixture set(String key, String value) {
+        migration.set(key, value);
+        return this;
+    }
+
+    TailFixture unset(String key) {
+        migration.unset(key);
+        return this;
+    }
+
+    String setting(String key) {
+        return migration.settings().get(key);
+    }
+
     MigrationConfig config() {
-        return ConfigValidator.validate(new ConfigLoader(Map.of()).load(null, overrides));
+        return migration.config();
     }
 
     SourceTable sourceTable() throws Exception {
@@ -160,5 +167,6 @@ final class TailFixture implements AutoCloseable {
         }
         dynamo.close();
         redis.close();
+        migration.close();
     }
 }

@@ -47,13 +47,13 @@ class TailLeaseFencingIT {
             try (TcpProxy pgProxy = new TcpProxy(pg.getHost(), pg.getPort());
                     TcpProxy redisProxy = new TcpProxy(redis.getHost(), redis.getPort());
                     DynamoDbClient stalling = pausedClient(f, stall)) {
-                f.overrides.put(
+                f.set(
                         "source.jdbcUrl",
                         f.services.jdbcUrl.replace(pg.getHost() + ":" + pg.getPort(), "127.0.0.1:" + pgProxy.port()));
-                f.overrides.put("redis.url", "redis://127.0.0.1:" + redisProxy.port());
+                f.set("redis.url", "redis://127.0.0.1:" + redisProxy.port());
                 MigrationConfig cutOff = f.config();
-                f.overrides.put("source.jdbcUrl", f.services.jdbcUrl);
-                f.overrides.put("redis.url", f.services.redisUrl);
+                f.set("source.jdbcUrl", f.services.jdbcUrl);
+                f.set("redis.url", f.services.redisUrl);
                 UnifiedJedis aRedis = RedisConnector.connect(cutOff.redis().url(), 8);
 
                 List<Future<?>> outcomes = new ArrayList<>();

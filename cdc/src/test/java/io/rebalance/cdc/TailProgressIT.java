@@ -21,7 +21,7 @@ class TailProgressIT {
     @Test
     void thePublishedPositionBoundsWhatIsInDynamoDb() throws Exception {
         try (TailFixture f = new TailFixture()) {
-            f.overrides.put("tail.heartbeat", "500ms");
+            f.set("tail.heartbeat", "500ms");
             TailProgress progress =
                     new TailProgress(f.redis, f.config().redis().keyspace().tail());
             assertThat(progress.awaitApplied(1, Duration.ofMinutes(1)))

@@ -25,7 +25,7 @@ class TailRedisOutageIT {
         try (PrivateRedis own = PrivateRedis.start("--appendonly", "yes");
                 TailFixture f = new TailFixture();
                 UnifiedJedis redis = RedisConnector.connect(own.url, 16)) {
-            f.overrides.put("redis.url", own.url);
+            f.set("redis.url", own.url);
             Duration ttl = f.config().tail().leaseTtlDuration();
             Tail tail = new Tail(f.config(), f.sourceTable(), f.dynamo, redis, "tail-redis-outage");
             f.tails.add(tail);

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.rebalance.core.Finding;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
+import io.rebalance.protocol.lease.LeaseReply;
 import io.rebalance.protocol.lease.LeaseStore;
 import io.rebalance.testkit.RoomEventsComparison;
 import java.sql.Connection;
@@ -60,11 +61,10 @@ class TailTakeoverIT {
 
             // a tail that lost its lease may not renew it or move the offsets: both compare the lease's member,
             // and the successor's token is larger
-            LeaseStore.Reply stale =
-                    new LeaseStore(f.redis).renew(first.keys().lease(), firstMember, Duration.ofSeconds(3));
+            LeaseReply stale = new LeaseStore(f.redis).renew(first.keys().lease(), firstMember, Duration.ofSeconds(3));
             assertThat(stale.granted()).isFalse();
             assertThat(stale.member()).startsWith("tail-second#");
-            assertThat(stale.token()).isGreaterThan(new LeaseStore.Reply(true, firstMember, 0).token());
+            assertThat(stale.token()).isGreaterThan(new LeaseReply(1, firstMember, 0, null).token());
         }
     }
 
@@ -107,7 +107,7 @@ class TailTakeoverIT {
             String role = f.table + "_ro";
             f.sql("CREATE ROLE " + role + " LOGIN", "GRANT SELECT ON " + f.table + " TO " + role);
             try {
-                f.overrides.put("source.user", role);
+                f.set("source.user", role);
                 Tail tail = new Tail(f.config(), f.sourceTable(), f.dynamo, f.redis, "x");
                 assertThatThrownBy(tail::run)
                         .isInstanceOfSatisfying(RebalanceException.class, e -> assertThat(e.code())
@@ -127,7 +127,7 @@ class TailTakeoverIT {
                             .satisfies(finding -> assertThat(finding.level()).isEqualTo(Finding.Level.OK));
                 }
             } finally {
-                f.overrides.remove("source.user");
+                f.unset("source.user");
                 f.sql("DROP OWNED BY " + role, "DROP ROLE " + role);
             }
 
@@ -150,7 +150,7 @@ class TailTakeoverIT {
             // arrive, or the intruder may take the slot in that gap and stream (the test then hangs)
             f.insert(ChangeKindsIT.id(9), "message", null, 9);
             f.awaitItem(ChangeKindsIT.id(9), true);
-            f.overrides.put("redis.prefix", f.overrides.get("redis.prefix") + "other:");
+            f.set("redis.prefix", f.setting("redis.prefix") + "other:");
             Tail intruder = new Tail(f.config(), f.sourceTable(), f.dynamo, f.redis, "owner-b");
             assertThatThrownBy(intruder::run)
                     .isInstanceOfSatisfying(RebalanceException.class, e -> assertThat(e.code())

@@ -11,11 +11,10 @@ import io.rebalance.core.redis.RedisConnector;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.local.RoomEventsGenerator;
 import io.rebalance.testkit.SharedServices;
+import io.rebalance.testkit.TestMigration;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
@@ -42,30 +41,20 @@ final class TailedTable implements AutoCloseable {
     private final Tail tail;
     private final Future<?> running;
 
-    /** What the cutover ITs run with: the shared services, and a table, slot, publication and fences of their own. */
+    /**
+     * What the cutover ITs run with: the kit's settings ({@link TestMigration#settings}), with the table's own name
+     * for its slot and publication, which {@link CutoverTables} drops.
+     */
     static Map<String, String> settings(SharedServices services, String table, String prefix) {
-        Map<String, String> s = new LinkedHashMap<>();
-        s.put("source.jdbcUrl", services.jdbcUrl);
-        s.put("source.table", table);
-        s.put("target.table", table);
-        s.put("target.endpoint", services.dynamo.endpoint());
-        s.put("redis.url", services.redisUrl);
-        s.put("redis.prefix", prefix);
+        Map<String, String> s = TestMigration.settings(services, services.jdbcUrl, table, prefix);
         s.put("tail.slotName", table);
         s.put("tail.publication", table);
-        s.put("cutover.pgFence", "public." + table + "_fence");
-        s.put("cutover.dynamoFence", table + "_fence");
         return s;
     }
 
     /** The settings as command-line flags. */
     static List<String> args(Map<String, String> settings) {
-        List<String> args = new ArrayList<>();
-        settings.forEach((k, v) -> {
-            args.add("--set");
-            args.add(k + "=" + v);
-        });
-        return args;
+        return TestMigration.args(settings);
     }
 
     /** What makes the source table before the tail starts. */

@@ -4,8 +4,8 @@ import io.rebalance.protocol.fence.DynamoFence;
 import io.rebalance.protocol.fence.PostgresFence;
 import io.rebalance.protocol.handoff.TargetWriteLog;
 import io.rebalance.protocol.keyspace.Keyspace;
+import io.rebalance.protocol.lease.LeaseLost;
 import io.rebalance.protocol.lock.Lease;
-import io.rebalance.protocol.lock.LeaseLostException;
 import io.rebalance.protocol.lock.LockOwner;
 import io.rebalance.protocol.lock.SharedExclusiveLock;
 import io.rebalance.protocol.route.Route;
@@ -116,7 +116,7 @@ public final class WriteGuard implements AutoCloseable {
         for (Lease lease : active.keySet()) {
             try {
                 locks.get(lease.keys().scope()).renew(lease, settings.leaseTtl());
-            } catch (LeaseLostException e) {
+            } catch (LeaseLost e) {
                 active.remove(lease);
                 log.warn("{}; its write will be refused by the store's fence", e.getMessage());
             } catch (RuntimeException e) {

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.rebalance.protocol.keyspace.Keyspace;
+import io.rebalance.protocol.lease.LeaseLost;
 import io.rebalance.protocol.lock.Lease;
-import io.rebalance.protocol.lock.LeaseLostException;
 import io.rebalance.protocol.lock.LockHolders;
 import io.rebalance.protocol.lock.LockWaitTimeoutException;
 import io.rebalance.protocol.lock.SharedExclusiveLock;
@@ -91,7 +91,7 @@ class SharedExclusiveLockIT {
                 : null;
         assertThat(ex).isNotNull();
         assertThatThrownBy(() -> lock.renew(dead, LONG))
-                .isInstanceOf(LeaseLostException.class)
+                .isInstanceOf(LeaseLost.class)
                 .hasMessageContaining("dead-app#" + dead.token())
                 .hasMessageContaining("lapsed");
 
@@ -99,7 +99,7 @@ class SharedExclusiveLockIT {
         lock.release(ex);
         Lease next = granted(lock.tryExclusive("cutover-2", LONG));
         assertThatThrownBy(() -> lock.renew(lapsedExclusive, LONG))
-                .isInstanceOf(LeaseLostException.class)
+                .isInstanceOf(LeaseLost.class)
                 .hasMessageContaining("now held by cutover-2");
         // releasing someone else's lease leaves it alone
         lock.release(lapsedExclusive);

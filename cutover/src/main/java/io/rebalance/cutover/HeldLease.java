@@ -1,7 +1,7 @@
 package io.rebalance.cutover;
 
+import io.rebalance.protocol.lease.LeaseLost;
 import io.rebalance.protocol.lock.Lease;
-import io.rebalance.protocol.lock.LeaseLostException;
 import io.rebalance.protocol.lock.SharedExclusiveLock;
 import java.time.Duration;
 import java.util.concurrent.Executors;
@@ -66,7 +66,7 @@ final class HeldLease implements AutoCloseable {
     private void renew() {
         try {
             lease = lock.renew(lease, ttl);
-        } catch (LeaseLostException e) {
+        } catch (LeaseLost e) {
             lost = e;
             renewer.shutdown();
         } catch (RuntimeException e) {
@@ -74,7 +74,7 @@ final class HeldLease implements AutoCloseable {
         }
     }
 
-    /** @throws LeaseLostException once a renewal found the lease gone */
+    /** @throws LeaseLost once a renewal found the lease gone */
     Lease lease() {
         if (lost != null) throw lost;
         return lease;

@@ -4,8 +4,6 @@ import io.rebalance.cdc.Tail;
 import io.rebalance.cdc.TailPreflight;
 import io.rebalance.client.GuardSettings;
 import io.rebalance.client.WriteGuard;
-import io.rebalance.core.config.ConfigLoader;
-import io.rebalance.core.config.ConfigValidator;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.DynamoClients;
 import io.rebalance.core.dynamo.SlotIndex;
@@ -15,6 +13,7 @@ import io.rebalance.core.source.SourceTable;
 import io.rebalance.local.RoomEventsGenerator;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.testkit.SharedServices;
+import io.rebalance.testkit.TestMigration;
 import io.rebalance.verifier.Difference;
 import io.rebalance.verifier.Verifier;
 import java.net.URI;
@@ -23,9 +22,7 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
@@ -43,19 +40,19 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.streams.DynamoDbStreamsClient;
 
 /**
- * A prepared scope on real services: a room_events table in Postgres and DynamoDB, its fences, its route, the target
+ * A prepared scope on real services, over the kit's {@link TestMigration}: a room_events table in Postgres and DynamoDB, its fences, its route, the target
  * table's stream, and a tail (forward and reverse stream) running on a thread of this JVM. Closing stops the tail and
  * drops the replication slot, publication and tables.
  */
 final class CutoverFixture implements AutoCloseable {
     static final Duration LEASE = Duration.ofSeconds(2);
 
-    final SharedServices services = SharedServices.get();
-    final String table = SharedServices.unique("cut");
-    final String prefix = SharedServices.unique("c") + ":";
-    final String pgFence = "public." + table + "_fence";
-    final String dynamoFence = table + "_fence";
-    final Map<String, String> overrides = new HashMap<>();
+    private final TestMigration migration = new TestMigration("cut").set("tail.leaseTtl", "3s");
+    final SharedServices services = migration.services;
+    final String table = migration.table;
+    final String prefix = migration.prefix;
+    final String pgFence = migration.settings().get("cutover.pgFence");
+    final String dynamoFence = migration.settings().get("cutover.dynamoFence");
     final DynamoDbClient dynamo = services.dynamoClient();
     final String redisUrl;
     final UnifiedJedis redis;
@@ -77,17 +74,7 @@ final class CutoverFixture implements AutoCloseable {
     CutoverFixture(String redisUrl, Duration maxWriteBlock) throws Exception {
         this.redisUrl = redisUrl;
         this.redis = redisCheckedOnBorrow(redisUrl);
-        overrides.put("source.jdbcUrl", services.jdbcUrl);
-        overrides.put("source.table", table);
-        overrides.put("target.table", table);
-        overrides.put("target.endpoint", services.dynamo.endpoint());
-        overrides.put("redis.url", redisUrl);
-        overrides.put("redis.prefix", prefix);
-        overrides.put("tail.slotName", table + "_slot");
-        overrides.put("tail.publication", table + "_pub");
-        overrides.put("tail.leaseTtl", "3s");
-        overrides.put("cutover.pgFence", pgFence);
-        overrides.put("cutover.dynamoFence", dynamoFence);
+        migration.set("redis.url", redisUrl);
         try (Connection c = services.postgres();
                 Statement st = c.createStatement()) {
             st.execute(String.format(RoomEventsGenerator.DDL, table));
@@ -127,7 +114,7 @@ final class CutoverFixture implements AutoCloseable {
     }
 
     MigrationConfig config() {
-        return ConfigValidator.validate(new ConfigLoader(Map.of()).load(null, overrides));
+        return migration.config();
     }
 
     SourceTable sourceTable() throws Exception {
@@ -246,5 +233,6 @@ final class CutoverFixture implements AutoCloseable {
         }
         dynamo.close();
         redis.close();
+        migration.close();
     }
 }

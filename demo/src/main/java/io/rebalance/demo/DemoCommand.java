@@ -3,6 +3,7 @@ package io.rebalance.demo;
 import io.rebalance.cdc.Tail;
 import io.rebalance.cdc.TailPreflight;
 import io.rebalance.cdc.TailProgress;
+import io.rebalance.cdc.TailStatus;
 import io.rebalance.cli.ConfigOptions;
 import io.rebalance.cli.ProgressReporter;
 import io.rebalance.cli.StatusCommand;
@@ -313,9 +314,7 @@ final class DemoCommand implements Callable<Integer> {
         if (!new TailProgress(c.redis(), tail.keys()).awaitApplied(lsn, bound)) return false;
         // the tail reconciles and publishes every second
         return Poll.until(
-                () -> "0".equals(c.redis().hget(tail.keys().status(), "reconcile_pending")),
-                Duration.ofMillis(200),
-                bound);
+                () -> TailStatus.read(c.redis(), tail.keys()).reconcilePending() == 0, Duration.ofMillis(200), bound);
     }
 
     /** Deletes the first item of {@code slot} and turns the second one's seq into a string. @return their ids */

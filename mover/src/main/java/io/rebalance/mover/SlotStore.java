@@ -5,6 +5,7 @@ import io.rebalance.core.slot.Slot;
 import io.rebalance.protocol.LuaScript;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.protocol.keyspace.RunKeys;
+import io.rebalance.protocol.lease.LeaseReply;
 import io.rebalance.protocol.lease.LeaseStore;
 import io.rebalance.protocol.lease.OwnedLease;
 import java.time.Duration;
@@ -146,8 +147,9 @@ public final class SlotStore {
         return List.of(keys.slotLease(slot.name()), keys.slotState(slot.name()));
     }
 
+    /** @return null when the script wrote, else who holds the lease now ("" for nobody) */
     static String refusal(Object scriptResult) {
-        List<?> r = (List<?>) scriptResult;
-        return ((Long) r.get(0)) == 1L ? null : (String) r.get(1);
+        LeaseReply r = LeaseReply.of(scriptResult);
+        return r.granted() ? null : r.member();
     }
 }

@@ -3,10 +3,11 @@
 -- KEYS[1] lease, KEYS[2] state
 -- ARGV[1] the lease member ('<owner>#<token>') of this acquisition, ARGV[2] last_id, ARGV[3] rows copied by this page, ARGV[4] lease TTL ms, ARGV[5] state TTL ms,
 -- ARGV[6] status (IN_PROGRESS or FINISHED), ARGV[7] now in ms
--- Returns {1} when saved, {0, holder} when refused (holder is '' when the lease expired and nobody took it)
+-- Returns the lease reply (LeaseReply): {1, member, lease TTL ms} saved | {0, holder or '', remaining ms} refused
+-- (the holder is '' when the lease expired and nobody took it)
 local holder = redis.call('GET', KEYS[1])
 if holder ~= ARGV[1] then
-  return {0, holder or ''}
+  return {0, holder or '', redis.call('PTTL', KEYS[1])}
 end
 redis.call('HSET', KEYS[2], 'last_id', ARGV[2], 'status', ARGV[6], 'owner', ARGV[1], 'updated_ms', ARGV[7])
 redis.call('HDEL', KEYS[2], 'error')
@@ -21,4 +22,4 @@ else
   redis.call('PEXPIRE', KEYS[2], ARGV[5])
   redis.call('PEXPIRE', KEYS[1], ARGV[4])
 end
-return {1}
+return {1, ARGV[1], redis.call('PTTL', KEYS[1])}

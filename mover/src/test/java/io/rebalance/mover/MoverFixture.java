@@ -1,20 +1,15 @@
 package io.rebalance.mover;
 
-import io.rebalance.core.config.ConfigLoader;
-import io.rebalance.core.config.ConfigValidator;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.dynamo.DynamoClients;
-import io.rebalance.core.redis.RedisConnector;
 import io.rebalance.core.retry.Retrier;
-import io.rebalance.local.RoomEventsGenerator;
 import io.rebalance.testkit.SharedServices;
+import io.rebalance.testkit.TestMigration;
 import java.sql.Connection;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -23,50 +18,38 @@ import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
- * One migration under test: a generated room_events table, a DynamoDB table and a Redis prefix of its own, and
- * mover processes started in this JVM (each with its own Redis and DynamoDB clients, as separate processes would).
+ * One migration under test (the kit's {@link TestMigration}: a generated room_events table, a DynamoDB table and a
+ * Redis prefix of its own), and mover processes started in this JVM, each with its own Redis and DynamoDB clients,
+ * as separate processes would.
  */
 final class MoverFixture implements AutoCloseable {
-    static final Instant END = Instant.parse("2024-10-20T00:00:00Z");
+    static final Instant END = TestMigration.END;
 
-    final SharedServices services = SharedServices.get();
-    final String table = SharedServices.unique("room_events");
-    final String prefix = SharedServices.unique("t") + ":";
-    final Map<String, String> overrides = new HashMap<>();
+    private final TestMigration migration = new TestMigration("room_events")
+            .set("mover.slotRetryDelay", "300ms")
+            .set("mover.keeperInterval", "300ms");
+    final SharedServices services = migration.services;
+    final String table = migration.table;
+    final String prefix = migration.prefix;
     private final List<AutoCloseable> closeables = new ArrayList<>();
     private final ExecutorService threads = Executors.newCachedThreadPool();
 
-    MoverFixture() {
-        overrides.put("source.jdbcUrl", services.jdbcUrl);
-        overrides.put("source.table", table);
-        overrides.put("target.table", table);
-        overrides.put("target.endpoint", services.dynamo.endpoint());
-        overrides.put("redis.url", services.redisUrl);
-        overrides.put("redis.prefix", prefix);
-        overrides.put("mover.slotRetryDelay", "300ms");
-        overrides.put("mover.keeperInterval", "300ms");
-    }
-
     MoverFixture generate(long rows, int hours) throws Exception {
-        try (Connection c = services.postgres()) {
-            RoomEventsGenerator.create(c, table, rows, END, hours, 42);
-        }
+        migration.generate(rows, hours);
         return this;
     }
 
     MoverFixture set(String key, String value) {
-        overrides.put(key, value);
+        migration.set(key, value);
         return this;
     }
 
     MigrationConfig config() {
-        return ConfigValidator.validate(new ConfigLoader(Map.of()).load(null, overrides));
+        return migration.config();
     }
 
     UnifiedJedis redis() {
-        UnifiedJedis r = RedisConnector.connect(config().redis().url(), 16);
-        closeables.add(r);
-        return r;
+        return migration.redis();
     }
 
     DynamoDbClient dynamo(List<ExecutionInterceptor> interceptors) {
@@ -122,5 +105,6 @@ final class MoverFixture implements AutoCloseable {
         for (AutoCloseable c : closeables) {
             if (!(c instanceof MoverProcess)) c.close();
         }
+        migration.close();
     }
 }

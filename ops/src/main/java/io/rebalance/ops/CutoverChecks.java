@@ -2,7 +2,7 @@ package io.rebalance.ops;
 
 import io.rebalance.cdc.ChangedSlots;
 import io.rebalance.cdc.ReverseWritesPreflight;
-import io.rebalance.cdc.TailProgress;
+import io.rebalance.cdc.TailStatus;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.copy.RunStatus;
@@ -139,11 +139,11 @@ public final class CutoverChecks implements PreChecks {
 
     private PreCheck tail() {
         TailKeys keys = config.redis().keyspace().tail();
-        Map<String, String> s = c.redis().hgetAll(keys.status());
-        if (!TailProgress.running(s, c.redis().get(keys.lease()), System.currentTimeMillis())) {
+        TailStatus.Report s = TailStatus.read(c.redis(), keys);
+        if (!s.running(System.currentTimeMillis())) {
             return PreCheck.fail("tail", "no tail is running; start `rebalance tail` (the cutover waits for it)");
         }
-        long lag = Long.parseLong(s.getOrDefault("lag_ms", "0"));
+        long lag = s.lagMs();
         Duration max = config.cutover().maxTailLagDuration();
         return lag <= max.toMillis()
                 ? PreCheck.pass("tail", "lag " + lag + " ms")

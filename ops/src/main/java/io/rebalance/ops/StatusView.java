@@ -2,7 +2,7 @@ package io.rebalance.ops;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.rebalance.cdc.TailProgress;
+import io.rebalance.cdc.TailStatus;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.CopyStatus;
 import io.rebalance.core.copy.RunPlan;
@@ -99,42 +99,13 @@ public final class StatusView {
     /** The change stream as the active tail last published it, and who holds its lease. */
     public static Map<String, Object> tail(Connections c, TailKeys keys) {
         Map<String, Object> t = new LinkedHashMap<>();
-        Map<String, String> st = c.redis().hgetAll(keys.status());
-        String holder = c.redis().get(keys.lease());
-        t.put("leaseHolder", holder == null ? "" : holder);
-        long updated = Long.parseLong(st.getOrDefault("updated_ms", "0"));
+        TailStatus.Report st = TailStatus.read(c.redis(), keys);
+        t.put("leaseHolder", st.leaseHolder() == null ? "" : st.leaseHolder());
         long now = System.currentTimeMillis();
-        long age = updated == 0 ? -1 : now - updated;
-        t.put("running", TailProgress.running(st, holder, now));
-        t.put("publishedAgoMs", age);
-        st.forEach((k, value) -> t.put(k, typed(k, value)));
+        t.put("running", st.running(now));
+        t.put("publishedAgoMs", st.updatedMs() == 0 ? -1 : now - st.updatedMs());
+        t.putAll(st.typed());
         return t;
-    }
-
-    /** The tail's integer fields as published; the rest are text but for these two. */
-    private static final java.util.Set<String> TAIL_INTEGERS = java.util.Set.of(
-            "updated_ms",
-            "events",
-            "lag_ms",
-            "last_applied_ms",
-            "reconcile_pending",
-            "reconciled",
-            "apply_retries",
-            "commit_waits",
-            "skipped_while_held",
-            "stream_restarts",
-            "lease_lapses",
-            "refused",
-            "lag_bytes",
-            "retained_bytes",
-            "safe_wal_bytes");
-
-    /** A field of the tail's status hash (all text in Redis) as JSON types it: docs/cli.md documents each. */
-    public static Object typed(String field, String value) {
-        if (TAIL_INTEGERS.contains(field)) return value.isEmpty() ? null : Long.parseLong(value);
-        if (field.equals("events_per_sec")) return Double.parseDouble(value);
-        if (field.equals("retention_warning")) return Boolean.parseBoolean(value);
-        return value;
     }
 
     /** The rows DynamoDB cannot hold, as listed by whoever met them: the count and the first {@value #REFUSED_SHOWN}. */

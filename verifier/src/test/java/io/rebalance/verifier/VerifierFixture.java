@@ -2,8 +2,6 @@ package io.rebalance.verifier;
 
 import io.rebalance.core.codec.RowCodec;
 import io.rebalance.core.codec.SourceRow;
-import io.rebalance.core.config.ConfigLoader;
-import io.rebalance.core.config.ConfigValidator;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.BatchWriter;
 import io.rebalance.core.dynamo.TargetTable;
@@ -13,42 +11,32 @@ import io.rebalance.core.source.PageReader;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.testkit.SharedServices;
+import io.rebalance.testkit.TestMigration;
 import java.sql.Connection;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /**
- * A source table and its DynamoDB copy for verifier tests. The copy is written through the codec and the batch
+ * A source table and its DynamoDB copy for verifier tests, over the kit's {@link TestMigration}. The copy is written through the codec and the batch
  * writer the mover uses (slot by slot, page by page); the end-to-end tests in the cli module copy with
  * {@code rebalance copy} itself.
  */
 final class VerifierFixture implements AutoCloseable {
-    final SharedServices services = SharedServices.get();
-    final String table = SharedServices.unique("verify");
-    final Map<String, String> overrides = new HashMap<>();
+    private final TestMigration migration = new TestMigration("verify").set("verify.settle", "0s");
+    final SharedServices services = migration.services;
+    final String table = migration.table;
     final DynamoDbClient dynamo = services.dynamoClient();
 
-    VerifierFixture() {
-        overrides.put("source.jdbcUrl", services.jdbcUrl);
-        overrides.put("source.table", table);
-        overrides.put("target.table", table);
-        overrides.put("target.endpoint", services.dynamo.endpoint());
-        overrides.put("redis.url", services.redisUrl);
-        overrides.put("redis.prefix", SharedServices.unique("v") + ":");
-        overrides.put("verify.settle", "0s");
-    }
-
     VerifierFixture set(String key, String value) {
-        overrides.put(key, value);
+        migration.set(key, value);
         return this;
     }
 
     MigrationConfig config() {
-        return ConfigValidator.validate(new ConfigLoader(Map.of()).load(null, overrides));
+        return migration.config();
     }
 
     Connection session() throws Exception {
@@ -117,5 +105,10 @@ final class VerifierFixture implements AutoCloseable {
             // the test may have failed before creating it
         }
         dynamo.close();
+        try {
+            migration.close();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
     }
 }

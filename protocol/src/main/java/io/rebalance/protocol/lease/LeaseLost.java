@@ -4,7 +4,7 @@ package io.rebalance.protocol.lease;
  * A lease lapsed or passed to another holder: whoever held it must stop writing at once and leave the work to the
  * holder named here.
  */
-public class LeaseLost extends RuntimeException {
+public final class LeaseLost extends RuntimeException {
     private final String holder;
 
     /** @param holder the member that holds the lease now, or "" when nobody does (it lapsed) */

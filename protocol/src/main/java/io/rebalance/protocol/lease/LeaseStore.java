@@ -12,8 +12,7 @@ import redis.clients.jedis.UnifiedJedis;
  * {@code <owner>#<token>} (its member) with a TTL. Tokens come from a counter beside the lease that only rises, so
  * every grant has a member of its own and a later grant a larger token; scripts that guard a holder's Redis writes
  * (progress, offsets) compare the whole member, so a holder whose lease lapsed and was granted again, even to the
- * same owner, is refused. Three scripts with one reply shape: {@code {granted 0|1, member, remaining ms}}, where the
- * member is the caller's when granted and the current holder's ({@code ""} for none) when not.
+ * same owner, is refused. Three scripts answering in the one lease reply shape ({@link LeaseReply}).
  */
 public final class LeaseStore {
     private static final LuaScript ACQUIRE = LuaScript.load(LeaseStore.class, "lease-acquire.lua");
@@ -26,31 +25,17 @@ public final class LeaseStore {
         this.redis = redis;
     }
 
-    /**
-     * A script's answer.
-     *
-     * @param member the caller's member when {@code granted}, else the holder's, or "" when nobody holds it
-     * @param remainingMs the lease's remaining TTL (negative when nobody holds it)
-     */
-    public record Reply(boolean granted, String member, long remainingMs) {
-        /** The fencing token of {@link #member}, or 0 when it names nobody. */
-        public long token() {
-            int hash = member.lastIndexOf('#');
-            return hash < 0 ? 0 : Long.parseLong(member.substring(hash + 1));
-        }
-    }
-
     /** Takes the lease if free, or extends it if {@code owner} holds it already. */
-    public Reply acquire(String key, String owner, Duration ttl) {
+    public LeaseReply acquire(String key, String owner, Duration ttl) {
         if (owner.contains("#")) throw new IllegalArgumentException("a lease owner has no '#': " + owner);
         return reply(ACQUIRE.eval(redis, List.of(key, Keyspace.leaseToken(key)), List.of(owner, ms(ttl))));
     }
 
-    public Reply renew(String key, String member, Duration ttl) {
+    public LeaseReply renew(String key, String member, Duration ttl) {
         return reply(RENEW.eval(redis, List.of(key), List.of(member, ms(ttl))));
     }
 
-    public Reply release(String key, String member) {
+    public LeaseReply release(String key, String member) {
         return reply(RELEASE.eval(redis, List.of(key), List.of(member)));
     }
 
@@ -63,8 +48,7 @@ public final class LeaseStore {
         return Long.toString(d.toMillis());
     }
 
-    private static Reply reply(Object result) {
-        List<?> r = (List<?>) result;
-        return new Reply((Long) r.get(0) == 1L, (String) r.get(1), (Long) r.get(2));
+    private static LeaseReply reply(Object result) {
+        return LeaseReply.of(result);
     }
 }

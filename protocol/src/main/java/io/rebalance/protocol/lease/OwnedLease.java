@@ -33,12 +33,12 @@ public final class OwnedLease implements WriteFence {
      */
     public static Attempt acquire(LeaseStore store, String key, String owner, Duration ttl) {
         long at = System.nanoTime();
-        LeaseStore.Reply r = store.acquire(key, owner, ttl);
+        LeaseReply r = store.acquire(key, owner, ttl);
         return new Attempt(r.granted() ? new OwnedLease(store, key, r.member(), ttl, at) : null, r);
     }
 
     /** The outcome of {@link #acquire}: {@code lease} is null when {@code reply} names another holder. */
-    public record Attempt(OwnedLease lease, LeaseStore.Reply reply) {}
+    public record Attempt(OwnedLease lease, LeaseReply reply) {}
 
     /** Extends the lease. @throws LeaseLost naming the holder when this one no longer holds it */
     public void renew() {
@@ -46,7 +46,7 @@ public final class OwnedLease implements WriteFence {
             throw new LeaseLost("", "lease " + key + " of " + member + " was lost earlier; it is never renewed again");
         }
         long at = System.nanoTime();
-        LeaseStore.Reply r = store.renew(key, member, ttl);
+        LeaseReply r = store.renew(key, member, ttl);
         if (!r.granted()) {
             markLost(); // gone: every later check refuses without asking Redis
             throw new LeaseLost(
@@ -116,7 +116,7 @@ public final class OwnedLease implements WriteFence {
 
     /** The fencing token: grants of one lease get ever larger tokens. */
     public long token() {
-        return new LeaseStore.Reply(true, member, 0).token();
+        return new LeaseReply(1, member, 0, null).token();
     }
 
     public Duration ttl() {

@@ -2,6 +2,8 @@ package io.rebalance.protocol.lock;
 
 import io.rebalance.protocol.LuaScript;
 import io.rebalance.protocol.keyspace.ScopeKeys;
+import io.rebalance.protocol.lease.LeaseLost;
+import io.rebalance.protocol.lease.LeaseReply;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,11 +66,11 @@ public final class SharedExclusiveLock {
     public record Pending(long sharedHolders, long longestRemainingMs) implements Attempt {}
 
     public Attempt tryShared(String holder, Duration ttl) {
-        List<?> r = (List<?>) SHARED_ACQUIRE.eval(redis, lockKeys(), List.of(holder, ms(ttl)));
-        if (num(r.get(0)) == 1) {
-            return new Granted(new Lease(keys, Lease.Mode.SHARED, (String) r.get(1), num(r.get(2)), num(r.get(3))));
+        LeaseReply r = LeaseReply.of(SHARED_ACQUIRE.eval(redis, lockKeys(), List.of(holder, ms(ttl))));
+        if (r.granted()) {
+            return new Granted(new Lease(keys, Lease.Mode.SHARED, r.member(), r.token(), r.detailNumber()));
         }
-        return new Refused((String) r.get(1), (String) r.get(2), num(r.get(3)));
+        return new Refused(r.detailText(), r.owner(), r.remainingMs());
     }
 
     /**
@@ -94,21 +96,28 @@ public final class SharedExclusiveLock {
 
     /**
      * @return the lease with its new expiry
-     * @throws LeaseLostException when it has lapsed or was taken away; its holder must not write
+     * @throws LeaseLost when it has lapsed or was taken away; its holder must not write
      */
     public Lease renew(Lease lease, Duration ttl) {
         if (lease.mode() == Lease.Mode.SHARED) {
-            long expires = num(SHARED_RENEW.eval(redis, List.of(keys.shared()), List.of(lease.member(), ms(ttl))));
-            if (expires == 0) throw new LeaseLostException(lease, "it lapsed before this renewal");
-            return lease.withExpiry(expires);
+            LeaseReply r =
+                    LeaseReply.of(SHARED_RENEW.eval(redis, List.of(keys.shared()), List.of(lease.member(), ms(ttl))));
+            if (!r.granted()) throw lost(lease, r);
+            return lease.withExpiry(r.detailNumber());
         }
-        Object r = EXCLUSIVE_RENEW.eval(
-                redis, List.of(keys.exclusive()), List.of(lease.member(), Long.toString(lease.token()), ms(ttl)));
-        if (!(r instanceof Long)) {
-            throw new LeaseLostException(
-                    lease, ((String) r).isEmpty() ? "it lapsed before this renewal" : "it is now held by " + r);
-        }
+        LeaseReply r = LeaseReply.of(EXCLUSIVE_RENEW.eval(
+                redis, List.of(keys.exclusive()), List.of(lease.member(), Long.toString(lease.token()), ms(ttl))));
+        if (!r.granted()) throw lost(lease, r);
         return lease.withExpiry(System.currentTimeMillis() + ttl.toMillis());
+    }
+
+    private static LeaseLost lost(Lease lease, LeaseReply r) {
+        return new LeaseLost(
+                r.member(),
+                "the " + lease.mode().name().toLowerCase(java.util.Locale.ROOT) + " lease " + lease.member()
+                        + " (token " + lease.token() + ") on scope '"
+                        + lease.keys().scope() + "' is lost: "
+                        + (r.member().isEmpty() ? "it lapsed before this renewal" : "it is now held by " + r.member()));
     }
 
     /** Gives the lease back; a lapsed or foreign lease is left alone. */
@@ -125,11 +134,10 @@ public final class SharedExclusiveLock {
 
     /** Registers (or keeps alive) this owner's exclusive request, and takes the lease if no shared holder is left. */
     public Attempt tryExclusive(String owner, Duration ttl) {
-        List<?> r = (List<?>) EXCLUSIVE_ACQUIRE.eval(redis, lockKeys(), List.of(owner, ms(ttl)));
-        long kind = num(r.get(0));
-        if (kind == 1) return new Granted(new Lease(keys, Lease.Mode.EXCLUSIVE, owner, num(r.get(1)), num(r.get(2))));
-        if (kind == 2) return new Pending(num(r.get(1)), num(r.get(2)));
-        return new Refused((String) r.get(1), (String) r.get(2), num(r.get(3)));
+        LeaseReply r = LeaseReply.of(EXCLUSIVE_ACQUIRE.eval(redis, lockKeys(), List.of(owner, ms(ttl))));
+        if (r.granted()) return new Granted(new Lease(keys, Lease.Mode.EXCLUSIVE, owner, r.token(), r.detailNumber()));
+        if (r.pending()) return new Pending(r.detailNumber(), r.remainingMs());
+        return new Refused(r.detailText(), r.owner(), r.remainingMs());
     }
 
     /** Withdraws this owner's pending request (new shared leases are granted again); its held lease is kept. */

@@ -10,17 +10,97 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import redis.clients.jedis.UnifiedJedis;
 
 /**
- * Publishes the tail's position once a second to {@code <prefix>{cdc}:status}, for {@code rebalance status}, verify's
+ * The tail's status, the one class that knows its fields: the active tail publishes it once a second to {@code <prefix>{cdc}:status}, for {@code rebalance status}, verify's
  * in-flight wait and cutover: the LSN applied, lag in ms (the age of the oldest change delivered and not yet applied,
  * 0 when none waits) and in bytes (WAL written but not yet confirmed by the slot), events/s, the refused rows, and
  * the slot's health: how much WAL it holds back (with a warning flag past {@code tail.retentionWarnMb}), its
  * {@code wal_status} and how much more WAL it may fall behind before Postgres invalidates it
- * ({@code safe_wal_size}, empty when {@code max_slot_wal_keep_size} is unlimited).
+ * ({@code safe_wal_size}, empty when {@code max_slot_wal_keep_size} is unlimited). Others {@link #read} it.
  */
-final class TailStatusPublisher {
+public final class TailStatus {
+    /** A tail that has not published for this long is not running (it publishes every second). */
+    public static final long RUNNING_WITHIN_MS = 5_000;
+
+    /** The integer fields; the rest are text but for {@code events_per_sec} and {@code retention_warning}. */
+    private static final Set<String> INTEGERS = Set.of(
+            "updated_ms",
+            "events",
+            "lag_ms",
+            "last_applied_ms",
+            "reconcile_pending",
+            "reconciled",
+            "apply_retries",
+            "commit_waits",
+            "skipped_while_held",
+            "stream_restarts",
+            "lease_lapses",
+            "refused",
+            "lag_bytes",
+            "retained_bytes",
+            "safe_wal_bytes");
+
+    /**
+     * The status as last published, and who holds the tail's lease now.
+     *
+     * @param fields the hash as Redis holds it (all text); empty when no tail has published
+     * @param leaseHolder the lease's member, or null when nobody holds it
+     */
+    public record Report(Map<String, String> fields, String leaseHolder) {
+        /** A tail runs: one holds the lease and the status was published within {@link #RUNNING_WITHIN_MS}. */
+        public boolean running(long now) {
+            long updated = updatedMs();
+            return leaseHolder != null && updated > 0 && now - updated < RUNNING_WITHIN_MS;
+        }
+
+        public long updatedMs() {
+            return number("updated_ms");
+        }
+
+        /** The age of the oldest change delivered and not yet applied, 0 when none waits. */
+        public long lagMs() {
+            return number("lag_ms");
+        }
+
+        /** Keys written while their slot's backfill could still overwrite them, not yet reconciled. */
+        public long reconcilePending() {
+            return number("reconcile_pending");
+        }
+
+        /** The WAL position every change before which is in DynamoDB; 0 before the first batch. */
+        public long appliedLsn() {
+            String lsn = fields.getOrDefault("applied_lsn", "");
+            return lsn.isEmpty() ? 0 : Lsn.parse(lsn);
+        }
+
+        /** Every field as JSON types it (docs/cli.md documents each). */
+        public Map<String, Object> typed() {
+            Map<String, Object> t = new LinkedHashMap<>();
+            fields.forEach((field, value) -> t.put(field, typed(field, value)));
+            return t;
+        }
+
+        private long number(String field) {
+            String v = fields.get(field);
+            return v == null || v.isEmpty() ? 0 : Long.parseLong(v);
+        }
+
+        private static Object typed(String field, String value) {
+            if (INTEGERS.contains(field)) return value.isEmpty() ? null : Long.parseLong(value);
+            if (field.equals("events_per_sec")) return Double.parseDouble(value);
+            if (field.equals("retention_warning")) return Boolean.parseBoolean(value);
+            return value;
+        }
+    }
+
+    /** Reads the status and the lease holder. */
+    public static Report read(UnifiedJedis redis, TailKeys keys) {
+        return new Report(redis.hgetAll(keys.status()), redis.get(keys.lease()));
+    }
+
     private final UnifiedJedis redis;
     private final TailKeys keys;
     private final SourceSession session;
@@ -33,7 +113,7 @@ final class TailStatusPublisher {
     private long lastEvents;
     private long lastAt;
 
-    TailStatusPublisher(
+    TailStatus(
             UnifiedJedis redis,
             TailKeys keys,
             SourceSession session,
