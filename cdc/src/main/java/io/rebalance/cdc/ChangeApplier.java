@@ -76,28 +76,36 @@ final class ChangeApplier implements AutoCloseable {
 
     /** Writes keys as Postgres holds them now (reconciliation, repairs). @return items put or deleted */
     synchronized int apply(Collection<String> keys) throws Exception {
-        if (hold.state().blocksRewrites()) {
+        ForwardHold.State now = hold.state();
+        if (now.blocksRewrites()) {
             throw new IllegalStateException("the tail is held for a cutover: it rewrites nothing in DynamoDB until the"
                     + " hold is lifted (ADR 7)");
         }
-        return apply(keys, List.of(), key -> null);
+        return apply(now, keys, List.of(), key -> null);
     }
 
     /**
-     * Writes keys the stream delivered as changed by the transactions {@code committed}, once a snapshot sees those
+     * Writes keys the stream delivered as changed by the transactions {@code committed}, under {@code batchHold} (the
+     * hold read once for the batch, which its acknowledgement answers too), once a snapshot sees those
      * transactions (CommitVisibility). A row DynamoDB cannot hold is not written: it goes on the refused list
      * (with {@code lsnOf} its change's WAL position) and the other keys are written; a key written leaves the list.
      *
      * @return items put or deleted
      */
-    synchronized int apply(Collection<String> keys, Collection<Long> committed, Function<String, String> lsnOf)
+    synchronized int apply(
+            ForwardHold.State batchHold,
+            Collection<String> keys,
+            Collection<Long> committed,
+            Function<String, String> lsnOf)
             throws Exception {
         lease.check(); // also before an empty apply: a tail that lost its lease answers the key log for nothing
         if (keys.isEmpty()) {
             keyLog.record(List.of()); // tells a cutover switching the log's generation that no older apply is writing
             return 0;
         }
-        if (hold.state().phase() == ForwardHold.Phase.HELD) {
+        // the hold as the batch read it: only this tail acknowledges, after the batch, so it cannot have become
+        // HELD since; the batch's changes past a requested hold were left out by the caller
+        if (batchHold.phase() == ForwardHold.Phase.HELD) {
             throw new IllegalStateException("the tail is held for a cutover: it writes nothing to DynamoDB until the"
                     + " hold is lifted (ADR 7)");
         }

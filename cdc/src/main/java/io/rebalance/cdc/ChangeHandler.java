@@ -93,7 +93,7 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             }
             changes++;
         }
-        applyUntilDone(keys, transactions, k -> {
+        applyUntilDone(hold, keys, transactions, k -> {
             Long at = keyLsn.get(k);
             return at == null ? null : Lsn.text(at);
         });
@@ -151,11 +151,12 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
         }
     }
 
-    private void applyUntilDone(List<String> keys, Set<Long> transactions, Function<String, String> lsnOf)
+    private void applyUntilDone(
+            ForwardHold.State hold, List<String> keys, Set<Long> transactions, Function<String, String> lsnOf)
             throws InterruptedException {
         for (int attempt = 0; ; attempt++) {
             try {
-                applier.apply(keys, transactions, lsnOf);
+                applier.apply(hold, keys, transactions, lsnOf);
                 return;
             } catch (InterruptedException e) {
                 throw e;

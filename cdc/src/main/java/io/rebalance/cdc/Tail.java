@@ -3,6 +3,7 @@ package io.rebalance.cdc;
 import io.debezium.embedded.Connect;
 import io.debezium.engine.ChangeEvent;
 import io.debezium.engine.DebeziumEngine;
+import io.rebalance.cdc.reverse.ReverseLoop;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.CopyProgress;
 import io.rebalance.core.copy.KeyRefresher;

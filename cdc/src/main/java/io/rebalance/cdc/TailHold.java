@@ -13,7 +13,7 @@ import java.util.function.LongSupplier;
  * admits only the reverse stream, the hold the fence implies ({@link ForwardHold#effective}, ADR 8). Read once per
  * batch and before every rewrite; thread-safe.
  */
-final class TailHold implements AutoCloseable {
+public final class TailHold implements AutoCloseable {
     private final ForwardHold hold;
     private final SourceSession session;
     private final PostgresFence fence;
@@ -48,12 +48,12 @@ final class TailHold implements AutoCloseable {
         }
     }
 
-    long appliedLsn() {
+    public long appliedLsn() {
         return appliedLsn.getAsLong();
     }
 
     /** With the fence as the caller read it (the reverse stream, under its share lock). */
-    ForwardHold.State state(FenceState pgFence) {
+    public ForwardHold.State state(FenceState pgFence) {
         return ForwardHold.effective(hold.state(), pgFence, appliedLsn.getAsLong());
     }
 

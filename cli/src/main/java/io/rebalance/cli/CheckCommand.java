@@ -2,38 +2,24 @@ package io.rebalance.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import io.rebalance.cdc.ReverseWritesPreflight;
-import io.rebalance.cdc.TailPreflight;
 import io.rebalance.core.Finding;
 import io.rebalance.core.config.MigrationConfig;
-import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotRange;
-import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.core.source.TableSurvey;
 import io.rebalance.core.source.TableSurvey.Refused;
 import io.rebalance.core.source.TableSurvey.SlotSurvey;
 import io.rebalance.core.source.TableSurvey.Totals;
-import io.rebalance.mover.RunPlanner;
+import io.rebalance.ops.CheckRun;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import java.io.PrintWriter;
-import java.sql.Connection;
-import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -105,98 +91,13 @@ final class CheckCommand implements Callable<Integer> {
         int sessions = parallel != null ? parallel : config.verify().parallel();
         long rowsPerSecond = rate != null ? rate : config.mover().rateLimit();
         PrintWriter err = spec.commandLine().getErr();
-        try (Connection c = new SourceSession(config.source()).openForPreflight()) {
-            SourceTable table = SourceTable.inspect(c, config);
-            SlotRange range = new RunPlanner(config).range(c, table);
-            TableSurvey survey = new TableSurvey(table, config.target());
-            List<SlotSurvey> slots = surveyAll(config, survey, range, sessions, err);
-            Totals totals = Totals.of(slots);
-            List<Finding> findings = new ArrayList<>();
-            for (Refused r : totals.refused()) findings.add(refusedFinding(r, slots));
-            findings.addAll(TailPreflight.findings(c, table, config));
-            List<String> reverse = ReverseWritesPreflight.problems(c, table);
-            if (reverse.isEmpty())
-                findings.add(
-                        Finding.ok("reverse writes", "the reverse stream can write rows back: a rollback can run"));
-            reverse.forEach(why -> findings.add(Finding.blocking("reverse writes", why)));
-            Map<String, Object> report = report(config, table, range, slots, totals, rowsPerSecond, findings);
-            if (json) spec.commandLine().getOut().println(JSON.writeValueAsString(report));
-            else print(spec.commandLine().getOut(), report, slots, totals, rowsPerSecond, findings);
-            return findings.stream().anyMatch(f -> f.level() == Finding.Level.BLOCKING) ? BLOCKED : 0;
-        } catch (SQLException e) {
-            throw new RebalanceException(
-                    ErrorCode.SOURCE_UNREACHABLE, "Postgres failed during the check: " + e.getMessage(), e);
-        }
-    }
-
-    /** Every slot of the range, in its order, surveyed by {@code sessions} workers with a Postgres session each. */
-    private static List<SlotSurvey> surveyAll(
-            MigrationConfig config, TableSurvey survey, SlotRange range, int sessions, PrintWriter err)
-            throws Exception {
-        List<Slot> all = new ArrayList<>();
-        range.forEach(all::add);
-        SlotSurvey[] out = new SlotSurvey[all.size()];
-        AtomicInteger next = new AtomicInteger();
-        AtomicInteger done = new AtomicInteger();
-        int workers = Math.min(sessions, Math.max(1, all.size()));
-        ExecutorService pool = Executors.newFixedThreadPool(workers, r -> {
-            Thread t = new Thread(r, "check-survey");
-            t.setDaemon(true);
-            return t;
-        });
-        try {
-            List<Future<?>> running = new ArrayList<>();
-            for (int w = 0; w < workers; w++) {
-                running.add(pool.submit(() -> {
-                    try (Connection c = new SourceSession(config.source()).open()) {
-                        TableSurvey.tune(c);
-                        for (int i = next.getAndIncrement(); i < all.size(); i = next.getAndIncrement()) {
-                            out[i] = survey.slot(c, all.get(i));
-                            done.incrementAndGet();
-                        }
-                    }
-                    return null;
-                }));
-            }
-            for (Future<?> f : running) {
-                while (true) {
-                    try {
-                        f.get(5, TimeUnit.SECONDS);
-                        break;
-                    } catch (TimeoutException e) {
-                        err.printf("checked %,d of %,d slots%n", done.get(), all.size());
-                    } catch (ExecutionException e) {
-                        if (e.getCause() instanceof SQLException sql) throw sql;
-                        throw e;
-                    }
-                }
-            }
-        } finally {
-            pool.shutdownNow();
-        }
-        return List.of(out);
-    }
-
-    private static Finding refusedFinding(Refused r, List<SlotSurvey> slots) {
-        long inSlots = slots.stream()
-                .filter(s -> s.refused().stream()
-                        .anyMatch(x -> x.refusal() == r.refusal() && Objects.equals(x.column(), r.column())))
-                .count();
-        String where = r.column() == null ? "" : " in column " + r.column();
-        String after = "; the copy writes every other row and exits 21 listing these";
-        return Finding.blocking(
-                "refused rows",
-                String.format(
-                        Locale.ROOT,
-                        "%,d rows%s hold %s%s (ids %s .. %s%s); way out: %s (docs/codec.md)",
-                        r.rows(),
-                        where,
-                        r.refusal().what(),
-                        after,
-                        r.firstId(),
-                        r.lastId(),
-                        inSlots > 0 ? ", in " + inSlots + " slots" : "",
-                        r.refusal().wayOut(r.column())));
+        CheckRun.Result r = CheckRun.run(config, sessions, err::println);
+        Totals totals = r.totals();
+        Map<String, Object> report =
+                report(config, r.table(), r.range(), r.slots(), totals, rowsPerSecond, r.findings());
+        if (json) spec.commandLine().getOut().println(JSON.writeValueAsString(report));
+        else print(spec.commandLine().getOut(), report, r.slots(), totals, rowsPerSecond, r.findings());
+        return r.blocking() ? BLOCKED : 0;
     }
 
     private static Map<String, Object> report(

@@ -1,10 +1,8 @@
 package io.rebalance.cli;
 
-import io.rebalance.cdc.CopyCoverage;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.refused.RefusedRows;
-import io.rebalance.core.source.SourceSession;
 import io.rebalance.mover.MoverProcess;
 import io.rebalance.mover.PhaseHooks;
 import io.rebalance.mover.RunPlanner;
@@ -15,7 +13,6 @@ import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import io.rebalance.verifier.VerificationStore;
 import java.io.PrintWriter;
-import java.sql.Connection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -90,13 +87,9 @@ final class CopyCommand implements Callable<Integer> {
         if (workers != null) extra.put("mover.workers", workers.toString());
         if (rate != null) extra.put("mover.rateLimit", rate.toString());
         MigrationConfig config = options.load(extra);
-        if (!noConcurrentWriters) {
-            try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
-                CopyCoverage.check(pg, config); // before anything is planned or created
-            }
-        }
         CountDownLatch stopped = new CountDownLatch(1);
         try (Connections c = new Connections(config, config.mover().workers() + 6)) {
+            if (!noConcurrentWriters) c.checkCopyCoverage(); // before anything is planned or created
             RedisChecks.volatileWarning(
                             c.redis(),
                             "the copy's progress is lost and it starts over (rows are copied again, none is lost),"

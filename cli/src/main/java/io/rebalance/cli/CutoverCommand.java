@@ -2,7 +2,6 @@ package io.rebalance.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import io.rebalance.cdc.ReverseWritesPreflight;
 import io.rebalance.core.config.Durations;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.source.SourceSession;
@@ -23,7 +22,6 @@ import io.rebalance.ops.RollbackProof;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.ProcessId;
 import java.io.PrintWriter;
-import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -150,9 +148,7 @@ final class CutoverCommand implements Callable<Integer> {
             SourceSession session = new SourceSession(config.source());
             SourceTable table = null; // close-window and recover need none: it may be gone by then
             if (!mode.closeWindow && !mode.recover) {
-                try (Connection pg = session.openForPreflight()) {
-                    table = SourceTable.inspect(pg, config);
-                }
+                table = c.sourceTable();
                 new RunPlanner(config).refuseAnotherRun(c.runState(), table, c.dynamo());
             }
             CutoverParts parts = new CutoverParts(
@@ -170,10 +166,7 @@ final class CutoverCommand implements Callable<Integer> {
                 return ErrorCode.CUTOVER_REFUSED.exitCode();
             }
             if (mode.prepare) {
-                List<String> unwritable;
-                try (Connection pg = session.openForPreflight()) {
-                    unwritable = ReverseWritesPreflight.problems(pg, table);
-                }
+                List<String> unwritable = c.reverseWriteProblems(table);
                 if (!unwritable.isEmpty()) {
                     // a rollback is proven possible before the flip, not discovered impossible after it
                     err.println("error: --prepare refused: the reverse stream could not write " + table.name()
@@ -255,7 +248,7 @@ final class CutoverCommand implements Callable<Integer> {
             v.put("scope", scope);
             v.put("maxWriteBlockMs", block.toMillis());
             List<Map<String, String>> steps = new ArrayList<>();
-            for (CutoverStep s : CutoverStep.CUTOVER) steps.add(Map.of("step", s.name(), "what", s.what()));
+            for (CutoverStep s : Cutover.CUTOVER_STEPS) steps.add(Map.of("step", s.name(), "what", s.what()));
             v.put("steps", steps);
             List<Map<String, Object>> pre = new ArrayList<>();
             for (PreCheck p : preChecks) {
@@ -274,7 +267,7 @@ final class CutoverCommand implements Callable<Integer> {
         }
         out.println(
                 "cutover of scope '" + scope + "' would run, blocking writes for at most " + block.toMillis() + " ms:");
-        for (CutoverStep s : CutoverStep.CUTOVER) out.printf("  %-14s %s%n", s, s.what());
+        for (CutoverStep s : Cutover.CUTOVER_STEPS) out.printf("  %-14s %s%n", s, s.what());
         out.println("pre-checks:");
         preChecks.forEach(p -> out.println("  " + p));
         out.println((verification.slotsInWindow()

@@ -2,6 +2,7 @@ package io.rebalance.cli;
 
 import io.micronaut.configuration.picocli.MicronautFactory;
 import io.micronaut.context.ApplicationContext;
+import io.rebalance.core.redis.RedisConnector;
 import io.rebalance.cutover.CutoverHooks;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
@@ -9,6 +10,7 @@ import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 import picocli.AutoComplete;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -130,14 +132,13 @@ public final class RebalanceCommand implements Runnable {
             if (verbose) re.printStackTrace(err);
             return re.code().exitCode();
         }
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof redis.clients.jedis.exceptions.JedisConnectionException) {
-                // Redis went away mid-command: a service to start again, not an internal error
-                err.println("error: Redis stopped answering (" + t.getMessage() + "); start it, or fix redis.url, and"
-                        + " run the command again [" + ErrorCode.REDIS_UNREACHABLE + "]");
-                if (verbose) e.printStackTrace(err);
-                return ErrorCode.REDIS_UNREACHABLE.exitCode();
-            }
+        Optional<String> lost = RedisConnector.connectionLost(e);
+        if (lost.isPresent()) {
+            // Redis went away mid-command: a service to start again, not an internal error
+            err.println("error: Redis stopped answering (" + lost.get() + "); start it, or fix redis.url, and"
+                    + " run the command again [" + ErrorCode.REDIS_UNREACHABLE + "]");
+            if (verbose) e.printStackTrace(err);
+            return ErrorCode.REDIS_UNREACHABLE.exitCode();
         }
         err.println("error: unexpected failure: " + e + (verbose ? "" : " (run again with --verbose for details)"));
         if (verbose) e.printStackTrace(err);

@@ -1,21 +1,11 @@
 package io.rebalance.cli;
 
 import io.rebalance.core.config.MigrationConfig;
-import io.rebalance.core.redis.RedisScan;
 import io.rebalance.ops.Connections;
-import io.rebalance.protocol.ErrorCode;
-import io.rebalance.protocol.RebalanceException;
-import io.rebalance.protocol.keyspace.Keyspace;
+import io.rebalance.ops.RunReset;
 import io.rebalance.protocol.keyspace.ResetGroup;
-import io.rebalance.protocol.route.Route;
-import io.rebalance.protocol.route.RouteStatus;
-import io.rebalance.protocol.route.RoutingTable;
-import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
@@ -24,12 +14,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-/**
- * {@code rebalance reset}: forgets a run's state in Redis, by part. DynamoDB keeps what was copied; since writes are
- * idempotent, a new run simply overwrites it. A routing entry is what every WriteGuard and Router of the application
- * reads, and a tail's offsets are where its stream resumes: forgetting everything refuses while either is in use, and
- * a part is forgotten while in use only when named.
- */
+/** {@code rebalance reset}: forgets a run's state in Redis, by part ({@link RunReset} says what and when). */
 @Command(
         name = "reset",
         description = "Forget the run under the prefix (Redis keys only; DynamoDB and Postgres data stay). Without"
@@ -55,11 +40,6 @@ final class ResetCommand implements Callable<Integer> {
         Part(ResetGroup group) {
             this.group = group;
         }
-
-        static Part of(ResetGroup group) {
-            for (Part p : values()) if (p.group == group) return p;
-            throw new IllegalArgumentException(group.name());
-        }
     }
 
     @Mixin
@@ -84,77 +64,30 @@ final class ResetCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         MigrationConfig config = options.load();
-        Keyspace keyspace = config.redis().keyspace();
-        String prefix = keyspace.prefix();
-        Set<Part> parts = forget == null || forget.isEmpty() ? EnumSet.allOf(Part.class) : EnumSet.copyOf(forget);
+        String prefix = config.redis().keyspace().prefix();
+        boolean everything = forget == null || forget.isEmpty();
+        Set<Part> parts = everything ? EnumSet.allOf(Part.class) : EnumSet.copyOf(forget);
+        Set<ResetGroup> groups = EnumSet.noneOf(ResetGroup.class);
+        parts.forEach(p -> groups.add(p.group));
         try (Connections c = new Connections(config, 2)) {
-            refuseWhileInUse(c, config, keyspace, parts, forget == null || forget.isEmpty());
-            Map<Part, List<String>> keys = new EnumMap<>(Part.class);
-            int others = 0;
-            for (String k : RedisScan.keys(c.redis(), prefix)) {
-                Optional<ResetGroup> group = keyspace.groupOf(k);
-                if (group.isEmpty()) others++; // another run's, whose prefix starts with this one
-                else
-                    keys.computeIfAbsent(Part.of(group.get()), p -> new ArrayList<>())
-                            .add(k);
-            }
-            keys.keySet().retainAll(parts);
-            int total = keys.values().stream().mapToInt(List::size).sum();
+            RunReset reset = new RunReset(config, c);
+            RunReset.Keys keys = reset.keys(groups, everything);
             String byPart = parts.stream()
-                    .map(p -> p + " " + keys.getOrDefault(p, List.of()).size())
+                    .map(p -> p + " "
+                            + keys.byGroup().getOrDefault(p.group, List.of()).size())
                     .collect(Collectors.joining(", "));
-            String kept = others == 0 ? "" : "; " + others + " keys under it of another run's prefix stay";
+            String kept =
+                    keys.others() == 0 ? "" : "; " + keys.others() + " keys under it of another run's prefix stay";
             var out = spec.commandLine().getOut();
             if (!yes) {
-                out.println("would delete " + total + " keys under " + prefix + " (" + byPart + ")" + kept
+                out.println("would delete " + keys.total() + " keys under " + prefix + " (" + byPart + ")" + kept
                         + "; run again with --yes");
                 return 0;
             }
-            for (List<String> ks : keys.values())
-                for (String k : ks)
-                    c.redis().del(k); // one by one: keys of different slots may live on different cluster nodes
-            out.println("deleted " + total + " keys under " + prefix + " (" + byPart + ")" + kept
+            reset.delete(keys);
+            out.println("deleted " + keys.total() + " keys under " + prefix + " (" + byPart + ")" + kept
                     + "; DynamoDB and Postgres data are untouched");
             return 0;
-        }
-    }
-
-    private static void refuseWhileInUse(
-            Connections c, MigrationConfig config, Keyspace keyspace, Set<Part> parts, boolean everything) {
-        String prefix = keyspace.prefix();
-        if (parts.contains(Part.copy)) {
-            var live =
-                    c.runState().liveProcesses(config.mover().leaseTtlDuration().toMillis());
-            if (!live.isEmpty()) {
-                throw new RebalanceException(
-                        ErrorCode.RUN_CONFLICT,
-                        live.size() + " copy process(es) still run under prefix " + prefix + " ("
-                                + String.join(", ", live.keySet()) + "); `rebalance stop` and end them first");
-            }
-        }
-        if (parts.contains(Part.tail)) {
-            String holder = c.redis().get(keyspace.tail().lease()); // the lease expires with its holder
-            if (holder != null) {
-                throw new RebalanceException(
-                        ErrorCode.RUN_CONFLICT,
-                        "a tail runs under prefix " + prefix + " (" + holder + "); forgetting its offsets under it"
-                                + " would lose its place: stop it (Ctrl-C or SIGTERM) first");
-            }
-        }
-        if (everything) {
-            RoutingTable routes = new RoutingTable(c.redis(), keyspace);
-            for (String scope : routes.scopes()) {
-                Optional<Route> route = routes.get(scope);
-                if (route.isEmpty()) continue;
-                RouteStatus s = route.get().status();
-                throw new RebalanceException(
-                        ErrorCode.RUN_CONFLICT,
-                        "scope '" + scope + "' has a route (" + s
-                                + (s == RouteStatus.TARGET ? ": DynamoDB serves and the rollback window is open" : "")
-                                + "), which every WriteGuard and Router of the application reads; forgetting it makes"
-                                + " their calls fail. Name what to forget: --forget copy (copy again), or"
-                                + " --forget copy,tail,route once no application uses the route");
-            }
         }
     }
 }

@@ -1,22 +1,16 @@
 package io.rebalance.cli;
 
 import io.rebalance.cdc.Tail;
-import io.rebalance.cdc.TailPreflight;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.dynamo.TargetTable;
-import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.mover.RunPlanner;
 import io.rebalance.ops.Connections;
 import io.rebalance.ops.RedisChecks;
-import io.rebalance.protocol.ErrorCode;
+import io.rebalance.ops.SlotDrop;
 import io.rebalance.protocol.ProcessId;
-import io.rebalance.protocol.RebalanceException;
-import io.rebalance.protocol.keyspace.TailKeys;
 import java.io.PrintWriter;
-import java.sql.Connection;
-import java.sql.Statement;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -69,10 +63,7 @@ final class TailCommand implements Callable<Integer> {
                                     + " their slots were being copied is lost, so a copy may overwrite newer changes:"
                                     + " run `rebalance verify --all --repair` after such a restart")
                     .ifPresent(spec.commandLine().getErr()::println);
-            SourceTable table;
-            try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
-                table = SourceTable.inspect(pg, config);
-            }
+            SourceTable table = c.sourceTable();
             new RunPlanner(config).refuseAnotherRun(c.runState(), table, c.dynamo()); // before creating anything
             if (createTable && !TargetTable.exists(c.dynamo(), config.target().table(), c.dynamoWhere())) {
                 TargetTable.create(
@@ -82,13 +73,7 @@ final class TailCommand implements Callable<Integer> {
                         table.keyType(),
                         SlotIndex.of(config.target()));
             }
-            TargetTable.check(
-                    c.dynamo(),
-                    config.target().table(),
-                    table.partitionKey(config.target()),
-                    table.keyType(),
-                    SlotIndex.of(config.target()),
-                    c.dynamoWhere());
+            c.checkTarget(table);
             String owner = ProcessId.create();
             CountDownLatch done = new CountDownLatch(1);
             try (Tail tail = new Tail(config, table, c.dynamo(), c.redis(), owner)) {
@@ -117,35 +102,7 @@ final class TailCommand implements Callable<Integer> {
     }
 
     private int dropSlot(MigrationConfig config, Connections c, PrintWriter out) throws Exception {
-        TailKeys keys = config.redis().keyspace().tail();
-        String holder = c.redis().get(keys.lease());
-        if (holder != null) {
-            throw new RebalanceException(
-                    ErrorCode.REPLICATION_SLOT_BUSY,
-                    "tail " + holder + " holds the lease and reads slot "
-                            + config.tail().slotName()
-                            + "; stop it first (Ctrl-C or SIGTERM), then run tail --drop-slot again");
-        }
-        try (Connection pg = new SourceSession(config.source()).openForPreflight();
-                Statement st = pg.createStatement()) {
-            var slot = TailPreflight.slot(pg, config.tail().slotName());
-            if (slot.active()) {
-                throw new RebalanceException(
-                        ErrorCode.REPLICATION_SLOT_BUSY,
-                        "replication slot " + config.tail().slotName() + " is read by process " + slot.activePid()
-                                + "; stop that reader first");
-            }
-            if (slot.exists()) {
-                st.execute("SELECT pg_drop_replication_slot('" + config.tail().slotName() + "')");
-                out.println("dropped replication slot " + config.tail().slotName());
-            } else {
-                out.println("replication slot " + config.tail().slotName() + " does not exist");
-            }
-            st.execute("DROP PUBLICATION IF EXISTS \"" + config.tail().publication() + "\"");
-            out.println("dropped publication " + config.tail().publication() + " (if it existed)");
-        }
-        c.redis().del(keys.offsets());
-        out.println("forgot the saved offsets; a new tail starts from a new slot (copy and verify again after it)");
+        SlotDrop.run(config, c, out::println);
         return 0;
     }
 }

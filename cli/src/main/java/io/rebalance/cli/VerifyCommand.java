@@ -2,37 +2,22 @@ package io.rebalance.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import io.rebalance.cdc.RepairQueue;
-import io.rebalance.cdc.TailProgress;
 import io.rebalance.core.config.MigrationConfig;
-import io.rebalance.core.copy.RunPlan;
-import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotRange;
-import io.rebalance.core.source.SourceSession;
-import io.rebalance.core.source.SourceTable;
 import io.rebalance.core.source.UnslottedRows;
-import io.rebalance.mover.RunPlanner;
-import io.rebalance.ops.Connections;
-import io.rebalance.ops.InFlightWait;
-import io.rebalance.ops.VerifyScope;
+import io.rebalance.ops.VerifyRun;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
-import io.rebalance.protocol.keyspace.TailKeys;
 import io.rebalance.protocol.route.StoreOfRecord;
 import io.rebalance.verifier.Difference;
 import io.rebalance.verifier.SlotResult;
-import io.rebalance.verifier.VerificationStore;
-import io.rebalance.verifier.Verifier;
 import java.io.PrintWriter;
-import java.sql.Connection;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.Callable;
@@ -139,85 +124,42 @@ final class VerifyCommand implements Callable<Integer> {
             throw new RebalanceException(
                     ErrorCode.CONFIG_INVALID, "--parallel=" + threads + " is not valid; use a number from 1 to 64");
         }
-        List<Slot> chosen = new ArrayList<>(parseSlots());
-        try (Connections c = new Connections(config, threads + 2)) {
-            SourceTable table;
-            try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
-                table = SourceTable.inspect(pg, config);
-                VerifyScope.requireUtf8(pg);
-                new RunPlanner(config).refuseAnotherRun(c.runState(), table, c.dynamo());
-                // items of two shapes would read as differences everywhere, with no word of why
-                RunPlan planned = c.runState().plan();
-                if (planned != null) {
-                    Optional<String> changed = planned.schemaChange(table.schema());
-                    if (changed.isPresent()) throw RunPlanner.schemaChanged(table.name(), changed.get());
-                }
-                if (all) {
-                    chosen.addAll(VerifyScope.allSlots(config, c, pg, table));
-                    unslotted = VerifyScope.unslotted(config, c, pg, table);
-                }
-            }
-            TargetTable.check(
-                    c.dynamo(),
-                    config.target().table(),
-                    table.partitionKey(config.target()),
-                    table.keyType(),
-                    io.rebalance.core.dynamo.SlotIndex.of(config.target()),
-                    c.dynamoWhere());
-            storeOfRecord = c.storeOfRecord();
+        try (VerifyRun v = VerifyRun.open(config, parseSlots(), all, threads, repair, retryRefused)) {
+            storeOfRecord = v.storeOfRecord();
+            unslotted = v.unslotted().orElse(null);
             if (!storeOfRecord.postgres()) {
-                if (repair || retryRefused) {
-                    storeOfRecord.requirePostgres(
-                            repair ? "verify --repair" : "verify --retry-refused",
-                            "`rebalance verify` without it still compares the two stores. To make Postgres equal"
-                                    + " DynamoDB, roll back (`rebalance cutover --rollback`): the reverse stream carries"
-                                    + " DynamoDB's writes to Postgres and the rollback proves it before reopening"
-                                    + " Postgres.");
-                }
                 err.println("note: " + storeOfRecord.describe() + ". A difference is what Postgres lacks or holds"
                         + " beyond DynamoDB (the reverse stream keeps Postgres current while the rollback window is"
                         + " open), never a reason to repair DynamoDB from Postgres: --repair is refused.");
             }
-            List<Slot> ordered = new ArrayList<>(new TreeSet<>(chosen).descendingSet());
-            Set<String> copying = VerifyScope.stillCopying(c, ordered);
+            List<Slot> ordered = v.slots();
+            Set<String> copying = v.copying();
             if (!copying.isEmpty()) {
                 err.println("warning: " + copying.size() + " of these slots are not finished copying (the copy is still"
                         + " running); items it has not written yet show as MISSING until it has");
             }
-            VerificationStore store =
-                    new VerificationStore(c.redis(), config.redis().keyspace());
-            Verifier verifier = new Verifier(config, table, c.dynamo(), InFlightWait.of(config, c));
-            TailKeys tailKeys = config.redis().keyspace().tail();
-            RefusedRows refused = new RefusedRows(c.redis(), config.redis().keyspace());
-            boolean throughTail = (repair || retryRefused)
-                    && new TailProgress(c.redis(), tailKeys).applied().isPresent();
-            if (throughTail) verifier.repairThrough(VerifyScope.throughTail(new RepairQueue(c.redis(), tailKeys)));
-            else verifier.recordRefusals(refused);
             if (retryRefused) {
                 // with --json and slots to verify, stdout holds their one JSON document: the retry's summary goes to
                 // stderr
                 boolean alone = ordered.isEmpty();
-                int left =
-                        retryRefused(config, verifier, refused, throughTail, json && !alone ? err : out, json && alone);
+                int left = printRetried(v.retryRefused(), v.throughTail(), json && !alone ? err : out, json && alone);
                 if (alone) return left == 0 ? MATCH : MISMATCH;
             }
-            Map<String, RefusedRows.Refusal> known = new HashMap<>();
-            for (RefusedRows.Refusal r : refused.all()) known.put(r.id(), r);
+            Map<String, RefusedRows.Refusal> known = v.knownRefusals();
             if (!json) {
                 out.printf(
                         "verifying %d slot%s of %s against DynamoDB %s (%d at a time)%s%n",
                         ordered.size(),
                         ordered.size() == 1 ? "" : "s",
-                        table.name(),
+                        v.table().name(),
                         config.target().table(),
                         threads,
-                        repair ? ", repairing differences" + (throughTail ? " through the running tail" : "") : "");
+                        repair ? ", repairing differences" + (v.throughTail() ? " through the running tail" : "") : "");
                 out.printf(
                         "%-12s %-9s %10s %10s %11s %7s%n",
                         "slot", "verdict", "postgres", "dynamodb", "differences", "ms");
             }
-            List<SlotResult> results = verifier.verify(ordered, threads, repair, r -> {
-                store.save(r);
+            List<SlotResult> results = v.verify(repair, r -> {
                 if (!json) print(r, out, copying.contains(r.slot()), known);
             });
             return summarize(results, copying, known, out);
@@ -249,39 +191,27 @@ final class VerifyCommand implements Callable<Integer> {
         return out;
     }
 
-    /** Writes the refused rows again, then says which are still refused. @return how many are left */
-    private int retryRefused(
-            MigrationConfig config,
-            Verifier verifier,
-            RefusedRows refused,
-            boolean throughTail,
-            PrintWriter out,
-            boolean asJson)
+    /** Says what the retry of the refused rows did. @return how many are still refused */
+    private static int printRetried(VerifyRun.Retried r, boolean throughTail, PrintWriter out, boolean asJson)
             throws Exception {
-        List<String> ids = refused.all().stream().map(RefusedRows.Refusal::id).toList();
-        if (!ids.isEmpty()) {
-            try (Connection pg = new SourceSession(config.source()).open()) {
-                verifier.repair(pg, ids);
-            }
-        }
-        List<RefusedRows.Refusal> left = refused.all();
+        List<RefusedRows.Refusal> left = r.stillRefused();
         if (asJson) {
             Map<String, Object> doc = new LinkedHashMap<>();
-            doc.put("retried", ids.size());
+            doc.put("retried", r.retried());
             doc.put("stillRefused", left);
             out.println(JSON.writeValueAsString(doc));
         } else {
             out.printf(
                     "retried %d refused row%s%s: %d written, %d still refused%n",
-                    ids.size(),
-                    ids.size() == 1 ? "" : "s",
+                    r.retried(),
+                    r.retried() == 1 ? "" : "s",
                     throughTail ? " through the running tail" : "",
-                    ids.size() - left.size(),
+                    r.retried() - left.size(),
                     left.size());
-            for (RefusedRows.Refusal r : left) {
+            for (RefusedRows.Refusal x : left) {
                 out.printf(
                         "  id %s  slot %s  %s%s%n",
-                        r.id(), r.slot(), r.column().isEmpty() ? "" : "column " + r.column() + ": ", r.reason());
+                        x.id(), x.slot(), x.column().isEmpty() ? "" : "column " + x.column() + ": ", x.reason());
             }
         }
         out.flush();

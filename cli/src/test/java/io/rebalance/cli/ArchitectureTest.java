@@ -88,6 +88,19 @@ class ArchitectureTest {
                 .check(MAIN);
     }
 
+    /** The commands parse, call and print: Redis, Postgres and DynamoDB are reached through ops. */
+    @Test
+    void theCommandsReachTheServicesOnlyThroughOps() {
+        noClasses()
+                .that()
+                .resideInAPackage("io.rebalance.cli..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage("redis.clients..", "java.sql..", "software.amazon.awssdk..")
+                .because("a command parses, calls ops (or a part) and prints; ops opens and uses the connections")
+                .check(MAIN);
+    }
+
     /**
      * The keyspace builds every key from {@code redis.prefix}: nothing else reads the prefix from the configuration
      * but the method that builds the keyspace and the validator that checks it (the key views' constructors are

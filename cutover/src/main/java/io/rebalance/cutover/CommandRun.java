@@ -4,6 +4,7 @@ import io.rebalance.protocol.lock.SharedExclusiveLock;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -57,8 +58,20 @@ final class CommandRun implements AutoCloseable {
         current = null;
     }
 
+    /**
+     * Runs {@code steps} in order, each logged and persisted before it runs, up to {@code RELEASE}, which
+     * {@link #done} logs once the outcome is known.
+     */
+    void perform(List<Step> steps) throws Exception {
+        for (Step s : steps) {
+            if (s.name() == CutoverStep.RELEASE) return;
+            step(s.name(), s.detail().get());
+            s.body().run(this);
+        }
+    }
+
+    /** The {@code ACQUIRE} step's work: the exclusive lease, from which the write-block budget counts. */
     void acquire(boolean waitForOthers) throws Exception {
-        step(CutoverStep.ACQUIRE, "");
         blockStartNanos = System.nanoTime();
         long deadline = waitForOthers
                 ? blockStartNanos + settings.leaseTtl().multipliedBy(3).toNanos()

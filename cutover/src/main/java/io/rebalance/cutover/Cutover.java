@@ -3,8 +3,6 @@ package io.rebalance.cutover;
 import io.rebalance.core.redis.ReplicaWait;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
-import io.rebalance.protocol.fence.FenceWriter;
-import io.rebalance.protocol.handoff.Lsn;
 import io.rebalance.protocol.handoff.TargetWriteLog;
 import io.rebalance.protocol.lock.LockHolders;
 import io.rebalance.protocol.lock.SharedExclusiveLock;
@@ -31,19 +29,23 @@ import org.slf4j.LoggerFactory;
  */
 public final class Cutover {
     private static final Logger log = LoggerFactory.getLogger(Cutover.class);
-    private static final String ROLLED_BACK = "reads and writes go to Postgres again";
-    private static final String WINDOW_CLOSED = "DynamoDB is the store of record; rollback is no longer possible";
-    private final CutoverSettings settings;
-    private final SharedExclusiveLock lock;
-    private final RoutingTable routes;
-    private final CutoverJournal journal;
-    private final Alignment stores;
-    private final ReverseStreamView reverse;
+    /** The steps of a cutover, in the order they run: what {@code --dry-run} prints. */
+    public static final List<CutoverStep> CUTOVER_STEPS = ForwardCutover.STEPS;
+
+    /** The steps of a rollback, in the order they run. */
+    public static final List<CutoverStep> ROLLBACK_STEPS = Rollback.STEPS;
+
+    final CutoverSettings settings;
+    final SharedExclusiveLock lock;
+    final RoutingTable routes;
+    final CutoverJournal journal;
+    final Alignment stores;
+    final ReverseStreamView reverse;
     private final ReplicaWait replicas;
-    private final TargetWriteLog writeLog;
+    final TargetWriteLog writeLog;
     private final Supplier<String> partitionKey;
-    private final String owner;
-    private final FailedStep failure;
+    final String owner;
+    final FailedStep failure;
     private CutoverHooks hooks = CutoverHooks.NONE;
 
     public Cutover(
@@ -71,7 +73,7 @@ public final class Cutover {
     }
 
     /** One command run, with the hooks set now. */
-    private CommandRun run(String op) {
+    CommandRun run(String op) {
         return new CommandRun(op, settings, lock, journal, hooks, owner);
     }
 
@@ -82,179 +84,37 @@ public final class Cutover {
     }
 
     /**
-     * Moves reads and writes to DynamoDB.
+     * Moves reads and writes to DynamoDB ({@link ForwardCutover}).
      *
      * @throws RebalanceException CUTOVER_REFUSED (pre-checks, route not SOURCE, another command running) or
      *     CUTOVER_ABORTED (a step failed before the flip; everything was put back)
      */
     public CutoverOutcome cutover(PreChecks checks, WindowVerification verification) throws Exception {
-        Route route = startFrom(RouteStatus.SOURCE, "cutover");
-        try (CommandRun run = run("cutover")) {
-            journal.begin(run.op, owner);
-            run.step(CutoverStep.PRECHECK, "");
-            List<PreCheck> failed = failedChecks(checks);
-            if (!failed.isEmpty()) {
-                String why = "pre-checks failed: "
-                        + String.join(
-                                "; ", failed.stream().map(PreCheck::toString).toList());
-                journal.end(run.op, "refused", why, 0);
-                throw new RebalanceException(ErrorCode.CUTOVER_REFUSED, why + ". Nothing was changed.");
-            }
-            boolean flipped = false;
-            String done = "";
-            try {
-                run.step(CutoverStep.PRE_VERIFY, "");
-                WindowVerification.Result pre = verification.before();
-                if (!pre.match())
-                    throw new StepFailed("the verification before the window found differences: " + pre.detail());
-                journal.note(run.op, "verified before the window: " + pre.detail());
-                run.acquire(false);
-                long token = run.lease.token();
-                run.step(CutoverStep.CLOSE_SOURCE, "token " + token);
-                stores.setPostgres(FenceWriter.REVERSE, token, run.remaining());
-                run.step(CutoverStep.NOTE_POSITION, "");
-                long m = stores.notePosition();
-                journal.set("marker_lsn", Lsn.text(m));
-                run.step(CutoverStep.AWAIT_TAIL, "M=" + Lsn.text(m));
-                stores.holdTail(m, run.remaining());
-                run.step(CutoverStep.VERIFY, "");
-                WindowVerification.Result v = verification.verify(run.remaining());
-                if (!v.match()) throw new StepFailed("the in-window verification found differences: " + v.detail());
-                journal.note(run.op, "verified in the window: " + v.detail());
-                run.remaining();
-                run.step(CutoverStep.OPEN_TARGET, "token " + token);
-                stores.setDynamo(FenceWriter.APP, token);
-                run.remaining();
-                done = "reads and writes go to DynamoDB; the rollback window is open. Verified before the window: "
-                        + pre.detail() + "; in it: " + v.detail();
-                run.step(CutoverStep.FLIP, "");
-                flip(run, route, RouteStatus.TARGET);
-                flipped = true; // the point of no return: from here on, nothing is undone
-                return run.done(done);
-            } catch (Exception e) {
-                if (flipped) throw e;
-                return failure.settle(run, RouteStatus.SOURCE, RouteStatus.TARGET, e, done);
-            } finally {
-                quietly(verification);
-            }
-        }
+        return new ForwardCutover(this, checks, verification).run();
     }
 
     /**
      * Moves reads and writes back to Postgres, once {@code proof} shows Postgres holds every key applications wrote to
-     * DynamoDB since the flip (ADR 9): reverse-stream rounds until each compares equal.
+     * DynamoDB since the flip (ADR 9): reverse-stream rounds until each compares equal ({@link Rollback}).
      *
      * @throws RebalanceException CUTOVER_REFUSED (window closed, route not TARGET, reverse stream not running, the
      *     log of written keys incomplete and {@code proof} may not compare every key) or CUTOVER_ABORTED
      */
     public CutoverOutcome rollback(DrainProof proof) throws Exception {
-        Route route = startFrom(RouteStatus.TARGET, "rollback");
-        Optional<String> notReady = reverse.notReady();
-        if (notReady.isPresent()) {
-            throw new RebalanceException(
-                    ErrorCode.CUTOVER_REFUSED,
-                    "rollback needs the reverse stream, and " + notReady.get() + ". Nothing was changed.");
-        }
-        TargetWriteLog.Read logged = writeLog.read(route.epoch());
-        if (!logged.complete() && !proof.comparesEveryKey()) {
-            throw new RebalanceException(
-                    ErrorCode.CUTOVER_REFUSED, RollbackDrain.incompleteLog(logged) + " Nothing was changed.");
-        }
-        try (CommandRun run = run("rollback")) {
-            journal.begin(run.op, owner);
-            boolean flipped = false;
-            try {
-                run.acquire(false);
-                long token = run.lease.token();
-                run.step(CutoverStep.CLOSE_TARGET, "token " + token);
-                stores.setDynamo(FenceWriter.NONE, token);
-                run.step(CutoverStep.DRAIN_REVERSE, "");
-                String drained = new RollbackDrain(reverse, writeLog).drain(run, proof, route.epoch());
-                journal.note(run.op, drained);
-                run.step(CutoverStep.OPEN_SOURCE, "token " + token);
-                stores.setPostgres(FenceWriter.APP, token, run.remaining());
-                run.step(CutoverStep.LIFT_HOLD, "");
-                stores.liftHold(); // before the flip: once writers resume on Postgres, the tail must carry them
-                run.remaining();
-                run.step(CutoverStep.FLIP_BACK, "");
-                flip(run, route, RouteStatus.SOURCE);
-                flipped = true; // the point of no return
-                dropWriteLog();
-                return run.done(ROLLED_BACK + "; " + drained);
-            } catch (Exception e) {
-                if (flipped) throw e;
-                return failure.settle(run, RouteStatus.TARGET, RouteStatus.SOURCE, e, ROLLED_BACK);
-            }
-        }
+        return new Rollback(this, proof).run();
     }
 
     /** Ends the rollback window: the route becomes FINAL, the reverse stream stops, rollback is refused from then. */
     public CutoverOutcome closeWindow() throws Exception {
-        Route route = startFrom(RouteStatus.TARGET, "close-window");
-        try (CommandRun run = run("close-window")) {
-            journal.begin(run.op, owner);
-            try {
-                run.acquire(false);
-                run.step(CutoverStep.CLOSE_WINDOW, "");
-                flip(run, route, RouteStatus.FINAL);
-                dropWriteLog();
-                return run.done(WINDOW_CLOSED);
-            } catch (Exception e) {
-                return failure.settle(run, RouteStatus.TARGET, RouteStatus.FINAL, e, WINDOW_CLOSED);
-            }
-        }
+        return new CloseWindow(this).run();
     }
 
     /**
-     * Brings the fences and the forward tail in line with the route after a command died mid-way, waiting out its
-     * lease first. When Redis lost the route, or holds one older than a flip the fences recorded, the route is first
-     * rebuilt from the fences and the token counter raised to their high-water mark (ADR 8). Harmless when nothing is
-     * wrong.
+     * Brings the fences and the forward tail in line with the route after a command died mid-way ({@link Recover}).
+     * Harmless when nothing is wrong.
      */
     public CutoverOutcome recover() throws Exception {
-        FencedRoute fenced = stores.fenced().orElseThrow(this::notPrepared);
-        lock.seedTokens(fenced.highWater()); // before any lease is granted: no token a fence already refuses
-        try (CommandRun run = run("recover")) {
-            journal.begin(run.op, owner);
-            run.acquire(true);
-            fenced = stores.fenced().orElseThrow(this::notPrepared); // again, under the lease
-            Optional<Route> before = routes.get(settings.scope());
-            run.step(
-                    CutoverStep.RECOVER,
-                    "route " + before.map(r -> r.status().name()).orElse("missing"));
-            if (fenced.conflict()) {
-                journal.end(run.op, "failed", "both fences admit applications: " + fenced.detail(), 0);
-                throw new RebalanceException(
-                        ErrorCode.CUTOVER_INTERRUPTED,
-                        "both fences admit applications (" + fenced.detail() + "), which no order of the cutover's"
-                                + " steps leaves: something else changed them. Nothing was changed; see"
-                                + " docs/cutover.md (\"Recovering by hand\")");
-            }
-            String found = "";
-            if (fenced.supersedes(before)) {
-                if (!routes.restore(run.lease.lease(), fenced.status(), fenced.epoch())) {
-                    throw new StepFailed("the exclusive lease lapsed before the route could be rebuilt");
-                }
-                if (before.isPresent()
-                        && before.get().status() == RouteStatus.TARGET
-                        && fenced.status() == RouteStatus.TARGET) {
-                    // Redis kept its data: the log of the old epoch goes on (whether it is complete, read tells)
-                    writeLog.renumber(before.get().epoch(), fenced.epoch());
-                }
-                awaitReplica(run);
-                found = before.isEmpty()
-                        ? "; Redis had no route (it lost its data), so it was rebuilt from the fences: "
-                                + fenced.status() + ", epoch " + fenced.epoch()
-                        : "; Redis' route (" + before.get().status() + ", epoch "
-                                + before.get().epoch()
-                                + ") had missed a flip the fences recorded, so it was set to " + fenced.status()
-                                + ", epoch " + fenced.epoch();
-                log.warn("recover{}", found);
-            }
-            Route route = routes.get(settings.scope()).orElseThrow(this::notPrepared);
-            stores.to(route.status(), run.lease.token(), settings.alignWait(), hooks);
-            return run.done("the stores follow the route (" + route.status() + ")" + found);
-        }
+        return new Recover(this).run();
     }
 
     /**
@@ -273,7 +133,7 @@ public final class Cutover {
         return alive ? Optional.empty() : last;
     }
 
-    private Route startFrom(RouteStatus expected, String op) throws Exception {
+    Route startFrom(RouteStatus expected, String op) throws Exception {
         Optional<FencedRoute> fenced = stores.fenced();
         if (fenced.isPresent()) lock.seedTokens(fenced.get().highWater());
         boolean redisBehind = fenced.isPresent() && fenced.get().supersedes(routes.get(settings.scope()));
@@ -312,7 +172,7 @@ public final class Cutover {
     }
 
     /** The route left TARGET: the log has no use any more; one left behind is replaced by the next flip's. */
-    private void dropWriteLog() {
+    void dropWriteLog() {
         try {
             writeLog.drop();
         } catch (RuntimeException e) {
@@ -322,7 +182,7 @@ public final class Cutover {
         }
     }
 
-    private List<PreCheck> failedChecks(PreChecks checks) {
+    List<PreCheck> failedChecks(PreChecks checks) {
         try {
             return checks.run().stream().filter(c -> !c.passed()).toList();
         } catch (Exception e) { // a check that cannot be made is a failed check, and the journal still ends
@@ -334,7 +194,7 @@ public final class Cutover {
      * Records the new route on the fences, then sets it in Redis, under one epoch past every epoch either has seen: a
      * route applications may be using is always one the fences can give back (ADR 8).
      */
-    private void flip(CommandRun run, Route start, RouteStatus to) throws Exception {
+    void flip(CommandRun run, Route start, RouteStatus to) throws Exception {
         RouteStatus from = start.status();
         long redisEpoch = start.epoch(); // read when the command started: only the exclusive lease's holder changes it
         long fenceEpoch = stores.fenced().map(FencedRoute::epoch).orElse(0L);
@@ -358,7 +218,7 @@ public final class Cutover {
     }
 
     /** After a route change: a failover to a replica that lacks it would undo it in Redis (the fences keep it). */
-    private void awaitReplica(CommandRun run) {
+    void awaitReplica(CommandRun run) {
         try {
             if (replicas.after(lock.keys().route())) return;
             run.unreplicated = "; no Redis replica confirmed the new route within " + ReplicaWait.TIMEOUT.toSeconds()
@@ -370,7 +230,7 @@ public final class Cutover {
     }
 
     /** Undoes what the verification arranged; a failure there changes nothing about the outcome, so it is logged. */
-    private static void quietly(WindowVerification verification) {
+    static void quietly(WindowVerification verification) {
         try {
             verification.close();
         } catch (Exception e) {
@@ -378,7 +238,7 @@ public final class Cutover {
         }
     }
 
-    private RebalanceException notPrepared() {
+    RebalanceException notPrepared() {
         return new RebalanceException(
                 ErrorCode.CUTOVER_REFUSED,
                 "scope '" + settings.scope() + "' has no route: run `rebalance cutover --prepare` first");

@@ -1,10 +1,9 @@
 package io.rebalance.cutover;
 
-import java.util.List;
-
 /**
- * The named steps of the cutover commands, in the order they run (ADR 7). Each is logged and persisted before it
- * runs, so status and recovery know where a command stopped; tests stop a command at any of them.
+ * The named steps of the cutover commands (ADR 7); each command lists its own, in the order they run
+ * ({@link Cutover#CUTOVER_STEPS}). Each is logged and persisted before it runs, so status and recovery know where a
+ * command stopped; tests stop a command at any of them.
  */
 public enum CutoverStep {
     PRECHECK("check the copy is finished, the tail keeps up and every slot verified recently"),
@@ -26,14 +25,6 @@ public enum CutoverStep {
     CLOSE_WINDOW("end the rollback window: the route becomes FINAL"),
     RECOVER("bring the fences and the forward tail in line with the route"),
     RELEASE("release the exclusive lease: writes resume");
-
-    /** The steps of a cutover, in order. */
-    public static final List<CutoverStep> CUTOVER = List.of(
-            PRECHECK, PRE_VERIFY, ACQUIRE, CLOSE_SOURCE, NOTE_POSITION, AWAIT_TAIL, VERIFY, OPEN_TARGET, FLIP, RELEASE);
-
-    /** The steps of a rollback, in order. */
-    public static final List<CutoverStep> ROLLBACK =
-            List.of(ACQUIRE, CLOSE_TARGET, DRAIN_REVERSE, OPEN_SOURCE, LIFT_HOLD, FLIP_BACK, RELEASE);
 
     private final String what;
 

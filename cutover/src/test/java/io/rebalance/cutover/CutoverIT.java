@@ -82,6 +82,9 @@ class CutoverIT {
                             CutoverStep.OPEN_TARGET,
                             CutoverStep.FLIP,
                             CutoverStep.RELEASE);
+            assertThat(List.copyOf(out.stepMs().keySet()))
+                    .as("the steps that ran are the list the dry run prints")
+                    .isEqualTo(Cutover.CUTOVER_STEPS);
             assertThat(f.parts.journal().read().orElseThrow().status()).isEqualTo("done");
 
             ChangedSlots changed = new ChangedSlots(f.redis, new Keyspace(f.prefix).tail(), null);
@@ -98,6 +101,7 @@ class CutoverIT {
                             .isNotEqualTo(changedBefore));
             CutoverOutcome back = f.cutover("second").rollback(f.proof());
             assertThat(route(f).status()).isEqualTo(RouteStatus.SOURCE);
+            assertThat(List.copyOf(back.stepMs().keySet())).isEqualTo(Cutover.ROLLBACK_STEPS);
             assertAligned(f, RouteStatus.SOURCE, back.token());
             assertThat(kind(f, during))
                     .as("written to DynamoDB, in Postgres after the rollback")
@@ -171,8 +175,8 @@ class CutoverIT {
 
     @Test
     void killedAtEveryNamedStepRoutingIsWholeLocksLapseAndTheNextCommandCleansUp() throws Exception {
-        List<CutoverStep> forward = CutoverStep.CUTOVER;
-        List<CutoverStep> rollback = CutoverStep.ROLLBACK;
+        List<CutoverStep> forward = Cutover.CUTOVER_STEPS;
+        List<CutoverStep> rollback = Cutover.ROLLBACK_STEPS;
         try (CutoverFixture f = new CutoverFixture();
                 WriteGuard guard = f.guard()) {
             f.startTail();

@@ -116,7 +116,7 @@ class RedisLossIT {
                 WriteGuard guard = f.guard()) {
             f.startTail();
             List<String> acknowledged = new ArrayList<>();
-            for (CutoverStep at : CutoverStep.CUTOVER) {
+            for (CutoverStep at : Cutover.CUTOVER_STEPS) {
                 acknowledge(f, guard, acknowledged);
                 Cutover c = f.cutover("cut-" + at).hooks(restartAt(redis, at));
                 runAsItMay(() -> c.cutover(PASS, MATCH));
@@ -124,7 +124,7 @@ class RedisLossIT {
                 if (route(f).status() == RouteStatus.TARGET)
                     f.cutover("undo-" + at).rollback(f.proof(true));
             }
-            for (CutoverStep at : CutoverStep.ROLLBACK) {
+            for (CutoverStep at : Cutover.ROLLBACK_STEPS) {
                 f.cutover("forward-" + at).cutover(PASS, MATCH);
                 acknowledge(f, guard, acknowledged);
                 Cutover c = f.cutover("back-" + at).hooks(restartAt(redis, at));

@@ -1,10 +1,15 @@
 package io.rebalance.ops;
 
+import io.rebalance.cdc.CopyCoverage;
+import io.rebalance.cdc.reverse.ReverseWritesPreflight;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.DynamoClients;
+import io.rebalance.core.dynamo.SlotIndex;
+import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.redis.RedisConnector;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.source.SourceSession;
+import io.rebalance.core.source.SourceTable;
 import io.rebalance.mover.RunState;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
@@ -83,6 +88,43 @@ public final class Connections implements AutoCloseable {
                             + " (cutover.dynamoFence) to know whether Postgres is still the store of record",
                     e);
         }
+    }
+
+    /** The source table as Postgres describes it now, read on a preflight session of its own. */
+    public SourceTable sourceTable() throws SQLException {
+        try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
+            return SourceTable.inspect(pg, config);
+        }
+    }
+
+    /**
+     * Refuses a copy that would race the application's writes without a tail to carry them (docs/mover.md), before
+     * anything is planned or created.
+     */
+    public void checkCopyCoverage() throws SQLException {
+        try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
+            CopyCoverage.check(pg, config);
+        }
+    }
+
+    /** Why the reverse stream could not write {@code table}'s rows back (none when it can), planned with EXPLAIN. */
+    public List<String> reverseWriteProblems(SourceTable table) throws SQLException {
+        try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
+            return ReverseWritesPreflight.problems(pg, table);
+        }
+    }
+
+    /**
+     * Refuses a target table whose key or slot index is not what {@code table} maps to (another migration's table).
+     */
+    public void checkTarget(SourceTable table) {
+        TargetTable.check(
+                dynamo(),
+                config.target().table(),
+                table.partitionKey(config.target()),
+                table.keyType(),
+                SlotIndex.of(config.target()),
+                dynamoWhere());
     }
 
     /** Where DynamoDB is, for messages: the endpoint, or "AWS region X". */

@@ -1,8 +1,8 @@
 package io.rebalance.ops;
 
 import io.rebalance.cdc.ChangedSlots;
-import io.rebalance.cdc.ReverseWritesPreflight;
 import io.rebalance.cdc.TailStatus;
+import io.rebalance.cdc.reverse.ReverseWritesPreflight;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.copy.RunStatus;

@@ -60,4 +60,19 @@ public final class RedisConnector {
         }
         return redis;
     }
+
+    /**
+     * Whether Redis went away in the middle of {@code failure} (a connection lost or refused anywhere in its cause
+     * chain): a service to start again, not an internal error.
+     *
+     * @return the connection failure's message, or empty when Redis is not why it failed
+     */
+    public static java.util.Optional<String> connectionLost(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof redis.clients.jedis.exceptions.JedisConnectionException) {
+                return java.util.Optional.of(String.valueOf(t.getMessage()));
+            }
+        }
+        return java.util.Optional.empty();
+    }
 }

@@ -1,5 +1,7 @@
-package io.rebalance.cdc;
+package io.rebalance.cdc.reverse;
 
+import io.rebalance.cdc.TailHold;
+import io.rebalance.cdc.TailLease;
 import io.rebalance.core.codec.RowDecoder;
 import io.rebalance.core.retry.Backoff;
 import io.rebalance.core.source.SourceSession;

@@ -1,4 +1,4 @@
-package io.rebalance.cdc;
+package io.rebalance.cdc.reverse;
 
 import io.rebalance.core.codec.ColumnSpec;
 import io.rebalance.core.source.SourceTable;

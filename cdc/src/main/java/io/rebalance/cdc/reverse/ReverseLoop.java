@@ -1,5 +1,7 @@
-package io.rebalance.cdc;
+package io.rebalance.cdc.reverse;
 
+import io.rebalance.cdc.TailHold;
+import io.rebalance.cdc.TailLease;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
@@ -18,7 +20,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.streams.DynamoDbStreamsClient;
 
 /** The reverse stream's loop in the tail's process: rounds one after another, a failed one reported and retried. */
-final class ReverseLoop {
+public final class ReverseLoop {
     private static final Logger log = LoggerFactory.getLogger(ReverseLoop.class);
 
     private final MigrationConfig config;
@@ -28,7 +30,7 @@ final class ReverseLoop {
     private final TailLease lease;
     private final Function<DynamoDbClient, DynamoDbStreamsClient> streamsOf;
 
-    ReverseLoop(
+    public ReverseLoop(
             MigrationConfig config,
             SourceTable table,
             DynamoDbClient dynamo,
@@ -47,7 +49,7 @@ final class ReverseLoop {
      * Runs the reverse stream (ADR 7) beside the forward one, under the same lease: it writes Postgres only while a
      * cutover has made DynamoDB the store of record, and otherwise reads along, so its positions stay current.
      */
-    void run(TailHold hold, BooleanSupplier going, CountDownLatch stopped) {
+    public void run(TailHold hold, BooleanSupplier going, CountDownLatch stopped) {
         HandoffKeys handoff = config.redis().keyspace().handoff();
         String scope = config.cutover().scopeOr(config.target().table());
         try (DynamoDbStreamsClient streams = streamsOf.apply(dynamo);
@@ -80,7 +82,11 @@ final class ReverseLoop {
                     reverse.reset();
                     log.warn("the reverse stream's round failed, retrying in 1 s: {}", e.toString());
                     // Redis may be the one away: reporting must not end the stream
-                    Tail.quietly("report the reverse stream's error", () -> reverse.failed(e));
+                    try {
+                        reverse.failed(e);
+                    } catch (RuntimeException reportFailed) {
+                        log.warn("reporting the reverse stream's error failed: {}", reportFailed.toString());
+                    }
                     wait = 1_000;
                 }
                 if (wait > 0 && stopped.await(wait, TimeUnit.MILLISECONDS)) return;

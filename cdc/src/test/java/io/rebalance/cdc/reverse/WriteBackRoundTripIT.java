@@ -1,4 +1,4 @@
-package io.rebalance.cdc;
+package io.rebalance.cdc.reverse;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

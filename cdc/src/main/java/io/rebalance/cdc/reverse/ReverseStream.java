@@ -1,4 +1,4 @@
-package io.rebalance.cdc;
+package io.rebalance.cdc.reverse;
 
 import io.rebalance.protocol.handoff.ReverseDrain;
 import io.rebalance.protocol.handoff.ReverseStatus;

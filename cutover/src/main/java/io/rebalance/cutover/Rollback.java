@@ -1,0 +1,97 @@
+package io.rebalance.cutover;
+
+import static io.rebalance.cutover.CutoverStep.ACQUIRE;
+import static io.rebalance.cutover.CutoverStep.CLOSE_TARGET;
+import static io.rebalance.cutover.CutoverStep.DRAIN_REVERSE;
+import static io.rebalance.cutover.CutoverStep.FLIP_BACK;
+import static io.rebalance.cutover.CutoverStep.LIFT_HOLD;
+import static io.rebalance.cutover.CutoverStep.OPEN_SOURCE;
+import static io.rebalance.cutover.CutoverStep.RELEASE;
+
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.RebalanceException;
+import io.rebalance.protocol.fence.FenceWriter;
+import io.rebalance.protocol.handoff.TargetWriteLog;
+import io.rebalance.protocol.route.Route;
+import io.rebalance.protocol.route.RouteStatus;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * {@code rebalance cutover --rollback}: reads and writes move back to Postgres, in the order of {@link #steps}, once
+ * the drain shows Postgres holds every key applications wrote to DynamoDB since the flip (ADR 9).
+ */
+final class Rollback {
+    static final String ROLLED_BACK = "reads and writes go to Postgres again";
+
+    /** The steps, in the order they run: what {@code --dry-run} prints for a rollback. */
+    static final List<CutoverStep> STEPS = Step.names(new Rollback(null, null).steps());
+
+    private final Cutover c;
+    private final DrainProof proof;
+    private Route route;
+    private long token;
+    private String drained = "";
+    private boolean flipped;
+
+    Rollback(Cutover c, DrainProof proof) {
+        this.c = c;
+        this.proof = proof;
+    }
+
+    List<Step> steps() {
+        return List.of(
+                Step.of(ACQUIRE, run -> {
+                    run.acquire(false);
+                    token = run.lease.token();
+                }),
+                Step.of(CLOSE_TARGET, () -> "token " + token, run -> c.stores.setDynamo(FenceWriter.NONE, token)),
+                Step.of(DRAIN_REVERSE, run -> {
+                    drained = new RollbackDrain(c.reverse, c.writeLog).drain(run, proof, route.epoch());
+                    c.journal.note(run.op, drained);
+                }),
+                Step.of(
+                        OPEN_SOURCE,
+                        () -> "token " + token,
+                        run -> c.stores.setPostgres(FenceWriter.APP, token, run.remaining())),
+                Step.of(LIFT_HOLD, run -> {
+                    c.stores.liftHold(); // before the flip: once writers resume on Postgres, the tail must carry them
+                    run.remaining();
+                }),
+                Step.of(FLIP_BACK, run -> {
+                    c.flip(run, route, RouteStatus.SOURCE);
+                    flipped = true; // the point of no return
+                }),
+                Step.of(RELEASE, Step.BY_DONE));
+    }
+
+    /**
+     * @throws RebalanceException CUTOVER_REFUSED (window closed, route not TARGET, reverse stream not running, the
+     *     log of written keys incomplete and the proof may not compare every key) or CUTOVER_ABORTED
+     */
+    CutoverOutcome run() throws Exception {
+        route = c.startFrom(RouteStatus.TARGET, "rollback");
+        Optional<String> notReady = c.reverse.notReady();
+        if (notReady.isPresent()) {
+            throw new RebalanceException(
+                    ErrorCode.CUTOVER_REFUSED,
+                    "rollback needs the reverse stream, and " + notReady.get() + ". Nothing was changed.");
+        }
+        TargetWriteLog.Read logged = c.writeLog.read(route.epoch());
+        if (!logged.complete() && !proof.comparesEveryKey()) {
+            throw new RebalanceException(
+                    ErrorCode.CUTOVER_REFUSED, RollbackDrain.incompleteLog(logged) + " Nothing was changed.");
+        }
+        try (CommandRun run = c.run("rollback")) {
+            c.journal.begin(run.op, c.owner);
+            try {
+                run.perform(steps());
+                c.dropWriteLog();
+                return run.done(ROLLED_BACK + "; " + drained);
+            } catch (Exception e) {
+                if (flipped) throw e;
+                return c.failure.settle(run, RouteStatus.TARGET, RouteStatus.SOURCE, e, ROLLED_BACK);
+            }
+        }
+    }
+}
