@@ -5,7 +5,7 @@ import io.rebalance.protocol.fence.PostgresFence;
 import io.rebalance.protocol.handoff.TargetWriteLog;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.protocol.lease.LeaseLost;
-import io.rebalance.protocol.lock.Lease;
+import io.rebalance.protocol.lock.LockLease;
 import io.rebalance.protocol.lock.LockOwner;
 import io.rebalance.protocol.lock.SharedExclusiveLock;
 import io.rebalance.protocol.route.Route;
@@ -47,7 +47,7 @@ public final class WriteGuard implements AutoCloseable {
     private final DynamoFence dynamoFence;
     private final Map<String, SharedExclusiveLock> locks = new ConcurrentHashMap<>();
     private final Map<String, TargetWriteLog> writeLogs = new ConcurrentHashMap<>();
-    private final Map<Lease, Boolean> active = new ConcurrentHashMap<>();
+    private final Map<LockLease, Boolean> active = new ConcurrentHashMap<>();
     private final ScheduledExecutorService renewer;
     private final Keyspace keyspace;
 
@@ -92,7 +92,7 @@ public final class WriteGuard implements AutoCloseable {
      */
     public <T> T write(String scope, GuardedWrite<T> write) throws Exception {
         SharedExclusiveLock lock = locks.computeIfAbsent(scope, s -> new SharedExclusiveLock(redis, keyspace.scope(s)));
-        Lease lease = lock.acquireShared(LockOwner.currentThread(), settings.leaseTtl(), settings.maxWait());
+        LockLease lease = lock.acquireShared(LockOwner.currentThread(), settings.leaseTtl(), settings.maxWait());
         active.put(lease, Boolean.TRUE);
         try {
             // Read after the lease is held: the route cannot change until every shared lease is gone.
@@ -113,7 +113,7 @@ public final class WriteGuard implements AutoCloseable {
     }
 
     private void renewAll() {
-        for (Lease lease : active.keySet()) {
+        for (LockLease lease : active.keySet()) {
             try {
                 locks.get(lease.keys().scope()).renew(lease, settings.leaseTtl());
             } catch (LeaseLost e) {

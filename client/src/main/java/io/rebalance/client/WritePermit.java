@@ -3,7 +3,7 @@ package io.rebalance.client;
 import io.rebalance.protocol.fence.DynamoFence;
 import io.rebalance.protocol.fence.PostgresFence;
 import io.rebalance.protocol.handoff.TargetWriteLog;
-import io.rebalance.protocol.lock.Lease;
+import io.rebalance.protocol.lock.LockLease;
 import io.rebalance.protocol.route.Route;
 import io.rebalance.protocol.route.RouteStatus;
 import io.rebalance.protocol.route.Target;
@@ -24,13 +24,17 @@ import software.amazon.awssdk.services.dynamodb.model.TransactionCanceledExcepti
  */
 public final class WritePermit {
     private final Route route;
-    private final Lease lease;
+    private final LockLease lease;
     private final PostgresFence postgresFence;
     private final DynamoFence dynamoFence;
     private final TargetWriteLog writeLog;
 
     WritePermit(
-            Route route, Lease lease, PostgresFence postgresFence, DynamoFence dynamoFence, TargetWriteLog writeLog) {
+            Route route,
+            LockLease lease,
+            PostgresFence postgresFence,
+            DynamoFence dynamoFence,
+            TargetWriteLog writeLog) {
         this.route = route;
         this.lease = lease;
         this.postgresFence = postgresFence;

@@ -6,8 +6,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.protocol.lease.LeaseLost;
-import io.rebalance.protocol.lock.Lease;
 import io.rebalance.protocol.lock.LockHolders;
+import io.rebalance.protocol.lock.LockLease;
 import io.rebalance.protocol.lock.LockWaitTimeoutException;
 import io.rebalance.protocol.lock.SharedExclusiveLock;
 import io.rebalance.protocol.lock.SharedExclusiveLock.Granted;
@@ -36,8 +36,8 @@ class SharedExclusiveLockIT {
 
     @Test
     void sharedLeasesCoexistAndTheExclusiveOneWaitsForAllOfThem() {
-        Lease a = granted(lock.tryShared("app-a", LONG));
-        Lease b = granted(lock.tryShared("app-b", LONG));
+        LockLease a = granted(lock.tryShared("app-a", LONG));
+        LockLease b = granted(lock.tryShared("app-b", LONG));
         assertThat(b.token()).isGreaterThan(a.token());
         assertThat(a.member()).isEqualTo("app-a#" + a.token());
 
@@ -47,7 +47,7 @@ class SharedExclusiveLockIT {
         lock.release(a);
         assertThat(lock.tryExclusive("cutover", LONG)).isInstanceOf(Pending.class);
         lock.release(b);
-        Lease ex = granted(lock.tryExclusive("cutover", LONG));
+        LockLease ex = granted(lock.tryExclusive("cutover", LONG));
         assertThat(ex.token()).isGreaterThan(b.token());
 
         Refused refused = (Refused) lock.tryShared("app-c", LONG);
@@ -61,7 +61,7 @@ class SharedExclusiveLockIT {
 
     @Test
     void aPendingExclusiveRequestStopsNewSharedLeases() {
-        Lease a = granted(lock.tryShared("app-a", LONG));
+        LockLease a = granted(lock.tryShared("app-a", LONG));
         assertThat(lock.tryExclusive("cutover", LONG)).isInstanceOf(Pending.class);
 
         Refused refused = (Refused) lock.tryShared("app-b", LONG);
@@ -80,10 +80,10 @@ class SharedExclusiveLockIT {
 
     @Test
     void aDeadHoldersLeaseLapsesAndCannotBeRenewed() {
-        Lease dead = granted(lock.tryShared("dead-app", Duration.ofMillis(300)));
+        LockLease dead = granted(lock.tryShared("dead-app", Duration.ofMillis(300)));
         assertThat(lock.tryExclusive("cutover", LONG)).isInstanceOf(Pending.class);
         // nobody releases it: the exclusive lease is granted once it lapses
-        Lease ex = await().atMost(10, TimeUnit.SECONDS)
+        LockLease ex = await().atMost(10, TimeUnit.SECONDS)
                                 .pollInterval(Duration.ofMillis(20))
                                 .until(() -> lock.tryExclusive("cutover", LONG), Granted.class::isInstance)
                         instanceof Granted g
@@ -95,9 +95,9 @@ class SharedExclusiveLockIT {
                 .hasMessageContaining("dead-app#" + dead.token())
                 .hasMessageContaining("lapsed");
 
-        Lease lapsedExclusive = granted(lock.tryExclusive("cutover", LONG));
+        LockLease lapsedExclusive = granted(lock.tryExclusive("cutover", LONG));
         lock.release(ex);
-        Lease next = granted(lock.tryExclusive("cutover-2", LONG));
+        LockLease next = granted(lock.tryExclusive("cutover-2", LONG));
         assertThatThrownBy(() -> lock.renew(lapsedExclusive, LONG))
                 .isInstanceOf(LeaseLost.class)
                 .hasMessageContaining("now held by cutover-2");
@@ -126,14 +126,14 @@ class SharedExclusiveLockIT {
 
     @Test
     void aWriterWaitsForTheExclusiveHolderAndGivesUpAtItsBound() throws Exception {
-        Lease ex = granted(lock.tryExclusive("cutover", LONG));
+        LockLease ex = granted(lock.tryExclusive("cutover", LONG));
         assertThatThrownBy(() -> lock.acquireShared("app", LONG, Duration.ofMillis(200)))
                 .isInstanceOf(LockWaitTimeoutException.class)
                 .hasMessageContaining("writes to 'room_events' are blocked")
                 .hasMessageContaining("held by cutover")
                 .hasMessageContaining("--max-write-block");
 
-        CompletableFuture<Lease> waiting = CompletableFuture.supplyAsync(() -> {
+        CompletableFuture<LockLease> waiting = CompletableFuture.supplyAsync(() -> {
             try {
                 return lock.acquireShared("app", LONG, Duration.ofSeconds(30));
             } catch (InterruptedException e) {
@@ -155,7 +155,7 @@ class SharedExclusiveLockIT {
         assertThat(lock.holders().shared()).hasSize(2);
     }
 
-    private static Lease granted(SharedExclusiveLock.Attempt a) {
+    private static LockLease granted(SharedExclusiveLock.Attempt a) {
         assertThat(a).isInstanceOf(Granted.class);
         return ((Granted) a).lease();
     }

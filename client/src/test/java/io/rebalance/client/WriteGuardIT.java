@@ -11,7 +11,7 @@ import io.rebalance.protocol.fence.PostgresFence;
 import io.rebalance.protocol.handoff.TargetWriteLog;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.protocol.keyspace.ScopeKeys;
-import io.rebalance.protocol.lock.Lease;
+import io.rebalance.protocol.lock.LockLease;
 import io.rebalance.protocol.lock.LockWaitTimeoutException;
 import io.rebalance.protocol.lock.SharedExclusiveLock;
 import io.rebalance.protocol.route.RouteStatus;
@@ -121,7 +121,7 @@ class WriteGuardIT {
     void whileTheCutoverHoldsTheScopeAWriteWaitsThenFailsClearly() throws Exception {
         GuardSettings shortWait = settings.withMaxWait(Duration.ofMillis(300));
         try (WriteGuard guard = new WriteGuard(redis, dynamo, shortWait)) {
-            Lease cutover = ((SharedExclusiveLock.Granted) lock.tryExclusive("cutover-1", LONG)).lease();
+            LockLease cutover = ((SharedExclusiveLock.Granted) lock.tryExclusive("cutover-1", LONG)).lease();
             assertThatThrownBy(() -> guard.run(SCOPE, permit -> write(permit, "x", "1")))
                     .isInstanceOf(LockWaitTimeoutException.class)
                     .hasMessageContaining("'room_events' are blocked")
@@ -130,7 +130,7 @@ class WriteGuardIT {
             lock.release(cutover);
         }
         try (WriteGuard guard = new WriteGuard(redis, dynamo, settings)) {
-            Lease cutover = ((SharedExclusiveLock.Granted) lock.tryExclusive("cutover-2", LONG)).lease();
+            LockLease cutover = ((SharedExclusiveLock.Granted) lock.tryExclusive("cutover-2", LONG)).lease();
             CompletableFuture<Void> blocked = CompletableFuture.runAsync(() -> {
                 try {
                     guard.run(SCOPE, permit -> write(permit, "y", "1"));
@@ -464,9 +464,9 @@ class WriteGuardIT {
 
     @Test
     void onlyTheHolderOfTheExclusiveLeaseChangesTheRoute() throws Exception {
-        Lease lapsed =
+        LockLease lapsed =
                 ((SharedExclusiveLock.Granted) lock.tryExclusive("paused-cutover", Duration.ofMillis(200))).lease();
-        Lease other = await().atMost(10, TimeUnit.SECONDS)
+        LockLease other = await().atMost(10, TimeUnit.SECONDS)
                                 .pollInterval(Duration.ofMillis(20))
                                 .until(
                                         () -> lock.tryExclusive("next-cutover", LONG),
@@ -489,7 +489,7 @@ class WriteGuardIT {
 
     /** What the cutover and the rollback do to the stores and the route, with the exclusive lease held. */
     private void flip(RouteStatus from, RouteStatus to) throws Exception {
-        Lease ex = await().atMost(10, TimeUnit.SECONDS)
+        LockLease ex = await().atMost(10, TimeUnit.SECONDS)
                                 .pollInterval(Duration.ofMillis(10))
                                 .until(
                                         () -> lock.tryExclusive("cutover", LONG),

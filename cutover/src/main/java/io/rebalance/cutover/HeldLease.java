@@ -1,7 +1,7 @@
 package io.rebalance.cutover;
 
 import io.rebalance.protocol.lease.LeaseLost;
-import io.rebalance.protocol.lock.Lease;
+import io.rebalance.protocol.lock.LockLease;
 import io.rebalance.protocol.lock.SharedExclusiveLock;
 import java.time.Duration;
 import java.util.concurrent.Executors;
@@ -18,10 +18,10 @@ final class HeldLease implements AutoCloseable {
     private final SharedExclusiveLock lock;
     private final Duration ttl;
     private final ScheduledExecutorService renewer;
-    private volatile Lease lease;
+    private volatile LockLease lease;
     private volatile RuntimeException lost;
 
-    private HeldLease(SharedExclusiveLock lock, Duration ttl, Lease lease) {
+    private HeldLease(SharedExclusiveLock lock, Duration ttl, LockLease lease) {
         this.lock = lock;
         this.ttl = ttl;
         this.lease = lease;
@@ -75,7 +75,7 @@ final class HeldLease implements AutoCloseable {
     }
 
     /** @throws LeaseLost once a renewal found the lease gone */
-    Lease lease() {
+    LockLease lease() {
         if (lost != null) throw lost;
         return lease;
     }

@@ -11,7 +11,7 @@ import java.time.Duration;
  * <p>As a {@link WriteFence} it answers how long a write may take: the time to the local deadline, renewing first
  * once a third of the TTL has passed since the last renewal, and refusing once the lease is gone.
  */
-public final class OwnedLease implements WriteFence {
+public final class OwnedLease implements Lease, WriteFence {
     private final LeaseStore store;
     private final String key;
     private final String member;

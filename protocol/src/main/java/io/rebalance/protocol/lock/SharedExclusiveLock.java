@@ -57,7 +57,7 @@ public final class SharedExclusiveLock {
     /** The answer to one attempt: granted, refused because of another holder, or pending (exclusive only). */
     public sealed interface Attempt {}
 
-    public record Granted(Lease lease) implements Attempt {}
+    public record Granted(LockLease lease) implements Attempt {}
 
     /** @param by {@code exclusive} (held) or {@code pending} (requested) */
     public record Refused(String by, String owner, long remainingMs) implements Attempt {}
@@ -68,7 +68,7 @@ public final class SharedExclusiveLock {
     public Attempt tryShared(String holder, Duration ttl) {
         LeaseReply r = LeaseReply.of(SHARED_ACQUIRE.eval(redis, lockKeys(), List.of(holder, ms(ttl))));
         if (r.granted()) {
-            return new Granted(new Lease(keys, Lease.Mode.SHARED, r.member(), r.token(), r.detailNumber()));
+            return new Granted(new LockLease(keys, LockLease.Mode.SHARED, r.member(), r.token(), r.detailNumber()));
         }
         return new Refused(r.detailText(), r.owner(), r.remainingMs());
     }
@@ -78,7 +78,7 @@ public final class SharedExclusiveLock {
      *
      * @throws LockWaitTimeoutException naming the exclusive holder when {@code maxWait} passes first
      */
-    public Lease acquireShared(String holder, Duration ttl, Duration maxWait) throws InterruptedException {
+    public LockLease acquireShared(String holder, Duration ttl, Duration maxWait) throws InterruptedException {
         long start = System.nanoTime();
         long pause = 1;
         while (true) {
@@ -98,8 +98,8 @@ public final class SharedExclusiveLock {
      * @return the lease with its new expiry
      * @throws LeaseLost when it has lapsed or was taken away; its holder must not write
      */
-    public Lease renew(Lease lease, Duration ttl) {
-        if (lease.mode() == Lease.Mode.SHARED) {
+    public LockLease renew(LockLease lease, Duration ttl) {
+        if (lease.mode() == LockLease.Mode.SHARED) {
             LeaseReply r =
                     LeaseReply.of(SHARED_RENEW.eval(redis, List.of(keys.shared()), List.of(lease.member(), ms(ttl))));
             if (!r.granted()) throw lost(lease, r);
@@ -111,7 +111,7 @@ public final class SharedExclusiveLock {
         return lease.withExpiry(System.currentTimeMillis() + ttl.toMillis());
     }
 
-    private static LeaseLost lost(Lease lease, LeaseReply r) {
+    private static LeaseLost lost(LockLease lease, LeaseReply r) {
         return new LeaseLost(
                 r.member(),
                 "the " + lease.mode().name().toLowerCase(java.util.Locale.ROOT) + " lease " + lease.member()
@@ -121,8 +121,8 @@ public final class SharedExclusiveLock {
     }
 
     /** Gives the lease back; a lapsed or foreign lease is left alone. */
-    public void release(Lease lease) {
-        if (lease.mode() == Lease.Mode.SHARED) {
+    public void release(LockLease lease) {
+        if (lease.mode() == LockLease.Mode.SHARED) {
             redis.zrem(keys.shared(), lease.member());
         } else {
             EXCLUSIVE_RELEASE.eval(
@@ -135,7 +135,8 @@ public final class SharedExclusiveLock {
     /** Registers (or keeps alive) this owner's exclusive request, and takes the lease if no shared holder is left. */
     public Attempt tryExclusive(String owner, Duration ttl) {
         LeaseReply r = LeaseReply.of(EXCLUSIVE_ACQUIRE.eval(redis, lockKeys(), List.of(owner, ms(ttl))));
-        if (r.granted()) return new Granted(new Lease(keys, Lease.Mode.EXCLUSIVE, owner, r.token(), r.detailNumber()));
+        if (r.granted())
+            return new Granted(new LockLease(keys, LockLease.Mode.EXCLUSIVE, owner, r.token(), r.detailNumber()));
         if (r.pending()) return new Pending(r.detailNumber(), r.remainingMs());
         return new Refused(r.detailText(), r.owner(), r.remainingMs());
     }

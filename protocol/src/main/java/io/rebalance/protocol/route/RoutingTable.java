@@ -3,7 +3,8 @@ package io.rebalance.protocol.route;
 import io.rebalance.protocol.LuaScript;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.protocol.keyspace.ScopeKeys;
-import io.rebalance.protocol.lock.Lease;
+import io.rebalance.protocol.lease.LeaseReply;
+import io.rebalance.protocol.lock.LockLease;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -61,9 +62,9 @@ public final class RoutingTable {
      *
      * @return false when the lease is gone (nothing was written)
      */
-    public boolean restore(Lease exclusive, RouteStatus status, long epoch) {
+    public boolean restore(LockLease exclusive, RouteStatus status, long epoch) {
         ScopeKeys k = exclusive.keys();
-        List<?> r = (List<?>) RESTORE.eval(
+        LeaseReply r = LeaseReply.of(RESTORE.eval(
                 redis,
                 List.of(k.route(), k.exclusive()),
                 List.of(
@@ -72,8 +73,8 @@ public final class RoutingTable {
                         status.read().wire(),
                         status.write().wire(),
                         status.name(),
-                        Long.toString(epoch)));
-        if ((Long) r.get(0) != 1) return false;
+                        Long.toString(epoch))));
+        if (!r.granted()) return false;
         redis.sadd(keyspace.routes(), k.scope());
         return true;
     }
@@ -98,12 +99,12 @@ public final class RoutingTable {
      * entry is in {@code from}. The epoch rises by one, and to at least {@code epoch} (the one the fences recorded
      * for this flip; 0 for none).
      */
-    public SetResult set(Lease exclusive, RouteStatus from, RouteStatus to, long epoch) {
-        if (exclusive.mode() != Lease.Mode.EXCLUSIVE) {
+    public SetResult set(LockLease exclusive, RouteStatus from, RouteStatus to, long epoch) {
+        if (exclusive.mode() != LockLease.Mode.EXCLUSIVE) {
             throw new IllegalArgumentException("only the exclusive lease may change a route");
         }
         ScopeKeys k = exclusive.keys();
-        List<?> r = (List<?>) SET.eval(
+        LeaseReply r = LeaseReply.of(SET.eval(
                 redis,
                 List.of(k.route(), k.exclusive()),
                 List.of(
@@ -113,8 +114,9 @@ public final class RoutingTable {
                         to.write().wire(),
                         to.name(),
                         from == null ? "" : from.name(),
-                        Long.toString(epoch)));
-        if ((Long) r.get(0) == 1) return new Changed(get(k.scope()).orElseThrow());
-        return "lease".equals(r.get(1)) ? new LeaseGone((String) r.get(2)) : new StatusChanged((String) r.get(2));
+                        Long.toString(epoch))));
+        if (r.granted()) return new Changed(get(k.scope()).orElseThrow());
+        String why = r.detailText();
+        return why.startsWith("status:") ? new StatusChanged(why.substring(7)) : new LeaseGone(r.owner());
     }
 }

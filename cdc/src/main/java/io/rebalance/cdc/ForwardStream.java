@@ -1,0 +1,267 @@
+package io.rebalance.cdc;
+
+import io.debezium.embedded.Connect;
+import io.debezium.engine.ChangeEvent;
+import io.debezium.engine.DebeziumEngine;
+import io.rebalance.cdc.reverse.ReverseLoop;
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.copy.CopyProgress;
+import io.rebalance.core.copy.KeyRefresher;
+import io.rebalance.core.dynamo.BatchWriter;
+import io.rebalance.core.refused.RefusedRows;
+import io.rebalance.core.retry.Retrier;
+import io.rebalance.core.source.PageReader;
+import io.rebalance.core.source.SchemaWatch;
+import io.rebalance.core.source.SourceSession;
+import io.rebalance.core.source.SourceTable;
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.RebalanceException;
+import io.rebalance.protocol.fence.PostgresFence;
+import io.rebalance.protocol.handoff.ForwardHold;
+import io.rebalance.protocol.handoff.KeyLog;
+import io.rebalance.protocol.keyspace.RunKeys;
+import io.rebalance.protocol.keyspace.TailKeys;
+import io.rebalance.protocol.lease.LeaseLost;
+import java.sql.Connection;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.clients.jedis.UnifiedJedis;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.streams.DynamoDbStreamsClient;
+
+/**
+ * The forward stream for as long as this tail holds the lease: the wiring of its collaborators (applier, hold, key
+ * log, touched keys, status, reconciliation, the schema and partition watches, the repair and reverse loops), and
+ * the Debezium engine, started again from the saved offsets when it stops on an error. It ends when the lease is
+ * lost (throwing {@link LeaseLost}), the tail stops, the schema changes or the slot is gone.
+ */
+final class ForwardStream {
+    private static final Logger log = LoggerFactory.getLogger(ForwardStream.class);
+
+    private final Tail tail;
+    private final SourceSession session;
+    private final TailPreflight.TableId id;
+    private final MigrationConfig config;
+    private final SourceTable table;
+    private final DynamoDbClient dynamo;
+    private final UnifiedJedis redis;
+    private final TailKeys keys;
+    private final TailLease lease;
+    private final SlotGuard slotGuard;
+    private final TailStats stats;
+    private final CountDownLatch stopped;
+    private final AtomicReference<DebeziumEngine<?>> engine;
+    private final Function<DynamoDbClient, DynamoDbStreamsClient> streamsOf;
+
+    ForwardStream(Tail tail, SourceSession session, TailPreflight.TableId id) {
+        this.tail = tail;
+        this.session = session;
+        this.id = id;
+        this.config = tail.config;
+        this.table = tail.table;
+        this.dynamo = tail.dynamo;
+        this.redis = tail.redis;
+        this.keys = tail.keys();
+        this.lease = tail.lease;
+        this.slotGuard = tail.slotGuard;
+        this.stats = tail.stats();
+        this.stopped = tail.stopped;
+        this.engine = tail.engine;
+        this.streamsOf = tail.streamsOf;
+    }
+
+    void run() throws Exception {
+        var target = config.target();
+        var t = config.tail();
+        try (Connection c = session.openForPreflight()) {
+            slotGuard.refuseLost(c);
+            slotGuard.awaitFree(c, stopped);
+        }
+        RunKeys runKeys = config.redis().keyspace().run();
+        TouchedKeys touched =
+                new TouchedKeys(redis, keys, new CopyProgress(redis, runKeys), table.keyspace(), runKeys.status());
+        KeyRefresher refresher = new KeyRefresher(
+                new PageReader(table),
+                table.codec(target),
+                new BatchWriter(dynamo, target.table(), 25, Retrier.standard(), BatchWriter.RateLimiter.NONE));
+        ScheduledExecutorService timers = Executors.newScheduledThreadPool(5, r -> {
+            Thread th = new Thread(r, "tail-timer");
+            th.setDaemon(true);
+            return th;
+        });
+        RefusedRows refused = new RefusedRows(redis, config.redis().keyspace());
+        TailStatus status =
+                new TailStatus(redis, keys, session, t.slotName(), t.retentionWarnMb(), stats, lease.owner(), refused);
+        AtomicReference<Throwable> leaseLost = new AtomicReference<>();
+        try (SchemaWatch watch = new SchemaWatch(session, config, table.schema());
+                PartitionWatch partitions = new PartitionWatch(
+                        table, session, redis, keys, new ChangedSlots(redis, keys, table.keyspace()));
+                TailHold hold = new TailHold(
+                        new ForwardHold(redis, config.redis().keyspace().handoff()),
+                        session,
+                        new PostgresFence(config.cutover().pgFence()),
+                        config.cutover().scopeOr(config.target().table()),
+                        stats::appliedLsn);
+                ChangeApplier applier = new ChangeApplier(
+                        session,
+                        refresher,
+                        touched,
+                        lease,
+                        t.applyThreads(),
+                        stats.commitWaits::incrementAndGet,
+                        hold,
+                        new KeyLog(redis, config.redis().keyspace().handoff()),
+                        refused)) {
+            Reconciler reconciler = new Reconciler(touched, applier, stats);
+            long third = lease.ttl().toMillis() / 3;
+            timers.scheduleWithFixedDelay(
+                    () -> {
+                        try {
+                            lease.renew();
+                        } catch (LeaseLost e) {
+                            leaseLost.set(e);
+                            closeEngine(engine);
+                        } catch (RuntimeException e) {
+                            log.warn("renewing the tail lease failed: {}", e.toString());
+                            try {
+                                lease.check(); // past its deadline the lease is gone: stop even with no batch due
+                            } catch (LeaseLost lapsed) {
+                                leaseLost.compareAndSet(null, lapsed);
+                                closeEngine(engine);
+                            }
+                        }
+                    },
+                    third,
+                    third,
+                    TimeUnit.MILLISECONDS);
+            timers.scheduleWithFixedDelay(
+                    () -> Tail.quietly("publish status", () -> status.publish(touched.pending())),
+                    0,
+                    1,
+                    TimeUnit.SECONDS);
+            timers.scheduleWithFixedDelay(
+                    () -> Tail.quietly("reconcile", () -> reconciler.runOnce()), 1, 1, TimeUnit.SECONDS);
+            AtomicReference<String> schemaChange = new AtomicReference<>();
+            timers.scheduleWithFixedDelay(
+                    () -> watch.changed().ifPresent(change -> {
+                        if (schemaChange.compareAndSet(null, change))
+                            closeEngine(engine); // before more rows in the old shape
+                    }),
+                    1,
+                    1,
+                    TimeUnit.SECONDS);
+            if (id.partitioned()) {
+                timers.scheduleWithFixedDelay(
+                        () -> Tail.quietly("watch partitions", partitions::check), 0, 1, TimeUnit.SECONDS);
+            }
+            RepairQueue repairs = new RepairQueue(redis, keys);
+            timers.execute(() ->
+                    new RepairLoop(repairs, applier, stopped).run(() -> !tail.stopping() && leaseLost.get() == null));
+            timers.execute(() -> new ReverseLoop(config, table, dynamo, redis, lease, streamsOf)
+                    .run(hold, () -> !tail.stopping() && leaseLost.get() == null, stopped));
+            while (!tail.stopping() && leaseLost.get() == null) {
+                if (schemaChange.get() != null) throw schemaChanged(schemaChange.get()); // seen while none ran
+                Throwable failure = runEngine(applier);
+                if (schemaChange.get() != null) throw schemaChanged(schemaChange.get());
+                if (tail.stopping() || leaseLost.get() != null) break;
+                if (SlotGuard.offsetsGone(failure)) {
+                    throw new RebalanceException(
+                            ErrorCode.TAIL_OFFSETS_GONE,
+                            "the tail's saved position (" + keys.offsets() + ") is older than anything replication"
+                                    + " slot '" + config.tail().slotName() + "' still holds: the slot was dropped or"
+                                    + " recreated, so the changes in between never reached DynamoDB. Start over:"
+                                    + " `rebalance tail --drop-slot`, `rebalance reset`, then `rebalance tail` and"
+                                    + " `rebalance copy` again");
+                }
+                LeaseLost lost = LeaseLost.in(failure); // a write refused by its fence stopped the stream
+                if (lost != null) throw lost;
+                lease.check();
+                try (Connection c = session.openForPreflight()) {
+                    slotGuard.refuseLost(
+                            c); // restarting a stream whose slot is gone would loop, or start from a new slot
+                } catch (java.sql.SQLException unreachable) {
+                    // Postgres is away: the restart below finds out again, and this check runs before the next one
+                }
+                stats.restarts.incrementAndGet();
+                log.warn(
+                        "the change stream stopped ({}); starting it again from the saved offsets in 2 s",
+                        failure == null ? "no error" : failure.toString());
+                if (stopped.await(2, TimeUnit.SECONDS)) break; // backoff before reconnecting to Postgres
+            }
+        } finally {
+            timers.shutdownNow();
+            status.close();
+        }
+        if (leaseLost.get() != null) throw (LeaseLost) leaseLost.get();
+    }
+
+    /** The tail reads rows with the columns it started with: after an ALTER TABLE its items would have another shape. */
+    private RebalanceException schemaChanged(String change) {
+        return new RebalanceException(
+                ErrorCode.SCHEMA_CHANGED,
+                "source table " + table.name() + " changed while the tail ran: " + change + ". The tail stopped so"
+                        + " that no more items are written in the old shape; its position is saved. To go on:"
+                        + " `rebalance copy --accept-schema` (records the table as it is now), start `rebalance tail`"
+                        + " again, then `rebalance verify --all --repair` rewrites what was written before"
+                        + " (docs/schema-changes.md)");
+    }
+
+    /** @return why Debezium stopped, or null when it was asked to */
+    private Throwable runEngine(ChangeApplier applier) throws InterruptedException {
+        ChangeHandler handler = new ChangeHandler(
+                applier,
+                tail.topic(id),
+                table.keyColumn(),
+                stats,
+                lease,
+                new ChangedSlots(redis, keys, table.keyspace()));
+        AtomicReference<Throwable> error = new AtomicReference<>();
+        CountDownLatch done = new CountDownLatch(1);
+        Properties settings = tail.properties(id);
+        DebeziumEngine<ChangeEvent<SourceRecord, SourceRecord>> e = DebeziumEngine.create(Connect.class)
+                .using(settings)
+                .using((success, message, t) -> {
+                    if (!success) error.set(t != null ? t : new IllegalStateException(message));
+                    done.countDown();
+                })
+                .notifying(handler)
+                .build();
+        engine.set(e);
+        try {
+            if (tail.stopping()) return null;
+            Thread runner = new Thread(e, "debezium");
+            runner.start();
+            try {
+                done.await();
+            } catch (InterruptedException interrupted) {
+                tail.close(); // an interrupted caller means stop: Debezium runs on its own thread and must be told
+                runner.join(10_000);
+                throw interrupted;
+            }
+            runner.join(10_000);
+            engine.set(null);
+            return error.get();
+        } finally {
+            EngineSecrets.forget(settings); // the handles die with the engine
+        }
+    }
+
+    /** Stops the running engine, if any: it returns from its run, and the stream decides what comes next. */
+    static void closeEngine(AtomicReference<DebeziumEngine<?>> engine) {
+        DebeziumEngine<?> e = engine.get();
+        if (e == null) return;
+        try {
+            e.close();
+        } catch (Exception ex) {
+            log.warn("closing Debezium: {}", ex.toString());
+        }
+    }
+}
