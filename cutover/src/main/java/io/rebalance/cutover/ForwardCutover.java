@@ -50,7 +50,6 @@ final class ForwardCutover {
         return List.of(
                 Step.of(PRECHECK, this::precheck),
                 Step.of(PRE_VERIFY, run -> {
-                    changing = true; // from here on, a failure puts back what was done
                     before = verification.before();
                     if (!before.match()) {
                         throw new StepFailed(
@@ -100,6 +99,7 @@ final class ForwardCutover {
             c.journal.end(run.op, "refused", why, 0);
             throw new RebalanceException(ErrorCode.CUTOVER_REFUSED, why + ". Nothing was changed.");
         }
+        changing = true; // from here on, a failure puts back what was done
     }
 
     /**

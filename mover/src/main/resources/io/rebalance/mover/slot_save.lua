@@ -3,7 +3,8 @@
 -- KEYS[1] lease, KEYS[2] state
 -- ARGV[1] the lease member ('<owner>#<token>') of this acquisition, ARGV[2] last_id, ARGV[3] rows copied by this page, ARGV[4] lease TTL ms, ARGV[5] state TTL ms,
 -- ARGV[6] status (IN_PROGRESS or FINISHED), ARGV[7] now in ms
--- Returns the lease reply (LeaseReply): {1, member, lease TTL ms} saved | {0, holder or '', remaining ms} refused
+-- Returns the lease reply (LeaseReply): {1, member, remaining ms (-2 once FINISHED gave the lease up)} saved
+--       | {0, holder or '', remaining ms} refused
 -- (the holder is '' when the lease expired and nobody took it)
 local holder = redis.call('GET', KEYS[1])
 if holder ~= ARGV[1] then

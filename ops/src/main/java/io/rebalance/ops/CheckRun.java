@@ -113,7 +113,8 @@ public final class CheckRun {
                         f.get(5, TimeUnit.SECONDS);
                         break;
                     } catch (TimeoutException e) {
-                        progress.accept(String.format(Locale.ROOT, "checked %,d of %,d slots", done.get(), all.size()));
+                        progress.accept(
+                                String.format("checked %,d of %,d slots", done.get(), all.size())); // as printf did
                     } catch (ExecutionException e) {
                         if (e.getCause() instanceof SQLException sql) throw sql;
                         throw e;

@@ -75,6 +75,7 @@ public final class TailKeys {
     }
 
     static boolean owns(String name) {
-        return Keyspace.afterTag(name, TAG) != null;
+        // cdc:... are the untagged names of builds before the tag: reset still finds and deletes them
+        return Keyspace.afterTag(name, TAG) != null || name.startsWith("cdc:");
     }
 }

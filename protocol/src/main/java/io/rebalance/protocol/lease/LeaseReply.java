@@ -8,7 +8,7 @@ import java.util.List;
  *
  * <ul>
  *   <li>status 1: granted, renewed, released or written for the caller; {@code member} is the caller's lease and
- *       {@code remaining} its TTL;
+ *       {@code remaining} its TTL after the call (0 or negative when the call gave it up);
  *   <li>status 0: refused; {@code member} is who holds the lease now ({@code ""} for nobody: it lapsed) and
  *       {@code remaining} how long that holder keeps it (negative for nobody);
  *   <li>status 2: an exclusive request is registered and waits for shared holders (the lock's only wait).

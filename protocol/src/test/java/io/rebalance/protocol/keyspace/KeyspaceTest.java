@@ -92,7 +92,8 @@ class KeyspaceTest {
                 handoff.reverseShards(),
                 handoff.keyLog(),
                 handoff.keyLogSeen(),
-                handoff.keyLogKeys("7"));
+                handoff.keyLogKeys("7"),
+                "mgre:cdc:offsets"); // a build before the tag's name
         List<String> route = List.of(
                 keys.routes(),
                 scope.shared(),
