@@ -2,6 +2,7 @@ package io.rebalance.cdc;
 
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.source.SourceSession;
+import io.rebalance.protocol.HashFields;
 import io.rebalance.protocol.handoff.Lsn;
 import io.rebalance.protocol.keyspace.TailKeys;
 import java.sql.Connection;
@@ -57,17 +58,17 @@ public final class TailStatus {
         }
 
         public long updatedMs() {
-            return number("updated_ms");
+            return HashFields.number(fields, "updated_ms", 0);
         }
 
         /** The age of the oldest change delivered and not yet applied, 0 when none waits. */
         public long lagMs() {
-            return number("lag_ms");
+            return HashFields.number(fields, "lag_ms", 0);
         }
 
         /** Keys written while their slot's backfill could still overwrite them, not yet reconciled. */
         public long reconcilePending() {
-            return number("reconcile_pending");
+            return HashFields.number(fields, "reconcile_pending", 0);
         }
 
         /** The WAL position every change before which is in DynamoDB; 0 before the first batch. */
@@ -81,11 +82,6 @@ public final class TailStatus {
             Map<String, Object> t = new LinkedHashMap<>();
             fields.forEach((field, value) -> t.put(field, typed(field, value)));
             return t;
-        }
-
-        private long number(String field) {
-            String v = fields.get(field);
-            return v == null || v.isEmpty() ? 0 : Long.parseLong(v);
         }
 
         private static Object typed(String field, String value) {

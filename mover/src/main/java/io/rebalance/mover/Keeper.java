@@ -150,8 +150,9 @@ public final class Keeper {
         long finished = Math.min(total, Math.max(compacted, run.slotsFinished()));
         long left = Math.max(0, plan.estimatedRows() - rows);
         long etaSeconds = rate > 1 && plan.estimatedRows() > 0 ? (long) (left / rate) : -1;
-        run.writeProgress(CopyStatus.published(
-                status,
+        run.writeProgress(new CopyStatus(
+                true,
+                status.name(),
                 rows,
                 Math.round(rate),
                 etaSeconds,
@@ -159,7 +160,8 @@ public final class Keeper {
                 finished,
                 compacted,
                 watermark == null ? "" : watermark.name(),
-                owner));
+                owner,
+                now));
         if (now - lastLogMs >= logEvery.toMillis()) {
             lastLogMs = now;
             log.debug(

@@ -29,8 +29,18 @@ class StatusViewIT {
             try (Connections c = new Connections(config, 2)) {
                 c.runState().setStatus(RunStatus.IN_PROGRESS);
                 c.runState()
-                        .writeProgress(CopyStatus.published(
-                                RunStatus.IN_PROGRESS, 1_200, 300, 40, 24, 6, 4, "20241019.20", "host:1:ab"));
+                        .writeProgress(new CopyStatus(
+                                true,
+                                RunStatus.IN_PROGRESS.name(),
+                                1_200,
+                                300,
+                                40,
+                                24,
+                                6,
+                                4,
+                                "20241019.20",
+                                "host:1:ab",
+                                System.currentTimeMillis()));
                 redis.hset(
                         keys.tail().status(),
                         Map.of(

@@ -1,5 +1,6 @@
 package io.rebalance.core.copy;
 
+import io.rebalance.protocol.HashFields;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -7,7 +8,8 @@ import java.util.Map;
  * The copy's progress as the active keeper publishes it ({@code <prefix>progress}), read by {@code rebalance status}
  * and the copy's progress line: the one record that knows the hash's fields.
  *
- * @param known false when no keeper has published yet (every other field is then its zero)
+ * @param known false when no keeper has published yet (every other field is then its zero); the keeper publishes
+ *     with true
  * @param etaSeconds the estimate to finish, -1 when none can be given
  * @param watermark the compaction watermark's slot name, "" before the first
  * @param keeper the process id of the keeper that published it
@@ -25,45 +27,20 @@ public record CopyStatus(
         String keeper,
         long updatedMs) {
 
-    /** What the keeper publishes now. */
-    public static CopyStatus published(
-            RunStatus status,
-            long rows,
-            long rate,
-            long etaSeconds,
-            long slotsTotal,
-            long slotsFinished,
-            long slotsCompacted,
-            String watermark,
-            String keeper) {
-        return new CopyStatus(
-                true,
-                status.name(),
-                rows,
-                rate,
-                etaSeconds,
-                slotsTotal,
-                slotsFinished,
-                slotsCompacted,
-                watermark,
-                keeper,
-                System.currentTimeMillis());
-    }
-
     /** The status as the hash holds it; an empty hash is a status not {@link #known}. */
     public static CopyStatus of(Map<String, String> h) {
         return new CopyStatus(
                 !h.isEmpty(),
                 h.getOrDefault("status", ""),
-                number(h, "rows", 0),
-                number(h, "rate", 0),
-                number(h, "eta_s", -1),
-                number(h, "slots_total", 0),
-                number(h, "slots_finished", 0),
-                number(h, "slots_compacted", 0),
+                HashFields.number(h, "rows", 0),
+                HashFields.number(h, "rate", 0),
+                HashFields.number(h, "eta_s", -1),
+                HashFields.number(h, "slots_total", 0),
+                HashFields.number(h, "slots_finished", 0),
+                HashFields.number(h, "slots_compacted", 0),
                 h.getOrDefault("watermark", ""),
                 h.getOrDefault("keeper", ""),
-                number(h, "updated_ms", 0));
+                HashFields.number(h, "updated_ms", 0));
     }
 
     /** The hash's fields. */
@@ -80,10 +57,5 @@ public record CopyStatus(
         p.put("keeper", keeper);
         p.put("updated_ms", Long.toString(updatedMs));
         return p;
-    }
-
-    private static long number(Map<String, String> h, String field, long none) {
-        String v = h.get(field);
-        return v == null || v.isEmpty() ? none : Long.parseLong(v);
     }
 }

@@ -1,5 +1,6 @@
 package io.rebalance.protocol.handoff;
 
+import io.rebalance.protocol.HashFields;
 import io.rebalance.protocol.keyspace.HandoffKeys;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -50,20 +51,15 @@ public final class ReverseStatus {
         static Report of(Map<String, String> h) {
             return new Report(
                     h.getOrDefault("state", ""),
-                    number(h, "lag_ms"),
-                    number(h, "applied"),
-                    number(h, "skipped"),
-                    number(h, "updated_ms"),
+                    HashFields.number(h, "lag_ms", 0),
+                    HashFields.number(h, "applied", 0),
+                    HashFields.number(h, "skipped", 0),
+                    HashFields.number(h, "updated_ms", 0),
                     h.getOrDefault("last_error", ""),
                     h.getOrDefault("waiting_for", ""),
                     h.getOrDefault("gap", ""),
-                    number(h, "failing_since_ms"),
+                    HashFields.number(h, "failing_since_ms", 0),
                     h.getOrDefault("drained_id", ""));
-        }
-
-        private static long number(Map<String, String> h, String field) {
-            String v = h.get(field);
-            return v == null || v.isEmpty() ? 0 : Long.parseLong(v);
         }
     }
 
