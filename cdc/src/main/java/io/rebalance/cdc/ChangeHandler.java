@@ -17,6 +17,7 @@ import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /**
  * Takes each batch Debezium delivers, applies the keys it changed through {@link ChangeApplier}, and only then marks
@@ -93,6 +94,7 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             }
             changes++;
         }
+        if (lsn != 0) MDC.put("lsn", Lsn.text(lsn)); // a failure to apply names the batch's last position
         applyUntilDone(hold, keys, transactions, k -> {
             Long at = keyLsn.get(k);
             return at == null ? null : Lsn.text(at);

@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisException;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
@@ -101,6 +102,8 @@ public final class Tail implements AutoCloseable {
         boolean announced = false;
         long redisAwaySince = 0;
         while (!stopping) {
+            stats.lastTickMs.set(System.currentTimeMillis());
+            MDC.put("phase", "standby");
             boolean acquired;
             try {
                 acquired = lease.tryAcquire();
@@ -132,6 +135,8 @@ public final class Tail implements AutoCloseable {
                     lease.owner(),
                     id.dotted(),
                     config.tail().slotName());
+            stats.active.set(true);
+            MDC.put("phase", "stream");
             try {
                 new ForwardStream(this, session, id).run();
             } catch (LeaseLost e) {
@@ -141,6 +146,8 @@ public final class Tail implements AutoCloseable {
                 if (!redisAway(e)) throw e;
                 stats.leaseLapses.incrementAndGet();
                 log.warn("the stream stopped, Redis does not answer ({}); standing by for the lease", e.toString());
+            } finally {
+                stats.active.set(false);
             }
         }
     }

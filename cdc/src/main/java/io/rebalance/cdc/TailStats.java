@@ -1,5 +1,6 @@
 package io.rebalance.cdc;
 
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /** What the tail has applied: counted by the handler, published by {@link TailStatus}. */
@@ -28,6 +29,15 @@ public final class TailStats {
     /** Batches delivered before a snapshot saw their commits, so the read waited (CommitVisibility). */
     final AtomicLong commitWaits = new AtomicLong();
 
+    /** WAL the replication slot holds back, bytes, as last read (published as {@code retained_bytes}); 0 before. */
+    final AtomicLong retainedWalBytes = new AtomicLong();
+
+    /** This process holds the tail lease and streams (1), or stands by (0). */
+    final AtomicBoolean active = new AtomicBoolean();
+
+    /** When the tail's loop last ran (standing by or publishing while it streams), epoch ms. */
+    final AtomicLong lastTickMs = new AtomicLong(System.currentTimeMillis());
+
     /** Change events passed over because a cutover held the tail (ForwardHold). */
     final AtomicLong skippedWhileHeld = new AtomicLong();
 
@@ -35,6 +45,19 @@ public final class TailStats {
     public long lagMs(long nowMs) {
         long since = waitingSinceCommitMs.get();
         return since == 0 ? 0 : Math.max(0, nowMs - since);
+    }
+
+    public long retainedWalBytes() {
+        return retainedWalBytes.get();
+    }
+
+    /** This process holds the tail lease and streams; false while it stands by. */
+    public boolean active() {
+        return active.get();
+    }
+
+    public long lastTickMs() {
+        return lastTickMs.get();
     }
 
     public long skippedWhileHeld() {

@@ -1,5 +1,6 @@
 package io.rebalance.cdc;
 
+import io.rebalance.core.redis.SampleLog;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.protocol.HashFields;
@@ -105,6 +106,7 @@ public final class TailStatus {
     private final TailStats stats;
     private final String owner;
     private final RefusedRows refused;
+    private final SampleLog history;
     private Connection connection;
     private long lastEvents;
     private long lastAt;
@@ -126,10 +128,12 @@ public final class TailStatus {
         this.retentionWarnBytes = retentionWarnMb * 1024 * 1024;
         this.stats = stats;
         this.owner = owner;
+        this.history = new SampleLog(redis, keys.history());
     }
 
     void publish(long pendingReconcile) {
         long now = System.currentTimeMillis();
+        stats.lastTickMs.set(now);
         long events = stats.events();
         double rate = lastAt == 0 ? 0 : (events - lastEvents) * 1000.0 / Math.max(1, now - lastAt);
         lastEvents = events;
@@ -164,6 +168,7 @@ public final class TailStatus {
             close();
         }
         redis.hset(keys.status(), f);
+        history.append(now, stats.lagMs(now), stats.retainedWalBytes()); // the dashboard's charts of the last hour
     }
 
     private void slotPositions(Map<String, String> f) throws SQLException {
@@ -183,6 +188,7 @@ public final class TailStatus {
                 f.put("confirmed_lsn", String.valueOf(rs.getString(2)));
                 f.put("lag_bytes", Long.toString(rs.getLong(3)));
                 long retained = rs.getLong(4);
+                stats.retainedWalBytes.set(retained);
                 f.put("retained_bytes", Long.toString(retained));
                 f.put("retention_warning", Boolean.toString(retained > retentionWarnBytes));
                 f.put("wal_status", String.valueOf(rs.getString(5)));

@@ -35,6 +35,14 @@ public final class ConfigOptions {
     private boolean warned;
 
     @Option(
+            names = "--log-format",
+            paramLabel = "FORMAT",
+            description = "text (one line per event: ISO-8601 time, host, pid, level, logger, [MDC], message) or json"
+                    + " (one JSON object per line); config log.format, env REBALANCE_LOG_FORMAT (default text)."
+                    + " Logs go to stderr.")
+    String logFormat;
+
+    @Option(
             names = {"-v", "--verbose"},
             description = "Show stack traces with errors.")
     boolean verbose;
@@ -76,6 +84,7 @@ public final class ConfigOptions {
     /** For {@code demo}, the one command whose DynamoDB may live and die with it. */
     public MigrationConfig loadAllowingEmbedded(Map<String, String> extra) {
         Map<String, String> all = new LinkedHashMap<>(overrides);
+        if (logFormat != null) all.put("log.format", logFormat);
         all.putAll(extra);
         for (String key : all.keySet()) {
             if (key.isBlank())
@@ -88,6 +97,8 @@ public final class ConfigOptions {
         if (command != null && !warned)
             loader.warnings().forEach(w -> command.commandLine().getErr().println("warning: " + w));
         warned = true; // a command that loads twice (demo) warns once
-        return ConfigValidator.validate(loaded);
+        MigrationConfig valid = ConfigValidator.validate(loaded);
+        LogFormat.apply(valid.log());
+        return valid;
     }
 }

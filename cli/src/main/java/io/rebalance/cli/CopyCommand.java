@@ -9,6 +9,7 @@ import io.rebalance.mover.RunPlanner;
 import io.rebalance.mover.RunState;
 import io.rebalance.ops.Connections;
 import io.rebalance.ops.RedisChecks;
+import io.rebalance.ops.watch.Watch;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import io.rebalance.verifier.VerificationStore;
@@ -41,6 +42,9 @@ import picocli.CommandLine.Spec;
 final class CopyCommand implements Callable<Integer> {
     @Mixin
     ConfigOptions options;
+
+    @Mixin
+    MetricsOption metrics;
 
     @Spec
     picocli.CommandLine.Model.CommandSpec spec;
@@ -86,9 +90,10 @@ final class CopyCommand implements Callable<Integer> {
         Map<String, String> extra = new HashMap<>();
         if (workers != null) extra.put("mover.workers", workers.toString());
         if (rate != null) extra.put("mover.rateLimit", rate.toString());
-        MigrationConfig config = options.load(extra);
+        MigrationConfig config = options.load(metrics.into(extra));
         CountDownLatch stopped = new CountDownLatch(1);
-        try (Connections c = new Connections(config, config.mover().workers() + 6)) {
+        try (Watch watch = Watch.start(config, "copy"); // first: a port it cannot serve on fails before any write
+                Connections c = new Connections(config, config.mover().workers() + 6)) {
             if (!noConcurrentWriters) c.checkCopyCoverage(); // before anything is planned or created
             RedisChecks.volatileWarning(
                             c.redis(),
@@ -123,6 +128,7 @@ final class CopyCommand implements Callable<Integer> {
             }
             MoverProcess process =
                     new MoverProcess(config, prepared.table(), prepared.plan(), c.redis(), c.dynamo(), PhaseHooks.NONE);
+            watch.copy(process, config);
             Thread hook = new Thread(
                     () -> {
                         process.shutdown();

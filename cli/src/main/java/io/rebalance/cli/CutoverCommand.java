@@ -19,11 +19,13 @@ import io.rebalance.ops.CutoverChecks;
 import io.rebalance.ops.CutoverVerification;
 import io.rebalance.ops.RedisChecks;
 import io.rebalance.ops.RollbackProof;
+import io.rebalance.ops.watch.Watch;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.ProcessId;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -55,6 +57,9 @@ import picocli.CommandLine.Spec;
 final class CutoverCommand implements Callable<Integer> {
     @Mixin
     ConfigOptions options;
+
+    @Mixin
+    MetricsOption metrics;
 
     @Spec
     picocli.CommandLine.Model.CommandSpec spec;
@@ -125,7 +130,7 @@ final class CutoverCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        MigrationConfig config = options.load();
+        MigrationConfig config = options.load(metrics.into(new HashMap<>()));
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         if (mode.closeWindow && !yes) {
@@ -144,7 +149,8 @@ final class CutoverCommand implements Callable<Integer> {
                 Duration.ofSeconds(10),
                 config.cutover().applicationRoles(),
                 Duration.ofSeconds(60));
-        try (Connections c = new Connections(config, 8)) {
+        try (Watch watch = Watch.start(config, "cutover");
+                Connections c = new Connections(config, 8)) {
             SourceSession session = new SourceSession(config.source());
             SourceTable table = null; // close-window and recover need none: it may be gone by then
             if (!mode.closeWindow && !mode.recover) {
@@ -185,7 +191,7 @@ final class CutoverCommand implements Callable<Integer> {
                 return 0;
             }
             Cutover cutover = parts.cutover(ProcessId.create());
-            cutover.hooks(hooks);
+            cutover.hooks(watch.cutover(hooks, config));
             CutoverOutcome outcome;
             if (mode.rollback) {
                 try (RollbackProof proof = new RollbackProof(config, c, table, verifyAll)) {
@@ -199,6 +205,7 @@ final class CutoverCommand implements Callable<Integer> {
                 if (mode.dryRun) return dryRun(out, scope, block, checks, verification, json);
                 outcome = cutover.cutover(checks, verification);
             }
+            watch.cutoverDone(outcome);
             if (json) {
                 Map<String, Object> v = new LinkedHashMap<>();
                 v.put("op", outcome.op());

@@ -34,6 +34,7 @@ import picocli.CommandLine.Command;
             "  rebalance verify   -c migration.yaml --all",
             "  rebalance cutover  -c migration.yaml --prepare, then --dry-run, then without flags",
             "  rebalance cutover  -c migration.yaml --close-window --yes",
+            "  rebalance dashboard -c migration.yaml                # a page over all of it",
             "%n`rebalance help <command>` or `rebalance <command> --help` describes a command;"
                     + " `source <(rebalance generate-completion)` completes them in bash and zsh."
         },
@@ -50,7 +51,8 @@ import picocli.CommandLine.Command;
             RateCommand.class,
             ResetCommand.class,
             ConfigCommand.class,
-            CutoverCommand.class
+            CutoverCommand.class,
+            DashboardCommand.class
         })
 public final class RebalanceCommand implements Runnable {
     @CommandLine.Spec

@@ -9,8 +9,10 @@ import io.rebalance.mover.RunPlanner;
 import io.rebalance.ops.Connections;
 import io.rebalance.ops.RedisChecks;
 import io.rebalance.ops.SlotDrop;
+import io.rebalance.ops.watch.Watch;
 import io.rebalance.protocol.ProcessId;
 import java.io.PrintWriter;
+import java.util.HashMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -37,6 +39,9 @@ final class TailCommand implements Callable<Integer> {
     @Mixin
     ConfigOptions options;
 
+    @Mixin
+    MetricsOption metrics;
+
     @Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
@@ -53,9 +58,10 @@ final class TailCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        MigrationConfig config = options.load();
+        MigrationConfig config = options.load(metrics.into(new HashMap<>()));
         PrintWriter out = spec.commandLine().getOut();
-        try (Connections c = new Connections(config, config.tail().applyThreads() + 4)) {
+        try (Watch watch = dropSlot ? Watch.off() : Watch.start(config, "tail");
+                Connections c = new Connections(config, config.tail().applyThreads() + 4)) {
             if (dropSlot) return dropSlot(config, c, out);
             RedisChecks.volatileWarning(
                             c.redis(),
@@ -77,6 +83,7 @@ final class TailCommand implements Callable<Integer> {
             String owner = ProcessId.create();
             CountDownLatch done = new CountDownLatch(1);
             try (Tail tail = new Tail(config, table, c.dynamo(), c.redis(), owner)) {
+                watch.tail(tail, config);
                 Thread hook = new Thread(
                         () -> {
                             tail.close();

@@ -8,6 +8,7 @@ import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotRange;
 import io.rebalance.core.source.UnslottedRows;
 import io.rebalance.ops.VerifyRun;
+import io.rebalance.ops.watch.Watch;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import io.rebalance.protocol.route.StoreOfRecord;
@@ -15,6 +16,7 @@ import io.rebalance.verifier.Difference;
 import io.rebalance.verifier.SlotResult;
 import java.io.PrintWriter;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -49,6 +51,9 @@ final class VerifyCommand implements Callable<Integer> {
 
     @Mixin
     ConfigOptions options;
+
+    @Mixin
+    MetricsOption metrics;
 
     @Spec
     picocli.CommandLine.Model.CommandSpec spec;
@@ -112,7 +117,7 @@ final class VerifyCommand implements Callable<Integer> {
     }
 
     private int run(PrintWriter out, PrintWriter err) throws Exception {
-        MigrationConfig config = options.load();
+        MigrationConfig config = options.load(metrics.into(new HashMap<>()));
         if (slots.isEmpty() && !all && !retryRefused) {
             throw new RebalanceException(
                     ErrorCode.CONFIG_INVALID,
@@ -124,7 +129,9 @@ final class VerifyCommand implements Callable<Integer> {
             throw new RebalanceException(
                     ErrorCode.CONFIG_INVALID, "--parallel=" + threads + " is not valid; use a number from 1 to 64");
         }
-        try (VerifyRun v = VerifyRun.open(config, parseSlots(), all, threads, repair, retryRefused)) {
+        try (Watch watch = Watch.start(config, "verify");
+                VerifyRun v = VerifyRun.open(config, parseSlots(), all, threads, repair, retryRefused)) {
+            watch.verify(config);
             storeOfRecord = v.storeOfRecord();
             unslotted = v.unslotted().orElse(null);
             if (!storeOfRecord.postgres()) {

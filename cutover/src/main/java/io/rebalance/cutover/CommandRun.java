@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.MDC;
 
 /** One cutover command's run: which steps ran, for undo and for the figures, and its write-block budget. */
 final class CommandRun implements AutoCloseable {
@@ -46,6 +47,8 @@ final class CommandRun implements AutoCloseable {
 
     void step(CutoverStep step, String detail) throws Exception {
         finishStep();
+        MDC.put("phase", op); // every line logged while the step runs names the command and the step
+        MDC.put("step", step.name());
         journal.step(op, step, detail);
         begun.add(step);
         current = step;
@@ -105,6 +108,8 @@ final class CommandRun implements AutoCloseable {
 
     @Override
     public void close() {
+        MDC.remove("step");
+        MDC.remove("phase");
         if (lease != null) lease.close(); // stops renewing; a lease not released lapses on its own
     }
 }

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.rebalance.core.copy.CopyStatus;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.copy.RunStatus;
+import io.rebalance.core.redis.SampleLog;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotRange;
 import io.rebalance.protocol.keyspace.Keyspace;
@@ -53,6 +54,7 @@ public final class Keeper {
     private final java.util.ArrayDeque<long[]> samples = new java.util.ArrayDeque<>();
 
     private long lastLogMs;
+    private final SampleLog history;
 
     private static final long RATE_WINDOW_MS = 10_000;
 
@@ -66,6 +68,7 @@ public final class Keeper {
         this.leaseTtl = leaseTtl;
         this.processTimeoutMs = leaseTtl.toMillis();
         this.logEvery = logEvery;
+        this.history = new SampleLog(run.redis(), run.keys().history());
     }
 
     /**
@@ -162,6 +165,7 @@ public final class Keeper {
                 watermark == null ? "" : watermark.name(),
                 owner,
                 now));
+        history.append(now, rows, Math.round(rate)); // the dashboard's chart of the last hour
         if (now - lastLogMs >= logEvery.toMillis()) {
             lastLogMs = now;
             log.debug(

@@ -8,9 +8,19 @@ public final class MoverCounters {
     private final AtomicLong slotsFinished = new AtomicLong();
     private final AtomicLong stepFailures = new AtomicLong();
     private final AtomicLong leasesLost = new AtomicLong();
+    private final AtomicLong rowsRefused = new AtomicLong();
+    private final AtomicLong lastTickMs = new AtomicLong(System.currentTimeMillis());
 
     void rowsWritten(long n) {
         rowsWritten.addAndGet(n);
+    }
+
+    void rowsRefused(long n) {
+        rowsRefused.addAndGet(n);
+    }
+
+    void ticked() {
+        lastTickMs.set(System.currentTimeMillis());
     }
 
     void slotFinished() {
@@ -27,6 +37,16 @@ public final class MoverCounters {
 
     public long rowsWritten() {
         return rowsWritten.get();
+    }
+
+    /** Rows DynamoDB cannot hold as mapped, listed as refused instead of written. */
+    public long rowsRefused() {
+        return rowsRefused.get();
+    }
+
+    /** When the process's heartbeat loop last ran, epoch ms: a loop that stops ticking is a wedged process. */
+    public long lastTickMs() {
+        return lastTickMs.get();
     }
 
     public long slotsFinished() {

@@ -195,6 +195,7 @@ public final class MoverProcess implements AutoCloseable {
 
     private void workerLoop(SlotWorker worker) {
         MDC.put("worker", worker.name());
+        MDC.put("phase", "copy");
         while (!shuttingDown) {
             SlotPicker.Assignment a;
             try {
@@ -290,11 +291,15 @@ public final class MoverProcess implements AutoCloseable {
     }
 
     private void heartbeatSafely() {
+        counters.ticked(); // even while Redis is away: that is not being wedged
+        MDC.put("phase", "heartbeat"); // removed after: run() calls this on the manager's thread too
         try {
             heartbeat();
             heartbeatFailures.succeeded();
         } catch (Exception e) {
             heartbeatFailures.failed(e);
+        } finally {
+            MDC.remove("phase");
         }
     }
 
@@ -308,6 +313,7 @@ public final class MoverProcess implements AutoCloseable {
 
     /** Synchronized: the schedule and a nudge after a finished slot must not run two ticks at once. */
     private synchronized void keeperSafely() {
+        MDC.put("phase", "keeper");
         try {
             RunStatus s = keeper.tick();
             if (s != null)
@@ -315,6 +321,8 @@ public final class MoverProcess implements AutoCloseable {
             keeperFailures.succeeded();
         } catch (Exception e) {
             keeperFailures.failed(e);
+        } finally {
+            MDC.remove("phase");
         }
     }
 
@@ -379,6 +387,11 @@ public final class MoverProcess implements AutoCloseable {
 
     public String processId() {
         return processId;
+    }
+
+    /** The run's rate limit as this process last read it, rows/s, 0 for none. */
+    public long rateLimit() {
+        return limiter.limit();
     }
 
     public MoverCounters counters() {

@@ -139,6 +139,7 @@ public final class SlotWorker {
             }
             if (!refused.isEmpty()) refuse(slot, refused);
             ctx.counters().rowsWritten(puts.size() - byDynamo);
+            ctx.counters().rowsRefused(refused.size());
             ctx.hooks().at(Phase.PAGE_WRITTEN, slot, owner);
 
             String newLast = rows.get(rows.size() - 1).key();

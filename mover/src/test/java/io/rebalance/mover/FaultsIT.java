@@ -3,13 +3,18 @@ package io.rebalance.mover;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.core.copy.RunStatus;
+import io.rebalance.core.dynamo.DynamoCounts;
 import io.rebalance.testkit.TcpProxy;
+import java.io.ByteArrayInputStream;
+import java.io.InputStream;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -17,8 +22,10 @@ import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.awscore.exception.AwsErrorDetails;
 import software.amazon.awssdk.core.SdkResponse;
 import software.amazon.awssdk.core.interceptor.Context;
+import software.amazon.awssdk.core.interceptor.ExecutionAttribute;
 import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.http.SdkHttpResponse;
 import software.amazon.awssdk.services.dynamodb.model.BatchWriteItemRequest;
 import software.amazon.awssdk.services.dynamodb.model.BatchWriteItemResponse;
 import software.amazon.awssdk.services.dynamodb.model.ProvisionedThroughputExceededException;
@@ -104,11 +111,75 @@ class FaultsIT {
                 .set("mover.workers", "2")
                 .set("mover.pageSize", "250")) {
             Throttler throttler = new Throttler();
+            long unprocessedBefore = DynamoCounts.process().unprocessedItems();
             MoverProcess p = f.process(PhaseHooks.NONE, List.of(throttler));
             assertThat(f.start(p).get(120, TimeUnit.SECONDS)).isEqualTo(RunStatus.FINISHED);
             assertThat(throttler.throttled.get()).isGreaterThan(10);
             assertThat(throttler.unprocessed.get()).isGreaterThan(10);
             assertThat(f.differences()).isEmpty();
+            // the metrics count every item handed back (each batch returned at least one)
+            assertThat(DynamoCounts.process().unprocessedItems() - unprocessedBefore)
+                    .isGreaterThanOrEqualTo(throttler.unprocessed.get());
+        }
+    }
+
+    @Test
+    void throttledRepliesAreRetriedAndCounted() throws Exception {
+        try (MoverFixture f =
+                new MoverFixture().generate(4_000, 4).set("mover.workers", "2").set("mover.pageSize", "250")) {
+            ThrottledReplies replies = new ThrottledReplies();
+            long before = DynamoCounts.process().throttled();
+            MoverProcess p = f.process(PhaseHooks.NONE, List.of(replies));
+            assertThat(f.start(p).get(120, TimeUnit.SECONDS)).isEqualTo(RunStatus.FINISHED);
+            assertThat(replies.throttled.get()).isGreaterThan(5);
+            assertThat(f.differences()).isEmpty();
+            // each throttled attempt is counted once, as DynamoDB's own reply would be (the SDK's attempt metrics)
+            assertThat(DynamoCounts.process().throttled() - before).isGreaterThanOrEqualTo(replies.throttled.get());
+        }
+    }
+
+    /**
+     * DynamoDB's throttling reply as it arrives on the wire, which DynamoDB Local never sends: every 3rd
+     * BatchWriteItem attempt's reply becomes HTTP 400 with a ProvisionedThroughputExceededException body (the items
+     * were written; the client does not know and must send them again).
+     */
+    static final class ThrottledReplies implements ExecutionInterceptor {
+        private static final ExecutionAttribute<Boolean> REPLACED = new ExecutionAttribute<>("throttled-reply");
+        final AtomicInteger attempts = new AtomicInteger();
+        final AtomicInteger throttled = new AtomicInteger();
+
+        @Override
+        public SdkHttpResponse modifyHttpResponse(Context.ModifyHttpResponse context, ExecutionAttributes attributes) {
+            boolean replace = context.request() instanceof BatchWriteItemRequest
+                    && attempts.incrementAndGet() % 3 == 0
+                    && throttled.get() < 40;
+            attributes.putAttribute(REPLACED, replace);
+            if (!replace) return context.httpResponse();
+            throttled.incrementAndGet();
+            return context.httpResponse().toBuilder()
+                    .statusCode(400)
+                    .removeHeader("x-amz-crc32")
+                    .removeHeader("Content-Length")
+                    .putHeader("Content-Type", "application/x-amz-json-1.0")
+                    .build();
+        }
+
+        @Override
+        public Optional<InputStream> modifyHttpResponseContent(
+                Context.ModifyHttpResponse context, ExecutionAttributes attributes) {
+            if (!Boolean.TRUE.equals(attributes.getAttribute(REPLACED))) return context.responseBody();
+            context.responseBody()
+                    .ifPresent(
+                            real -> { // read to its end, or its pooled connection is never freed
+                                try (real) {
+                                    real.readAllBytes();
+                                } catch (java.io.IOException e) {
+                                    throw new java.io.UncheckedIOException(e);
+                                }
+                            });
+            return Optional.of(new ByteArrayInputStream(("{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
+                            + "ProvisionedThroughputExceededException\",\"message\":\"injected by FaultsIT\"}")
+                    .getBytes(StandardCharsets.UTF_8)));
         }
     }
 

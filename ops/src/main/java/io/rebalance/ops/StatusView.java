@@ -43,8 +43,6 @@ public final class StatusView {
         RunPlan plan = run.plan();
         v.put("plan", plan);
         CopyStatus progress = run.progress();
-        long total = plan == null ? 0 : plan.range().count();
-        long finished = progress.slotsFinished();
         List<Map<String, Object>> processes = new ArrayList<>();
         List<Map<String, Object>> leased = new ArrayList<>();
         for (var e :
@@ -70,11 +68,12 @@ public final class StatusView {
                 leased.add(l);
             }
         }
+        SlotCounts counts = SlotCounts.of(plan, progress, leased.size());
         Map<String, Object> s = new LinkedHashMap<>();
-        s.put("total", total);
-        s.put("finished", finished);
-        s.put("inProgress", leased.size());
-        s.put("left", Math.max(0, total - finished - leased.size()));
+        s.put("total", counts.total());
+        s.put("finished", counts.finished());
+        s.put("inProgress", counts.inProgress());
+        s.put("left", counts.waiting());
         s.put("watermark", progress.watermark());
         v.put("slots", s);
         Map<String, Object> rows = new LinkedHashMap<>();

@@ -36,6 +36,7 @@ public enum ErrorCode {
     SCHEMA_CHANGED(35, "the source table's columns changed since the run was planned"),
     NOT_STORE_OF_RECORD(
             36, "Postgres is no longer the store of record: nothing writes its rows into DynamoDB after the flip"),
+    PORT_IN_USE(37, "the port to serve metrics or the dashboard on is taken or not allowed"),
     INTERNAL(70, "internal error");
 
     private final int exitCode;

@@ -204,6 +204,14 @@ public final class ConfigValidator {
                     role,
                     "Postgres role names (1-63 characters) of the roles applications write as, such as [app_rw]");
         }
+        require(
+                c.metrics().port().isBlank()
+                        || c.metrics().port().trim().matches("\\d{1,5}")
+                                && Integer.parseInt(c.metrics().port().trim()) <= 65535,
+                "metrics.port",
+                c.metrics().port(),
+                "a TCP port 1-65535, 0 for a free one, or empty for no metrics endpoint");
+        oneOf("log.format", c.log().format(), Set.of("text", "json"));
         if (lease != null && lease.compareTo(Duration.ofSeconds(2)) < 0) {
             problems.add("mover.leaseTtl=" + m.leaseTtl()
                     + " is too short to renew reliably; use at least 2s (15s-30s is typical)");

@@ -3,6 +3,7 @@ package io.rebalance.core.config;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.OptionalInt;
 
 /**
  * One migration, as described by YAML + environment + flags (see {@link ConfigLoader} and docs/config.md).
@@ -17,7 +18,9 @@ public record MigrationConfig(
         Mover mover,
         Verify verify,
         Tail tail,
-        Cutover cutover) {
+        Cutover cutover,
+        Metrics metrics,
+        Log log) {
 
     /** Where rows come from. {@code columns} empty means every column of the table. */
     public record Source(
@@ -218,6 +221,24 @@ public record MigrationConfig(
 
         public Duration verifyMaxAgeDuration() {
             return Durations.parse(verifyMaxAge);
+        }
+    }
+
+    /**
+     * The metrics and health endpoint of the long-running commands (docs/operations.md): {@code port} empty for none,
+     * {@code 0} for a free port (logged), else the port. Text because "unset" must differ from every number.
+     */
+    public record Metrics(String port) {
+        /** The port to serve on, empty when metrics are off. */
+        public OptionalInt portNumber() {
+            return port.isBlank() ? OptionalInt.empty() : OptionalInt.of(Integer.parseInt(port.trim()));
+        }
+    }
+
+    /** How log lines are written: {@code text} (one line each) or {@code json} (one JSON object each). */
+    public record Log(String format) {
+        public boolean json() {
+            return "json".equals(format);
         }
     }
 }

@@ -47,6 +47,7 @@ public final class DynamoClients {
                 .apiCallAttemptTimeout(ATTEMPT_TIMEOUT)
                 .apiCallTimeout(CALL_TIMEOUT);
         interceptors.forEach(override::addExecutionInterceptor);
+        override.addExecutionInterceptor(DynamoCounts.process()).addMetricPublisher(DynamoCounts.process());
         override.addExecutionInterceptor(new FencedWrites()); // last: it checks the lease right before sending
         var builder = DynamoDbClient.builder()
                 .region(region(target, endpoint))

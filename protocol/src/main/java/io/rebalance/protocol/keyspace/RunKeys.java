@@ -20,7 +20,8 @@ public final class RunKeys {
             "progress",
             "processes",
             "process_info",
-            "events");
+            "events",
+            "history");
     private static final Pattern RATE_WINDOW = Pattern.compile("rate:\\d+");
     private static final Set<String> SLOT_NAMES = Set.of("worker", "state");
 
@@ -88,6 +89,11 @@ public final class RunKeys {
     /** Capped list of notable events (resumes, lost leases), newest first. */
     public String events() {
         return prefix + "events";
+    }
+
+    /** Capped list of the copy's progress every 10 s over the last hour ("epoch ms rows rows/s"), newest first. */
+    public String history() {
+        return prefix + "history";
     }
 
     /** The lease of the slot named {@code slot} (its worker's member); the slot's name is the hash tag. */

@@ -34,6 +34,11 @@ public final class TailKeys {
         return key(prefix, "status");
     }
 
+    /** Capped list of the tail's lag and retained WAL every 10 s over the last hour, newest first. */
+    public String history() {
+        return key(prefix, "history");
+    }
+
     /** List: ids of repair requests (verify --repair while a tail runs) waiting for the tail. */
     public String repairQueue() {
         return key(prefix, "repair");

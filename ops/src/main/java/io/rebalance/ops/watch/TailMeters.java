@@ -1,0 +1,40 @@
+package io.rebalance.ops.watch;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.rebalance.cdc.TailStats;
+import io.rebalance.protocol.handoff.ReverseStatus;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** The tail's series, read from its {@link TailStats} at scrape time; the reverse stream's lag as it reports it. */
+final class TailMeters {
+    private TailMeters() {}
+
+    static void bind(MeterRegistry registry, Refresher refresher, TailStats stats, ReverseStatus reverse) {
+        FunctionCounter.builder("rebalance.tail.changes.applied", stats, TailStats::events)
+                .description("Change events this process applied to DynamoDB")
+                .register(registry);
+        FunctionCounter.builder("rebalance.lease.lost", stats, TailStats::leaseLapses)
+                .description("Times this process lost the tail lease while streaming")
+                .tag("part", "tail")
+                .register(registry);
+        Gauge.builder("rebalance.tail.lag.seconds", stats, s -> s.lagMs(System.currentTimeMillis()) / 1000.0)
+                .description("Age of the oldest change delivered and not yet applied; 0 when none waits")
+                .register(registry);
+        Gauge.builder("rebalance.tail.slot.retained.wal.bytes", stats, TailStats::retainedWalBytes)
+                .description("WAL the replication slot holds back, as last read by the active tail")
+                .register(registry);
+        Gauge.builder("rebalance.tail.active", stats, s -> s.active() ? 1 : 0)
+                .description("1 while this process holds the tail lease and streams, 0 while it stands by")
+                .register(registry);
+        AtomicLong reverseLagMs = new AtomicLong();
+        refresher.every(
+                "reverse lag",
+                () -> reverseLagMs.set(
+                        reverse.read().map(ReverseStatus.Report::lagMs).orElse(0L)));
+        Gauge.builder("rebalance.reverse.lag.seconds", reverseLagMs, l -> l.get() / 1000.0)
+                .description("The reverse stream's lag (DynamoDB to Postgres) as it last reported it")
+                .register(registry);
+    }
+}
