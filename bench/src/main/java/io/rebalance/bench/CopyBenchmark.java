@@ -38,6 +38,9 @@ import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
  *       newest first) and writes each page with BatchWriteItem of 25, one call after another;
  *   <li><b>copy</b>: {@code rebalance copy} as one separate process started by {@code bin/rebalance} with a 512 MB
  *       heap and default settings (but the endpoint and the worker count), timed from process start to exit;
+ *   <li><b>metrics</b>: the same copy with {@code --metrics-port}, scraped every second (a Prometheus scrapes every
+ *       10 to 60 s), run right after each plain copy so that the two interleave; with the CPU seconds each copy
+ *       process spent per row;
  *   <li><b>ceiling</b>: BatchWriteItem of 25 with items built beforehand (no Postgres, no Redis), on as many
  *       threads as the copy has workers: what DynamoDB Local itself can take here;
  *   <li><b>refused</b>: {@code rebalance copy} as above, of a copy of the table in which 1% (or refusedPercent) of
@@ -83,6 +86,7 @@ public final class CopyBenchmark {
 
         List<Double> naive = new ArrayList<>();
         List<Double> copy = new ArrayList<>();
+        List<Double> metrics = new ArrayList<>();
         List<Double> ceiling = new ArrayList<>();
         List<Double> refused = new ArrayList<>();
         try (DynamoDbClient dynamo = DynamoClients.create(config.target(), endpoint, workers * 2, List.of())) {
@@ -91,6 +95,8 @@ public final class CopyBenchmark {
                 naive.add(measure("naive", rep, rows, rows, dynamo, t -> naiveLoop(config, codec, dynamo, t)));
                 copy.add(measure(
                         "copy", rep, rows, rows, dynamo, t -> rebalanceCopy(launcher, endpoint, table, t, workers, 0)));
+                metrics.add(measure(
+                        "metrics", rep, rows, rows, dynamo, t -> scrapedCopy(launcher, endpoint, table, t, workers)));
                 ceiling.add(
                         measure("ceiling", rep, rows, rows, dynamo, t -> rawBatchWrites(items, dynamo, t, workers)));
                 refused.add(measure(
@@ -120,6 +126,14 @@ public final class CopyBenchmark {
                         + " clean copy's time (goal <= 2x)%n",
                 100 * r / c, c / r);
         System.out.printf("  copy / ceiling = %.0f%%    (goal >= 80%%)%n", 100 * c / x);
+        double m = median(metrics);
+        System.out.printf(
+                "  metrics on: %,.0f rows/s %s against off: %,.0f rows/s %s: on / off = %.3f; off's spread"
+                        + " %.1f%% of its median, on - off = %.1f%% (goal: within the spread)%n",
+                m, metrics, c, copy, m / c, 100 * (max(copy) - min(copy)) / c, 100 * (m - c) / c);
+        System.out.printf(
+                "  copy process CPU per row: off %.2f us, on %.2f us (medians)%n",
+                1e6 * median(CPU.get(false)) / rows, 1e6 * median(CPU.get(true)) / rows);
     }
 
     interface Phase {
@@ -169,9 +183,60 @@ public final class CopyBenchmark {
         }
     }
 
-    /** @param exit what the copy must exit with: 0, or 21 when rows are refused */
+    /** CPU seconds of each copy process, by metrics off (false) and on (true). */
+    private static final Map<Boolean, List<Double>> CPU = Map.of(false, new ArrayList<>(), true, new ArrayList<>());
+
     private static void rebalanceCopy(
             String launcher, String endpoint, String source, String table, int workers, int exit) throws Exception {
+        rebalanceCopy(launcher, endpoint, source, table, workers, exit, -1);
+    }
+
+    /** The copy with its metrics endpoint on, scraped every second from this process while it runs. */
+    private static void scrapedCopy(String launcher, String endpoint, String source, String table, int workers)
+            throws Exception {
+        int port;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        java.net.http.HttpRequest scrape = java.net.http.HttpRequest.newBuilder(
+                        java.net.URI.create("http://127.0.0.1:" + port + "/metrics"))
+                .build();
+        AtomicInteger scrapes = new AtomicInteger();
+        Thread scraper = new Thread(() -> {
+            while (!Thread.currentThread().isInterrupted()) {
+                try {
+                    http.send(scrape, java.net.http.HttpResponse.BodyHandlers.discarding());
+                    scrapes.incrementAndGet();
+                } catch (java.io.IOException notYet) {
+                    // the process is starting, or has ended
+                } catch (InterruptedException e) {
+                    return;
+                }
+                try {
+                    Thread.sleep(1_000);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        });
+        scraper.start();
+        try {
+            rebalanceCopy(launcher, endpoint, source, table, workers, 0, port);
+        } finally {
+            scraper.interrupt();
+            scraper.join();
+        }
+        if (scrapes.get() == 0) throw new IllegalStateException("no scrape of the copy's metrics answered");
+    }
+
+    /**
+     * @param exit what the copy must exit with: 0, or 21 when rows are refused
+     * @param metricsPort the port of its metrics endpoint, -1 for none
+     */
+    private static void rebalanceCopy(
+            String launcher, String endpoint, String source, String table, int workers, int exit, int metricsPort)
+            throws Exception {
         String prefix = "bench:" + table + ":" + System.nanoTime() + ":";
         // as a user runs it: the launcher (with its JVM flags), a 512 MB heap
         List<String> cmd = new ArrayList<>(Arrays.asList(
@@ -189,12 +254,16 @@ public final class CopyBenchmark {
                 "redis.prefix=" + prefix,
                 "--set",
                 "mover.workers=" + workers));
+        if (metricsPort >= 0) cmd.addAll(List.of("--metrics-port", Integer.toString(metricsPort)));
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().put("REBALANCE_JAVA_OPTS", "-Xmx512m");
         Process p = pb.redirectErrorStream(true)
                 .redirectOutput(new File("bench/results/" + table + ".log"))
                 .start();
-        if (p.waitFor() != exit)
+        double cpu = 0; // the process's user + system seconds, last read just before it exits
+        while (!p.waitFor(200, java.util.concurrent.TimeUnit.MILLISECONDS)) cpu = Math.max(cpu, cpuSeconds(p.pid()));
+        if (exit == 0) CPU.get(metricsPort >= 0).add(cpu);
+        if (p.exitValue() != exit)
             throw new IllegalStateException(
                     "rebalance copy exited " + p.exitValue() + "; see bench/results/" + table + ".log");
     }
@@ -247,6 +316,24 @@ public final class CopyBenchmark {
             }
         }
         return items;
+    }
+
+    private static double cpuSeconds(long pid) {
+        try {
+            String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/" + pid + "/stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0; // utime, stime in USER_HZ ticks
+        } catch (java.io.IOException | RuntimeException gone) {
+            return 0;
+        }
+    }
+
+    private static double min(List<Double> xs) {
+        return xs.stream().mapToDouble(Double::doubleValue).min().orElse(0);
+    }
+
+    private static double max(List<Double> xs) {
+        return xs.stream().mapToDouble(Double::doubleValue).max().orElse(0);
     }
 
     static double median(List<Double> xs) {

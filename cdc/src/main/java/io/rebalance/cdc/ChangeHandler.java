@@ -95,10 +95,14 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             changes++;
         }
         if (lsn != 0) MDC.put("lsn", Lsn.text(lsn)); // a failure to apply names the batch's last position
-        applyUntilDone(hold, keys, transactions, k -> {
-            Long at = keyLsn.get(k);
-            return at == null ? null : Lsn.text(at);
-        });
+        try {
+            applyUntilDone(hold, keys, transactions, k -> {
+                Long at = keyLsn.get(k);
+                return at == null ? null : Lsn.text(at);
+            });
+        } finally {
+            MDC.remove("lsn");
+        }
         changed.record(keys, lsn);
         changed.record(reverseWritten, lsn); // nothing to do when empty; both are rarely non-empty in one batch
         for (ChangeEvent<SourceRecord, SourceRecord> e : events) committer.markProcessed(e);

@@ -178,6 +178,7 @@ public final class TailStatus {
                 + " (pg_current_wal_lsn() - restart_lsn)::int8, wal_status, safe_wal_size FROM pg_replication_slots"
                 + " WHERE slot_name = ?")) {
             ps.setString(1, slotName);
+            ps.setQueryTimeout(5); // a hung source must not stop the publishing (and the liveness it proves)
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     f.put("slot", "missing");

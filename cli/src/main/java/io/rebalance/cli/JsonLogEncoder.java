@@ -24,6 +24,7 @@ public final class JsonLogEncoder extends JsonEncoder {
         setWithArguments(false);
         setWithFormattedMessage(true);
         setWithSequenceNumber(false);
+        setWithNanoseconds(false); // time and timestamp say when
     }
 
     @Override

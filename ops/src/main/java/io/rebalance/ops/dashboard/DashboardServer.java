@@ -55,11 +55,13 @@ public final class DashboardServer implements AutoCloseable {
                             + " process holds it, or it needs privileges; pick another with --port, or 0 for a free one",
                     e);
         }
-        ExecutorService executor = Executors.newFixedThreadPool(2, r -> {
-            Thread t = new Thread(r, "rebalance-dashboard");
-            t.setDaemon(true);
-            return t;
-        });
+        ExecutorService executor = Executors.newFixedThreadPool(
+                4,
+                r -> { // files answer while a state read waits
+                    Thread t = new Thread(r, "rebalance-dashboard");
+                    t.setDaemon(true);
+                    return t;
+                });
         DashboardServer d = new DashboardServer(server, executor, state);
         server.setExecutor(executor);
         server.createContext("/api/state", d::state);
@@ -91,13 +93,14 @@ public final class DashboardServer implements AutoCloseable {
         int status = 200;
         synchronized (this) {
             long now = System.currentTimeMillis();
-            if (cached == null || now - cachedAt >= FRESH_MS) {
+            if (now - cachedAt >= FRESH_MS) {
                 try {
                     cached = JSON.writeValueAsBytes(state.call());
                     cachedAt = now;
-                } catch (Exception e) { // Redis away: the page says so and keeps asking
+                } catch (Exception e) { // Redis away: the page says so and keeps asking, at most once a second
                     log.warn("reading the run's state failed: {}", e.toString());
                     cached = null;
+                    cachedAt = now;
                 }
             }
             body = cached;

@@ -98,7 +98,12 @@ public final class Watch implements AutoCloseable {
             throw e;
         }
         Watch w = new Watch(registry, health, refresher, endpoint);
-        w.bindProcess();
+        try {
+            w.bindProcess();
+        } catch (RuntimeException e) {
+            w.close();
+            throw e;
+        }
         log.info("metrics on http://0.0.0.0:{}/metrics, health on /health/live and /health/ready", endpoint.port());
         return w;
     }
@@ -199,10 +204,15 @@ public final class Watch implements AutoCloseable {
     }
 
     private void services(MigrationConfig config) {
-        ServiceProbe probe = new ServiceProbe(redis(config), config.source());
+        ServiceProbe probe = new ServiceProbe(redis(config), config.source(), REFRESH.multipliedBy(3));
         closing.add(probe);
-        refresher.every("redis", probe::askRedis);
-        refresher.every("postgres", probe::askPostgres);
+        // a thread each: a service that hangs neither delays the other's answer nor the figures
+        Refresher redisAsker = new Refresher(REFRESH);
+        Refresher postgresAsker = new Refresher(REFRESH);
+        closing.add(redisAsker);
+        closing.add(postgresAsker);
+        redisAsker.every("redis", probe::askRedis);
+        postgresAsker.every("postgres", probe::askPostgres);
         health.ready("redis", probe::redis).ready("postgres", probe::postgres);
     }
 
