@@ -39,8 +39,8 @@ import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
  *   <li><b>copy</b>: {@code rebalance copy} as one separate process started by {@code bin/rebalance} with a 512 MB
  *       heap and default settings (but the endpoint and the worker count), timed from process start to exit;
  *   <li><b>metrics</b>: the same copy with {@code --metrics-port}, scraped every second (a Prometheus scrapes every
- *       10 to 60 s), run right after each plain copy so that the two interleave; with the CPU seconds each copy
- *       process spent per row;
+ *       10 to 60 s), run next to each plain copy, before it in odd runs and after it in even ones, so the two
+ *       interleave; with the CPU seconds each copy process spent per row;
  *   <li><b>ceiling</b>: BatchWriteItem of 25 with items built beforehand (no Postgres, no Redis), on as many
  *       threads as the copy has workers: what DynamoDB Local itself can take here;
  *   <li><b>refused</b>: {@code rebalance copy} as above, of a copy of the table in which 1% (or refusedPercent) of
@@ -93,10 +93,13 @@ public final class CopyBenchmark {
             List<Map<String, AttributeValue>> items = allItems(config, codec);
             for (int rep = 1; rep <= reps; rep++) {
                 naive.add(measure("naive", rep, rows, rows, dynamo, t -> naiveLoop(config, codec, dynamo, t)));
-                copy.add(measure(
-                        "copy", rep, rows, rows, dynamo, t -> rebalanceCopy(launcher, endpoint, table, t, workers, 0)));
-                metrics.add(measure(
-                        "metrics", rep, rows, rows, dynamo, t -> scrapedCopy(launcher, endpoint, table, t, workers)));
+                // metrics on and off back to back, the order alternating, on first in odd runs (the first copy
+                // after the naive loop measured slower, whichever it was: this leans against metrics on)
+                Phase off = t -> rebalanceCopy(launcher, endpoint, table, t, workers, 0);
+                Phase on = t -> scrapedCopy(launcher, endpoint, table, t, workers);
+                if (rep % 2 == 1) metrics.add(measure("metrics", rep, rows, rows, dynamo, on));
+                copy.add(measure("copy", rep, rows, rows, dynamo, off));
+                if (rep % 2 == 0) metrics.add(measure("metrics", rep, rows, rows, dynamo, on));
                 ceiling.add(
                         measure("ceiling", rep, rows, rows, dynamo, t -> rawBatchWrites(items, dynamo, t, workers)));
                 refused.add(measure(
