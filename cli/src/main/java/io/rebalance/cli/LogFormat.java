@@ -17,6 +17,9 @@ final class LogFormat {
     private static final String JSON = "JSON";
     private static final String TEXT = "ERR";
 
+    /** The text appender while JSON replaces it. */
+    private static Appender<ILoggingEvent> detached;
+
     private LogFormat() {}
 
     static synchronized void apply(MigrationConfig.Log log) {
@@ -43,6 +46,4 @@ final class LogFormat {
             if (detached != null && root.getAppender(TEXT) == null) root.addAppender(detached);
         }
     }
-
-    private static Appender<ILoggingEvent> detached;
 }
