@@ -206,29 +206,27 @@ public final class CopyBenchmark {
                         java.net.URI.create("http://127.0.0.1:" + port + "/metrics"))
                 .build();
         AtomicInteger scrapes = new AtomicInteger();
-        Thread scraper = new Thread(() -> {
-            while (!Thread.currentThread().isInterrupted()) {
-                try {
-                    http.send(scrape, java.net.http.HttpResponse.BodyHandlers.discarding());
-                    scrapes.incrementAndGet();
-                } catch (java.io.IOException notYet) {
-                    // the process is starting, or has ended
-                } catch (InterruptedException e) {
-                    return;
-                }
-                try {
-                    Thread.sleep(1_000);
-                } catch (InterruptedException e) {
-                    return;
-                }
-            }
-        });
-        scraper.start();
+        // a scrape a second, as an eager Prometheus would (they scrape every 10 to 60 s)
+        java.util.concurrent.ScheduledExecutorService scraper = Executors.newSingleThreadScheduledExecutor();
+        scraper.scheduleWithFixedDelay(
+                () -> {
+                    try {
+                        http.send(scrape, java.net.http.HttpResponse.BodyHandlers.discarding());
+                        scrapes.incrementAndGet();
+                    } catch (java.io.IOException notYet) {
+                        // the process is starting, or has ended
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                },
+                0,
+                1,
+                java.util.concurrent.TimeUnit.SECONDS);
         try {
             rebalanceCopy(launcher, endpoint, source, table, workers, 0, port);
         } finally {
-            scraper.interrupt();
-            scraper.join();
+            scraper.shutdownNow();
+            scraper.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS);
         }
         if (scrapes.get() == 0) throw new IllegalStateException("no scrape of the copy's metrics answered");
     }

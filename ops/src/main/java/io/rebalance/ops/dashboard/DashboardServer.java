@@ -3,11 +3,11 @@ package io.rebalance.ops.dashboard;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import io.rebalance.ops.HttpReplies;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -113,17 +113,12 @@ public final class DashboardServer implements AutoCloseable {
     }
 
     private static void send(HttpExchange x, int status, String type, byte[] body) throws IOException {
-        try (x) {
-            x.getResponseHeaders().set("Content-Type", type);
-            x.getResponseHeaders().set("Cache-Control", "no-store");
-            // the page loads nothing from anywhere else
-            x.getResponseHeaders().set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:");
-            x.sendResponseHeaders(status, body.length);
-            try (OutputStream out = x.getResponseBody()) {
-                out.write(body);
-            }
-        }
+        HttpReplies.send(x, status, type, body, PAGE_ONLY);
     }
+
+    /** The page loads nothing from anywhere else. */
+    private static final Map<String, String> PAGE_ONLY =
+            Map.of("Content-Security-Policy", "default-src 'self'; img-src 'self' data:");
 
     @Override
     public void close() {

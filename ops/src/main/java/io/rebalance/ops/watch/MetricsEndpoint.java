@@ -4,13 +4,14 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.rebalance.ops.HttpReplies;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
@@ -78,19 +79,8 @@ public final class MetricsEndpoint implements AutoCloseable {
         send(x, a.status(), "application/json", JSON.writeValueAsString(a.body()) + "\n");
     }
 
-    static void send(HttpExchange x, int status, String type, String body) throws IOException {
-        try (x) {
-            byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-            x.getResponseHeaders().set("Content-Type", type);
-            x.getResponseHeaders().set("Cache-Control", "no-store");
-            boolean head = "HEAD".equals(x.getRequestMethod());
-            x.sendResponseHeaders(status, head ? -1 : bytes.length);
-            if (!head) {
-                try (OutputStream out = x.getResponseBody()) {
-                    out.write(bytes);
-                }
-            }
-        }
+    private static void send(HttpExchange x, int status, String type, String body) throws IOException {
+        HttpReplies.send(x, status, type, body.getBytes(StandardCharsets.UTF_8), Map.of());
     }
 
     @Override
