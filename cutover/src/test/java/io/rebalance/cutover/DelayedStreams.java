@@ -5,14 +5,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import software.amazon.awssdk.services.dynamodb.model.DescribeStreamRequest;
-import software.amazon.awssdk.services.dynamodb.model.DescribeStreamResponse;
 import software.amazon.awssdk.services.dynamodb.model.GetRecordsRequest;
 import software.amazon.awssdk.services.dynamodb.model.GetRecordsResponse;
-import software.amazon.awssdk.services.dynamodb.model.GetShardIteratorRequest;
-import software.amazon.awssdk.services.dynamodb.model.GetShardIteratorResponse;
-import software.amazon.awssdk.services.dynamodb.model.ListStreamsRequest;
-import software.amazon.awssdk.services.dynamodb.model.ListStreamsResponse;
 import software.amazon.awssdk.services.dynamodb.model.Record;
 import software.amazon.awssdk.services.dynamodb.streams.DynamoDbStreamsClient;
 
@@ -21,14 +15,13 @@ import software.amazon.awssdk.services.dynamodb.streams.DynamoDbStreamsClient;
  * promises no bound): a read that meets a record first seen less than {@code delay} ago returns nothing and the same
  * iterator, so the shard is read again from there later. DynamoDB Local, unlike AWS, has every record at once.
  */
-final class DelayedStreams implements DynamoDbStreamsClient {
-    private final DynamoDbStreamsClient real;
+final class DelayedStreams extends ForwardingStreams {
     private final long delayMs;
     private final Map<String, Long> firstSeen = new ConcurrentHashMap<>();
     private final AtomicInteger heldBack = new AtomicInteger();
 
     DelayedStreams(DynamoDbStreamsClient real, Duration delay) {
-        this.real = real;
+        super(real);
         this.delayMs = delay.toMillis();
     }
 
@@ -51,30 +44,5 @@ final class DelayedStreams implements DynamoDbStreamsClient {
                 .records(List.of())
                 .nextShardIterator(request.shardIterator())
                 .build();
-    }
-
-    @Override
-    public GetShardIteratorResponse getShardIterator(GetShardIteratorRequest request) {
-        return real.getShardIterator(request);
-    }
-
-    @Override
-    public DescribeStreamResponse describeStream(DescribeStreamRequest request) {
-        return real.describeStream(request);
-    }
-
-    @Override
-    public ListStreamsResponse listStreams(ListStreamsRequest request) {
-        return real.listStreams(request);
-    }
-
-    @Override
-    public String serviceName() {
-        return real.serviceName();
-    }
-
-    @Override
-    public void close() {
-        real.close();
     }
 }

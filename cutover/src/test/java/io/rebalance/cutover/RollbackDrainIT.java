@@ -6,6 +6,7 @@ import static io.rebalance.cutover.CutoverIT.kind;
 import static io.rebalance.cutover.CutoverIT.write;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.rebalance.client.WriteGuard;
 import io.rebalance.core.dynamo.DynamoClients;
@@ -15,6 +16,8 @@ import io.rebalance.testkit.SharedServices;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
@@ -78,6 +81,40 @@ class RollbackDrainIT {
             assertThat(back.detail()).contains("1 keys written to DynamoDB since the flip equal in Postgres");
             assertThat(f.parts.routes().get(f.table).orElseThrow().status()).isEqualTo(RouteStatus.SOURCE);
             assertThat(kind(f, id)).isEqualTo("guarded");
+        }
+    }
+
+    /**
+     * A reverse-stream round that reads for longer than a rollback lets a report age (a backlog after the flip, a slow
+     * DynamoDB) still counts as running: the round says it is alive as it goes. Each GetRecords here takes 2 s, so by
+     * the end of a round's second read the last round's report is over 4 s old, past the 3 s allowed below; the
+     * stream is judged at that moment, mid-round. Before, a rollback meeting such a round was refused ("it last
+     * reported ... ago: start `rebalance tail`") while the tail ran.
+     */
+    @Test
+    void aRoundLongerThanTheFreshnessLimitStillCountsAsRunning() throws Exception {
+        List<Optional<String>> verdicts = new CopyOnWriteArrayList<>();
+        AtomicReference<StalledStreams> stalled = new AtomicReference<>();
+        try (CutoverFixture f = new CutoverFixture(SharedServices.get().redisUrl, Duration.ofSeconds(30));
+                WriteGuard guard = f.guard()) {
+            ReverseStreamView view =
+                    new ReverseStreamView(f.redis, f.config().redis().keyspace().handoff(), Duration.ofSeconds(3));
+            f.startTail(dynamo -> {
+                stalled.set(new StalledStreams(
+                        DynamoClients.streamsOf(dynamo), Duration.ofSeconds(2), () -> verdicts.add(view.notReady())));
+                return stalled.get();
+            });
+            f.cutover("forward").cutover(PASS, MATCH);
+            stalled.get().arm();
+            List<String> written = new ArrayList<>();
+            for (int i = 0; i < 20; i++) written.add(write(f, guard));
+
+            await().atMost(Duration.ofSeconds(60)).until(() -> !verdicts.isEmpty());
+            assertThat(verdicts).as("the stream judged mid-round").allSatisfy(v -> assertThat(v)
+                    .isEmpty());
+            CutoverOutcome back = f.cutover("back").rollback(f.proof());
+            assertThat(back.detail()).contains("20 keys written to DynamoDB since the flip equal in Postgres");
+            for (String id : written) assertThat(kind(f, id)).isEqualTo("guarded");
         }
     }
 

@@ -41,6 +41,8 @@ final class ReverseStream {
     private static final Logger log = LoggerFactory.getLogger(ReverseStream.class);
     private static final String END = "END";
     private static final long DESCRIBE_EVERY_MS = 10_000;
+    /** How often a long round says it is alive: well inside the 5 s a rollback allows a report to age. */
+    private static final long ALIVE_EVERY_MS = 1_000;
 
     private final DynamoDbClient dynamo;
     private final DynamoDbStreamsClient streams;
@@ -61,6 +63,7 @@ final class ReverseStream {
     private boolean describeDue = true;
     private boolean streaming;
     private boolean waited;
+    private long reportedMs;
 
     ReverseStream(
             DynamoDbClient dynamo,
@@ -175,6 +178,7 @@ final class ReverseStream {
                 continue;
             }
             fresh = false;
+            alive();
             List<Record> batch = r.records();
             if (!batch.isEmpty()) {
                 List<Map<String, AttributeValue>> changed = new ArrayList<>(batch.size());
@@ -189,6 +193,7 @@ final class ReverseStream {
                 }
                 if (outcome == ReverseApplier.Outcome.APPLIED) applied.addAndGet(batch.size());
                 else skipped.addAndGet(batch.size());
+                alive();
                 Record last = batch.get(batch.size() - 1);
                 positions.put(shardId, last.dynamodb().sequenceNumber());
                 redis.hset(keys.reverseShards(), shardId, last.dynamodb().sequenceNumber());
@@ -280,7 +285,19 @@ final class ReverseStream {
         return nl < 0 ? s : s.substring(0, nl);
     }
 
+    /**
+     * Refreshes the report when the round has run a while since the last one; not before this process's first round
+     * has published a state, so a report never says "alive" without one.
+     */
+    private void alive() {
+        long now = System.currentTimeMillis();
+        if (reportedMs == 0 || now - reportedMs < ALIVE_EVERY_MS) return;
+        status.alive(applied.get(), skipped.get());
+        reportedMs = now;
+    }
+
     private void publish(String state, long lagMs) {
+        reportedMs = System.currentTimeMillis();
         status.round(
                 state,
                 lagMs,

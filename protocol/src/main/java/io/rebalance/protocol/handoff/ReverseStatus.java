@@ -85,6 +85,20 @@ public final class ReverseStatus {
     }
 
     /**
+     * A round still under way: it is alive and how far it got, its state unchanged until it ends. A round may read for
+     * longer than a rollback's freshness limit (a backlog after the flip, a slow DynamoDB): without this its report
+     * would age as if nobody ran the stream.
+     */
+    public void alive(long applied, long skipped) {
+        redis.hset(
+                key,
+                Map.of(
+                        "applied", Long.toString(applied),
+                        "skipped", Long.toString(skipped),
+                        "updated_ms", Long.toString(System.currentTimeMillis())));
+    }
+
+    /**
      * A round that failed: the state says {@code failing}, with the error and since when, and the report is fresh,
      * so status and a rollback's refusal name the error instead of taking the stream for idle or gone.
      */
