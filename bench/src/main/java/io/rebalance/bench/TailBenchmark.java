@@ -90,7 +90,7 @@ public final class TailBenchmark {
         int rows = changes / 2;
 
         System.out.printf("backlog: %,d changes on %,d rows, %d repetitions%n", changes, rows, reps);
-        try (UnifiedJedis redis = RedisConnector.connect(config.redis().url(), 2)) {
+        try (UnifiedJedis redis = RedisConnector.connect(config.redis(), 2)) {
             for (String k : io.rebalance.core.redis.RedisScan.keys(redis, "bench:tail:")) redis.del(k); // old offsets
         }
         try (Connection c = session.open();
@@ -123,7 +123,7 @@ public final class TailBenchmark {
         List<Double> ceiling = new ArrayList<>();
         List<Double> shared = new ArrayList<>();
         try (DynamoDbClient dynamo = DynamoClients.create(config.target(), endpoint, threads * 2, List.of());
-                UnifiedJedis redis = RedisConnector.connect(config.redis().url(), threads + 8)) {
+                UnifiedJedis redis = RedisConnector.connect(config.redis(), threads + 8)) {
             List<Map<String, AttributeValue>> items = items(session, source.codec(config.target()), changes);
             // DynamoDB Local compiles its hot paths during its first minute: whichever drain came first would pay
             measured("warm-up", 0, items.size(), () -> ceiling(dynamo, "bench_tail_warmup", items, threads));

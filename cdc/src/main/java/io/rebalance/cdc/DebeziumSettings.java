@@ -80,8 +80,7 @@ final class DebeziumSettings {
         p.setProperty("heartbeat.action.query", "SELECT pg_logical_emit_message(false, 'rebalance.heartbeat', '')");
         p.setProperty("offset.storage", RedisOffsetStore.class.getName());
         p.setProperty("offset.flush.interval.ms", "1000");
-        p.setProperty(
-                RedisOffsetStore.REDIS_URL, EngineSecrets.keep(config.redis().url()));
+        p.setProperty(RedisOffsetStore.REDIS, EngineSecrets.keep(config.redis()));
         p.setProperty(RedisOffsetStore.OFFSETS_KEY, keys.offsets());
         p.setProperty(RedisOffsetStore.LEASE_KEY, keys.lease());
         p.setProperty(RedisOffsetStore.OWNER, leaseMember); // saves compare the member: this grant, not the process

@@ -1,5 +1,6 @@
 package io.rebalance.cdc;
 
+import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.redis.RedisConnector;
 import io.rebalance.protocol.LuaScript;
 import io.rebalance.protocol.lease.LeaseLost;
@@ -22,8 +23,8 @@ import redis.clients.jedis.UnifiedJedis;
  * process that lost the lease cannot move the offsets under the one that holds it now.
  */
 public final class RedisOffsetStore extends MemoryOffsetBackingStore {
-    /** A handle of {@link EngineSecrets} for the Redis URL, which may hold a password. */
-    static final String REDIS_URL = "rebalance.redis.url.handle";
+    /** A handle of {@link EngineSecrets} for the Redis settings, which may hold a password. */
+    static final String REDIS = "rebalance.redis.handle";
 
     static final String OFFSETS_KEY = "rebalance.offsets.key";
     static final String LEASE_KEY = "rebalance.lease.key";
@@ -31,7 +32,7 @@ public final class RedisOffsetStore extends MemoryOffsetBackingStore {
 
     private static final LuaScript SAVE = LuaScript.load(RedisOffsetStore.class, "save-offsets.lua");
 
-    private String url;
+    private MigrationConfig.Redis settings;
     private String offsetsKey;
     private String leaseKey;
     private String owner;
@@ -41,7 +42,7 @@ public final class RedisOffsetStore extends MemoryOffsetBackingStore {
     public void configure(WorkerConfig config) {
         super.configure(config);
         Map<String, String> props = config.originalsStrings();
-        this.url = EngineSecrets.get(required(props, REDIS_URL));
+        this.settings = EngineSecrets.get(required(props, REDIS), MigrationConfig.Redis.class);
         this.offsetsKey = required(props, OFFSETS_KEY);
         this.leaseKey = required(props, LEASE_KEY);
         this.owner = required(props, OWNER);
@@ -50,7 +51,7 @@ public final class RedisOffsetStore extends MemoryOffsetBackingStore {
     @Override
     public synchronized void start() {
         super.start();
-        redis = RedisConnector.connect(url, 2);
+        redis = RedisConnector.connect(settings, 2);
         Map<ByteBuffer, ByteBuffer> loaded = new HashMap<>();
         redis.hgetAll(offsetsKey).forEach((k, v) -> loaded.put(decode(k), decode(v)));
         data.putAll(loaded);

@@ -97,6 +97,7 @@ final class CopyCommand implements Callable<Integer> {
             if (!noConcurrentWriters) c.checkCopyCoverage(); // before anything is planned or created
             RedisChecks.volatileWarning(
                             c.redis(),
+                            config.redis(),
                             "the copy's progress is lost and it starts over (rows are copied again, none is lost),"
                                     + " and the tail's record of keys it wrote during the copy is lost too: run"
                                     + " `rebalance verify --all --repair` after such a restart")

@@ -165,7 +165,7 @@ final class CutoverCommand implements Callable<Integer> {
                     c.dynamo(),
                     config.cutover().pgFence(),
                     config.cutover().dynamoFence());
-            if ((mode.prepare || mode.rollback) && !admitRedis(c, err)) {
+            if ((mode.prepare || mode.rollback) && !admitRedis(c, config, scope, err)) {
                 err.println("error: " + (mode.prepare ? "--prepare" : "rollback")
                         + " refused: the Redis it would use could lose the cutover's state. Nothing was changed. ["
                         + ErrorCode.CUTOVER_REFUSED + "]");
@@ -231,8 +231,8 @@ final class CutoverCommand implements Callable<Integer> {
      * For {@code --prepare} and {@code --rollback}, which have no pre-check list of their own: prints the failed
      * checks and returns false when the command must refuse; prints the accepted risk as a warning otherwise.
      */
-    private boolean admitRedis(Connections c, PrintWriter err) {
-        List<PreCheck> checks = RedisChecks.run(c.redis(), allowRedisWithoutAof);
+    private boolean admitRedis(Connections c, MigrationConfig config, String scope, PrintWriter err) {
+        List<PreCheck> checks = RedisChecks.run(c.redis(), config.redis(), scope, allowRedisWithoutAof);
         checks.stream().filter(p -> !p.passed()).forEach(err::println);
         checks.stream().filter(RedisChecks::riskAccepted).forEach(p -> err.println("warning: " + p.detail()));
         return checks.stream().allMatch(PreCheck::passed);

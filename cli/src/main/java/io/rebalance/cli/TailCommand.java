@@ -65,6 +65,7 @@ final class TailCommand implements Callable<Integer> {
             if (dropSlot) return dropSlot(config, c, out);
             RedisChecks.volatileWarning(
                             c.redis(),
+                            config.redis(),
                             "the tail resumes from its replication slot, but its record of the keys it wrote while"
                                     + " their slots were being copied is lost, so a copy may overwrite newer changes:"
                                     + " run `rebalance verify --all --repair` after such a restart")

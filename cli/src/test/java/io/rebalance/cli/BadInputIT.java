@@ -116,6 +116,31 @@ class BadInputIT {
     }
 
     @Test
+    void redisTopologyMismatchesAndUnreachableClusterOrSentinels() {
+        assertRefused(
+                copy("--set", "redis.url=redis://127.0.0.1:1,127.0.0.1:2"),
+                ErrorCode.CONFIG_INVALID,
+                "redis.url='redis://127.0.0.1:1,127.0.0.1:2' lists 2 hosts",
+                "redis.mode");
+        assertRefused(copy("--set", "redis.mode=sentinel"), ErrorCode.CONFIG_INVALID, "redis.sentinelMaster is empty");
+        assertRefused(
+                copy("--set", "redis.mode=cluster", "--set", "redis.url=redis://u:pw@127.0.0.1:1,127.0.0.1:2"),
+                ErrorCode.REDIS_UNREACHABLE,
+                "The Redis Cluster at redis://***@127.0.0.1:1,127.0.0.1:2 does not answer",
+                "redis.mode");
+        assertRefused(
+                copy(
+                        "--set",
+                        "redis.mode=sentinel",
+                        "--set",
+                        "redis.sentinelMaster=m",
+                        "--set",
+                        "redis.url=redis://127.0.0.1:1"),
+                ErrorCode.REDIS_UNREACHABLE,
+                "The primary 'm' through the sentinels at redis://127.0.0.1:1 does not answer");
+    }
+
+    @Test
     void dynamoUnreachable() throws Exception {
         createSource("CREATE TABLE %s (id text PRIMARY KEY, body text)");
         assertRefused(

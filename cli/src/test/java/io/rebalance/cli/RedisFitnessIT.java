@@ -8,9 +8,11 @@ import io.rebalance.testkit.PrivateRedis;
 import io.rebalance.testkit.SharedServices;
 import java.sql.Connection;
 import java.sql.ResultSet;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.UnifiedJedis;
 
@@ -62,8 +64,8 @@ class RedisFitnessIT {
             CliRun copy = CliRun.of(flags, "copy", "--no-concurrent-writers", "--no-progress", "--create-table");
             assertThat(copy.exitCode()).as(copy.err()).isZero();
             assertThat(copy.err())
-                    .contains("warning: Redis keeps no append-only file (aof_enabled:0): if it restarts, the copy's"
-                            + " progress is lost")
+                    .contains("warning: Redis keeps no append-only file (aof_enabled:0) and has no replica: if it"
+                            + " restarts, the copy's progress is lost")
                     .contains("rebalance verify --all --repair");
 
             CliRun rollback = CliRun.of(flags, "cutover", "--rollback");
@@ -101,6 +103,76 @@ class RedisFitnessIT {
                     .contains("ok     redis persistence: append-only file on")
                     .contains("ok     redis eviction: maxmemory-policy noeviction");
 
+        } finally {
+            CutoverTables.drop(services, table);
+        }
+    }
+
+    /**
+     * Managed Redis keeps no append-only file and cannot be told to (CONFIG is disabled): a replica that acknowledges
+     * writes to the route's node ({@code WAIT}, measured by the check) stands in for it, and so does a store declared
+     * durable ({@code redis.durable: true}, for MemoryDB). A replica that stalls (frozen, still connected) does not
+     * acknowledge and is refused, as is a Redis with neither, naming every way out; and the check leaves no key.
+     */
+    @Test
+    void anAcknowledgingReplicaOrADeclaredDurableStoreStandsInForTheAppendOnlyFile() throws Exception {
+        try (PrivateRedis primary = PrivateRedis.start("--appendonly", "no", "--save", "");
+                UnifiedJedis redis = RedisConnector.connect(primary.url, 2)) {
+            try (Connection pg = services.postgres()) {
+                RoomEventsGenerator.create(pg, table, 200, Instant.parse("2024-10-20T04:00:00Z"), 2, 3);
+            }
+            Map<String, String> settings = TailedTable.settings(services, table, prefix);
+            settings.put("redis.url", primary.url);
+            List<String> flags = TailedTable.args(settings);
+            try (PrivateRedis replica = PrivateRedis.start(
+                    "--appendonly", "no", "--save", "", "--replicaof", "127.0.0.1", Integer.toString(primary.port()))) {
+                Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> redis.info("replication")
+                        .contains("connected_slaves:1"));
+                CliRun copy = CliRun.of(flags, "copy", "--no-concurrent-writers", "--no-progress", "--create-table");
+                assertThat(copy.exitCode()).as(copy.err()).isZero();
+                assertThat(copy.err())
+                        .as("a replica to fail over to: no warning")
+                        .doesNotContain("append-only");
+
+                CliRun prepared = CliRun.of(flags, "cutover", "--prepare");
+                assertThat(prepared.exitCode()).as(prepared.err()).isZero();
+                assertThat(prepared.err()).doesNotContain("RISK ACCEPTED");
+                CliRun dry = CliRun.of(flags, "cutover", "--dry-run");
+                assertThat(dry.out())
+                        .containsPattern("ok     redis persistence: no append-only file, but 1 replica\\(s\\)"
+                                + " \\(connected_slaves\\) and one acknowledged a write to the route's node in \\d+ ms"
+                                + " \\(WAIT 1\\)");
+                assertThat(redis.exists(prefix + "{" + table + "}:replica:probe"))
+                        .as("the probe's key")
+                        .isFalse();
+
+                replica.pause(); // still connected, answering nothing: WAIT times out
+                try {
+                    CliRun stalled = CliRun.of(flags, "cutover", "--rollback");
+                    assertThat(stalled.exitCode()).as(stalled.err()).isEqualTo(31);
+                    assertThat(stalled.err())
+                            .contains("FAILED redis persistence: Redis keeps no append-only file (aof_enabled:0) and"
+                                    + " no replica acknowledged a write within 4 s (WAIT 1)");
+                } finally {
+                    replica.resume();
+                }
+            }
+            Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> redis.info("replication")
+                    .contains("connected_slaves:0"));
+            CliRun neither = CliRun.of(flags, "cutover", "--dry-run");
+            assertThat(neither.exitCode()).isEqualTo(31);
+            assertThat(neither.out())
+                    .contains("FAILED redis persistence: Redis keeps no append-only file (aof_enabled:0) and has no"
+                            + " replica (connected_slaves:0)")
+                    .contains("turn on the append-only file")
+                    .contains("or run a replica with automatic failover")
+                    .contains("or set redis.durable: true")
+                    .contains("--allow-redis-without-aof");
+
+            List<String> durable = new java.util.ArrayList<>(flags);
+            durable.addAll(List.of("--set", "redis.durable=true"));
+            assertThat(CliRun.of(durable, "cutover", "--dry-run").out())
+                    .contains("ok     redis persistence: redis.durable: true: taken as said");
         } finally {
             CutoverTables.drop(services, table);
         }

@@ -81,7 +81,7 @@ final class TailedTable implements AutoCloseable {
         try (Connection pg = services.postgres()) {
             this.source = SourceTable.inspect(pg, config);
         }
-        this.redis = RedisConnector.connect(settings.get("redis.url"), 16);
+        this.redis = RedisConnector.connect(config.redis(), 16);
         this.dynamo = SharedServices.dynamoClient(settings.get("target.endpoint"));
         TargetTable.create(
                 dynamo, table, source.partitionKey(config.target()), source.keyType(), SlotIndex.of(config.target()));

@@ -67,6 +67,24 @@ public final class PrivateRedis implements AutoCloseable {
         }
     }
 
+    /**
+     * Freezes the server ({@code kill -STOP}): its connections stay open and nothing answers, as a host that stalls;
+     * {@link #resume} thaws it.
+     */
+    public void pause() throws Exception {
+        signal("STOP");
+    }
+
+    public void resume() throws Exception {
+        signal("CONT");
+    }
+
+    private void signal(String name) throws Exception {
+        if (process == null) throw new IllegalStateException("pausing works on a child process only");
+        Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).start();
+        if (kill.waitFor() != 0) throw new IllegalStateException("kill -" + name + " failed");
+    }
+
     /** Starts the killed server again on the same port, from its files (its append-only file, if it keeps one). */
     public void startAgain() throws Exception {
         if (container != null) {
@@ -106,9 +124,14 @@ public final class PrivateRedis implements AutoCloseable {
             c.start();
             return new PrivateRedis("redis://" + c.getHost() + ":" + c.getMappedPort(6379), null, null, c, cmd);
         }
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
+        return startOn(freePort(false), args);
+    }
+
+    /** A server on {@code port}, which a caller chose (a cluster node's, whose bus port must be free too). */
+    static PrivateRedis startOn(int port, String... args) throws Exception {
+        if (!onPath("redis-server")) {
+            throw new IllegalStateException("a Redis Cluster or Sentinel for tests needs redis-server (Debian package"
+                    + " redis-server; scripts/services.sh installs it)");
         }
         Path dir = Files.createTempDirectory("rebalance-redis-");
         List<String> cmd = new ArrayList<>(List.of(
@@ -135,19 +158,47 @@ public final class PrivateRedis implements AutoCloseable {
         return r;
     }
 
+    /**
+     * A free loopback port; with {@code bus}, one whose cluster bus port (10000 above it) is free and valid as well.
+     */
+    static int freePort(boolean bus) throws Exception {
+        for (int attempt = 0; attempt < 100; attempt++) {
+            try (ServerSocket s = new ServerSocket(0)) {
+                int port = s.getLocalPort();
+                if (!bus) return port;
+                if (port + 10_000 > 65_535) continue;
+                try (ServerSocket b = new ServerSocket(port + 10_000)) {
+                    return port;
+                } catch (java.io.IOException taken) {
+                    // try another
+                }
+            }
+        }
+        throw new IllegalStateException("no free port pair for a cluster node after 100 tries");
+    }
+
+    public int port() {
+        return Integer.parseInt(url.substring(url.lastIndexOf(':') + 1));
+    }
+
+    /** Whether the server process runs (false once killed). */
+    public boolean alive() {
+        return container != null ? container.isRunning() : process.isAlive();
+    }
+
+    static boolean onPath(String binary) {
+        for (String d : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+            if (Files.isExecutable(Path.of(d, binary))) return true;
+        }
+        return false;
+    }
+
     private static boolean answers(String url) {
         try (UnifiedJedis j = RedisConnector.connect(url, 1)) {
             return "PONG".equals(j.ping());
         } catch (RuntimeException notYet) {
             return false;
         }
-    }
-
-    private static boolean onPath(String binary) {
-        for (String d : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
-            if (Files.isExecutable(Path.of(d, binary))) return true;
-        }
-        return false;
     }
 
     @Override

@@ -45,7 +45,7 @@ public final class Connections implements AutoCloseable {
     }
 
     public UnifiedJedis redis() {
-        if (redis == null) redis = RedisConnector.connect(config.redis().url(), poolSize);
+        if (redis == null) redis = RedisConnector.connect(config.redis(), poolSize);
         return redis;
     }
 

@@ -80,7 +80,11 @@ public final class CutoverChecks implements PreChecks {
             out.add(PreCheck.fail("source", "Postgres failed during the pre-checks: " + e.getMessage()));
         }
         out.add(parts.fenceGrants());
-        out.addAll(RedisChecks.run(c.redis(), allowRedisWithoutAof));
+        out.addAll(RedisChecks.run(
+                c.redis(),
+                config.redis(),
+                config.cutover().scopeOr(config.target().table()),
+                allowRedisWithoutAof));
         return out;
     }
 

@@ -307,7 +307,11 @@ public final class ConfigLoader {
         source.put("jdbcUrl", Redact.url(config.source().jdbcUrl()));
         ObjectNode target = (ObjectNode) tree.get("target");
         if (!target.get("secretAccessKey").asText().isEmpty()) target.put("secretAccessKey", "***");
-        ((ObjectNode) tree.get("redis")).put("url", Redact.url(config.redis().url()));
+        ObjectNode redis = (ObjectNode) tree.get("redis");
+        redis.put("url", Redact.url(config.redis().url()));
+        for (String secret : new String[] {"password", "sentinelPassword"}) {
+            if (!redis.get(secret).asText().isEmpty()) redis.put(secret, "***");
+        }
         Map<String, Object> ordered = new LinkedHashMap<>();
         tree.fields().forEachRemaining(e -> ordered.put(e.getKey(), e.getValue()));
         return ordered;

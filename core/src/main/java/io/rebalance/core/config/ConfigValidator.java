@@ -138,7 +138,7 @@ public final class ConfigValidator {
         }
 
         var r = c.redis();
-        require(r.url().matches("rediss?://.+"), "redis.url", Redact.url(r.url()), "a URL like redis://127.0.0.1:6379");
+        RedisAddress.problem(r).ifPresent(problems::add);
         require(
                 !r.prefix().isEmpty()
                         && !r.prefix().contains("{")

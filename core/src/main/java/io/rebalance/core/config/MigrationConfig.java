@@ -105,8 +105,20 @@ public record MigrationConfig(
         }
     }
 
-    /** Where the run's state lives. Every key starts with {@code prefix}. */
-    public record Redis(String url, String prefix) {
+    /**
+     * Where the run's state lives. Every key starts with {@code prefix}. {@code mode} says what {@code url}'s hosts
+     * are ({@link RedisAddress} reads them); the passwords are secrets, masked wherever the configuration is shown.
+     * {@code durable} says Redis keeps every acknowledged write through a restart by a means INFO cannot show (MemoryDB's
+     * transaction log).
+     */
+    public record Redis(
+            String url,
+            String prefix,
+            String mode,
+            String sentinelMaster,
+            String password,
+            String sentinelPassword,
+            boolean durable) {
         /** The run's keys: the one place a key is built from {@code prefix}. */
         public io.rebalance.protocol.keyspace.Keyspace keyspace() {
             return new io.rebalance.protocol.keyspace.Keyspace(prefix);
@@ -114,7 +126,9 @@ public record MigrationConfig(
 
         @Override
         public String toString() {
-            return "Redis[url=" + Redact.url(url) + ", prefix=" + prefix + ']';
+            return "Redis[url=" + Redact.url(url) + ", prefix=" + prefix + ", mode=" + mode
+                    + (sentinelMaster.isEmpty() ? "" : ", sentinelMaster=" + sentinelMaster)
+                    + (durable ? ", durable" : "") + ']';
         }
     }
 

@@ -1,14 +1,21 @@
 package io.rebalance.core.redis;
 
+import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.config.Redact;
+import io.rebalance.core.config.RedisAddress;
+import io.rebalance.core.config.RedisMode;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
-import java.net.URI;
 import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.Set;
 import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
 import redis.clients.jedis.Connection;
 import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.RedisClusterClient;
+import redis.clients.jedis.RedisSentinelClient;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisException;
 
@@ -16,49 +23,93 @@ import redis.clients.jedis.exceptions.JedisException;
 public final class RedisConnector {
     private RedisConnector() {}
 
+    /** A standalone Redis at {@code url}, as {@link #connect(MigrationConfig.Redis, int)} opens it. */
+    public static UnifiedJedis connect(String url, int poolSize) {
+        return connect(new MigrationConfig.Redis(url, "", "standalone", "", "", "", false), poolSize);
+    }
+
     /**
-     * @param poolSize connections kept; one per worker thread plus a few for the manager, keeper and heartbeat
+     * Opens the client {@code redis.mode} asks for: one server, a Redis Cluster from its seed nodes (the client
+     * follows slots as they move), or the primary the sentinels name (the client follows a failover).
+     *
+     * @param poolSize connections kept (per node on a cluster); one per worker thread plus a few for the manager,
+     *     keeper and heartbeat
      * @throws RebalanceException REDIS_UNREACHABLE when Redis does not answer PING
      */
-    public static UnifiedJedis connect(String url, int poolSize) {
+    public static UnifiedJedis connect(MigrationConfig.Redis settings, int poolSize) {
+        RedisAddress address = RedisAddress.of(settings);
         GenericObjectPoolConfig<Connection> pool = new GenericObjectPoolConfig<>();
         pool.setMaxTotal(poolSize);
         pool.setMaxIdle(poolSize);
         pool.setMaxWait(Duration.ofSeconds(5));
         pool.setTestOnBorrow(false);
-        URI uri = URI.create(url);
         DefaultJedisClientConfig.Builder client = DefaultJedisClientConfig.builder()
                 .connectionTimeoutMillis(2_000)
                 .socketTimeoutMillis(5_000)
-                .ssl("rediss".equals(uri.getScheme()));
-        if (uri.getUserInfo() != null) {
-            String[] userPass = uri.getUserInfo().split(":", 2);
-            if (userPass.length == 2) {
-                if (!userPass[0].isEmpty()) client.user(userPass[0]);
-                client.password(userPass[1]);
-            } else {
-                client.password(userPass[0]);
-            }
+                .ssl(address.tls());
+        if (address.user() != null) client.user(address.user());
+        if (address.password() != null) client.password(address.password());
+        if (address.mode() == RedisMode.STANDALONE || address.mode() == RedisMode.SENTINEL) {
+            client.database(address.database());
         }
-        if (uri.getPath() != null && uri.getPath().length() > 1) {
-            client.database(Integer.parseInt(uri.getPath().substring(1)));
+        Set<HostAndPort> hosts = new LinkedHashSet<>();
+        for (RedisAddress.Host h : address.hosts()) hosts.add(new HostAndPort(h.name(), h.port()));
+        UnifiedJedis redis;
+        try {
+            redis = switch (address.mode()) {
+                case STANDALONE ->
+                    RedisClient.builder()
+                            .hostAndPort(hosts.iterator().next())
+                            .clientConfig(client.build())
+                            .poolConfig(pool)
+                            .build();
+                case CLUSTER ->
+                    RedisClusterClient.builder()
+                            .nodes(hosts)
+                            .clientConfig(client.build())
+                            .poolConfig(pool)
+                            .build();
+                case SENTINEL -> {
+                    DefaultJedisClientConfig.Builder sentinel = DefaultJedisClientConfig.builder()
+                            .connectionTimeoutMillis(2_000)
+                            .socketTimeoutMillis(5_000)
+                            .ssl(address.tls());
+                    // sentinels often run without AUTH where the data nodes have it: their own password, if any
+                    if (address.sentinelPassword() != null) sentinel.password(address.sentinelPassword());
+                    yield RedisSentinelClient.builder()
+                            .masterName(address.sentinelMaster())
+                            .sentinels(hosts)
+                            .clientConfig(client.build())
+                            .sentinelClientConfig(sentinel.build())
+                            .poolConfig(pool)
+                            .build();
+                }
+            };
+        } catch (JedisException e) { // a cluster or the sentinels are asked for their layout while the client opens
+            throw unreachable(settings.url(), address, e);
         }
-        UnifiedJedis redis = RedisClient.builder()
-                .hostAndPort(uri.getHost(), uri.getPort() < 0 ? 6379 : uri.getPort())
-                .clientConfig(client.build())
-                .poolConfig(pool)
-                .build();
         try {
             redis.ping();
         } catch (JedisException e) {
             redis.close();
-            throw new RebalanceException(
-                    ErrorCode.REDIS_UNREACHABLE,
-                    "Redis at " + Redact.url(url) + " does not answer (" + e.getMessage()
-                            + "); start it or set redis.url" + " (REBALANCE_REDIS_URL) to a reachable server",
-                    e);
+            throw unreachable(settings.url(), address, e);
         }
         return redis;
+    }
+
+    private static RebalanceException unreachable(String url, RedisAddress address, JedisException e) {
+        String what =
+                switch (address.mode()) {
+                    case STANDALONE -> "Redis at " + Redact.url(url);
+                    case CLUSTER -> "The Redis Cluster at " + Redact.url(url);
+                    case SENTINEL ->
+                        "The primary '" + address.sentinelMaster() + "' through the sentinels at " + Redact.url(url);
+                };
+        return new RebalanceException(
+                ErrorCode.REDIS_UNREACHABLE,
+                what + " does not answer (" + e.getMessage() + "); start it or set redis.url"
+                        + " (REBALANCE_REDIS_URL) and redis.mode to a reachable server",
+                e);
     }
 
     /**

@@ -3,7 +3,12 @@ package io.rebalance.core.redis;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.util.Pool;
 
 /**
  * What a Redis keeps of the run's state when it restarts or runs short of memory, from {@code INFO} (which managed
@@ -16,11 +21,35 @@ import redis.clients.jedis.UnifiedJedis;
  */
 public record RedisFitness(boolean aof, String evictionPolicy, int replicas) {
 
+    /** On a Redis Cluster, the weakest primary's: every primary holds some of the run's keys. */
     public static RedisFitness of(UnifiedJedis redis) {
+        if (!(redis instanceof RedisClusterClient cluster)) return of(info(redis::info));
+        RedisFitness weakest = null;
+        for (Pool<Connection> node : cluster.getClusterNodes().values()) {
+            Map<String, String> info;
+            try (Connection c = node.getResource()) {
+                info = info(new Jedis(c)::info);
+            }
+            if (!"master".equals(info.get("role"))) continue; // a replica holds what its primary holds
+            RedisFitness f = of(info);
+            weakest = weakest == null ? f : weakest.weaker(f);
+        }
+        if (weakest == null) throw new IllegalStateException("the cluster's client knows no primary node");
+        return weakest;
+    }
+
+    private static Map<String, String> info(Function<String, String> section) {
         Map<String, String> info = new HashMap<>();
-        for (String section : new String[] {"persistence", "memory", "replication"})
-            info.putAll(parse(redis.info(section)));
-        return of(info);
+        for (String name : new String[] {"persistence", "memory", "replication"})
+            info.putAll(parse(section.apply(name)));
+        return info;
+    }
+
+    private RedisFitness weaker(RedisFitness o) {
+        return new RedisFitness(
+                aof && o.aof,
+                "noeviction".equals(evictionPolicy) ? o.evictionPolicy : evictionPolicy,
+                Math.min(replicas, o.replicas));
     }
 
     static RedisFitness of(Map<String, String> info) {
@@ -38,14 +67,6 @@ public record RedisFitness(boolean aof, String evictionPolicy, int replicas) {
                 out.put(line.substring(0, colon), line.substring(colon + 1).trim());
         }
         return out;
-    }
-
-    /** Empty when a restart keeps the data; otherwise what is wrong and how to fix it. */
-    public Optional<String> persistenceProblem() {
-        if (aof) return Optional.empty();
-        return Optional.of(
-                "Redis keeps no append-only file (aof_enabled:0), so a restart loses what it holds; fix: `CONFIG"
-                        + " SET appendonly yes` and `appendonly yes` in redis.conf (docs/redis.md)");
     }
 
     /** Empty when Redis never evicts a key; otherwise what is wrong and how to fix it. */

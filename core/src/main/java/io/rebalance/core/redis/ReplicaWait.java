@@ -1,6 +1,7 @@
 package io.rebalance.core.redis;
 
 import java.time.Duration;
+import java.util.Optional;
 import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.Response;
 import redis.clients.jedis.UnifiedJedis;
@@ -12,14 +13,37 @@ import redis.clients.jedis.UnifiedJedis;
  * later write has the earlier one. Without replicas it does nothing (ADR 8).
  */
 public final class ReplicaWait {
-    /** How long a route change waits for a replica: long enough for a healthy one, short against a lagging one. */
-    public static final Duration TIMEOUT = Duration.ofSeconds(5);
+    /**
+     * How long a route change waits for a replica: long enough for a healthy one, short against a lagging one, and
+     * under the client's 5 s socket timeout, so Redis answers "none" before the client gives up on the reply.
+     */
+    public static final Duration TIMEOUT = Duration.ofSeconds(4);
 
     private final UnifiedJedis redis;
     private Boolean replicated;
 
     public ReplicaWait(UnifiedJedis redis) {
         this.redis = redis;
+    }
+
+    /**
+     * Measures whether a replica acknowledges writes to {@code probeKey}'s node: one write there, then {@code WAIT 1}
+     * on the same connection; the key is deleted again, so a check that refuses leaves nothing behind.
+     *
+     * @return how long the acknowledgment took, or empty when Redis has no replica or none acknowledged within
+     *     {@link #TIMEOUT}
+     */
+    public Optional<Duration> probe(String probeKey) {
+        if (RedisFitness.of(redis).replicas() == 0) return Optional.empty();
+        long start = System.nanoTime();
+        try (AbstractPipeline p = redis.pipelined()) {
+            p.set(probeKey, Long.toString(System.currentTimeMillis()));
+            Response<Long> acked = p.waitReplicas(probeKey, 1, TIMEOUT.toMillis());
+            p.sync();
+            return acked.get() >= 1 ? Optional.of(Duration.ofNanos(System.nanoTime() - start)) : Optional.empty();
+        } finally {
+            redis.del(probeKey);
+        }
     }
 
     /**

@@ -118,6 +118,13 @@ class ConfigLoaderTest {
                 .load(null, Map.of("redis.url", "redis://user:s3cret@127.0.0.1:6379"));
         assertThat(c.toString()).doesNotContain("hunter2").doesNotContain("s3cret");
         assertThat(ConfigLoader.toYaml(c)).doesNotContain("hunter2").doesNotContain("s3cret");
+        MigrationConfig r = new ConfigLoader(Map.of(
+                        "REBALANCE_REDIS_PASSWORD", "redis-pw", "REBALANCE_REDIS_SENTINEL_PASSWORD", "sentinel-pw"))
+                .load(null, Map.of());
+        assertThat(r.redis().password()).isEqualTo("redis-pw");
+        assertThat(r.toString()).doesNotContain("redis-pw").doesNotContain("sentinel-pw");
+        assertThat(ConfigLoader.toYaml(r)).doesNotContain("redis-pw").doesNotContain("sentinel-pw");
+        assertThat(ConfigLoader.toJson(r)).doesNotContain("redis-pw").doesNotContain("sentinel-pw");
     }
 
     @Test

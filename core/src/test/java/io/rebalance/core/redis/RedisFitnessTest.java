@@ -11,14 +11,12 @@ class RedisFitnessTest {
                 + "maxmemory_policy:allkeys-lru\r\n# Replication\r\nrole:master\r\nconnected_slaves:2\r\n";
         RedisFitness f = RedisFitness.of(RedisFitness.parse(info));
         assertThat(f).isEqualTo(new RedisFitness(false, "allkeys-lru", 2));
-        assertThat(f.persistenceProblem())
-                .hasValueSatisfying(p -> assertThat(p).contains("aof_enabled:0").contains("CONFIG SET appendonly yes"));
         assertThat(f.evictionProblem())
                 .hasValueSatisfying(p ->
                         assertThat(p).contains("maxmemory-policy allkeys-lru").contains("noeviction"));
 
         RedisFitness fit = RedisFitness.of(RedisFitness.parse("aof_enabled:1\nmaxmemory_policy:noeviction\n"));
-        assertThat(fit.persistenceProblem()).isEmpty();
+        assertThat(fit.aof()).isTrue();
         assertThat(fit.evictionProblem()).isEmpty();
         assertThat(fit.replicas()).isZero();
     }

@@ -197,7 +197,7 @@ public final class Watch implements AutoCloseable {
     /** Its own small pool: a refresh never waits behind the workers' connections, nor they behind it. */
     private UnifiedJedis redis(MigrationConfig config) {
         if (redis == null) {
-            redis = RedisConnector.connect(config.redis().url(), 2);
+            redis = RedisConnector.connect(config.redis(), 2);
             closing.add(redis);
         }
         return redis;

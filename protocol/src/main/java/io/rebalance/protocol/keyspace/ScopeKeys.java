@@ -17,7 +17,8 @@ public final class ScopeKeys {
             "cutover",
             "cutover:log",
             "target:writes",
-            "target:writes:log");
+            "target:writes:log",
+            "replica:probe");
 
     private final String prefix;
     private final String scope;
@@ -57,6 +58,14 @@ public final class ScopeKeys {
     /** Counter: the fencing tokens, one per lease granted, shared or exclusive, never reused. */
     public String token() {
         return tagged("lock:token");
+    }
+
+    /**
+     * String: the time of the last write the cutover's Redis check made to learn whether a replica acknowledges
+     * writes to this scope's node ({@code WAIT}); in the route's slot, so on the node that holds the route.
+     */
+    public String replicaProbe() {
+        return tagged("replica:probe");
     }
 
     /** Hash: the scope's routing entry (read and write target, status), see {@code io.rebalance.protocol.route}. */

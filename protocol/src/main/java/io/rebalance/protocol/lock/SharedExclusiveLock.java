@@ -183,7 +183,8 @@ public final class SharedExclusiveLock {
     }
 
     private long redisNowMs() {
-        return num(NOW.eval(redis, List.of(), List.of()));
+        // the key only routes the call: on a cluster, the clock of the node whose expiries it is compared with
+        return num(NOW.eval(redis, List.of(keys.shared()), List.of()));
     }
 
     private List<String> lockKeys() {

@@ -1,0 +1,103 @@
+package io.rebalance.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rebalance.core.config.ConfigLoader;
+import io.rebalance.core.config.ConfigValidator;
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.dynamo.SlotIndex;
+import io.rebalance.core.dynamo.TargetTable;
+import io.rebalance.core.redis.RedisConnector;
+import io.rebalance.core.retry.Retrier;
+import io.rebalance.core.slot.KeyType;
+import io.rebalance.local.RoomEventsGenerator;
+import io.rebalance.mover.RunState;
+import io.rebalance.testkit.PrivateSentinel;
+import io.rebalance.testkit.RoomEventsComparison;
+import io.rebalance.testkit.SharedServices;
+import io.rebalance.testkit.TestMigration;
+import java.sql.Connection;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.UnifiedJedis;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/**
+ * The migration on a Sentinel-managed Redis ({@code redis.mode: sentinel}, the URL naming the sentinel): a primary
+ * and its replica without an append-only file, as managed Redis runs, and the primary killed in the middle of a
+ * copy. The sentinel promotes the replica, the copy's client follows it, and whatever the replica had not received
+ * (a slot's progress, a lease) is copied again: the copy ends FINISHED, verification matches and every item equals
+ * its row.
+ */
+class RedisSentinelIT {
+    private static final int ROWS = 12_000;
+
+    private final SharedServices services = SharedServices.get();
+    private final String table = SharedServices.unique("sentinel");
+    private final String prefix = SharedServices.unique("se") + ":";
+
+    @Test
+    void aFailoverInTheMiddleOfACopyEndsWithAnExactCopy() throws Exception {
+        try (Connection pg = services.postgres()) {
+            RoomEventsGenerator.create(pg, table, ROWS, Instant.parse("2024-10-20T00:00:00Z"), 12, 21);
+        }
+        ExecutorService thread = Executors.newSingleThreadExecutor();
+        try (PrivateSentinel sentinel = PrivateSentinel.start("--appendonly", "no", "--save", "");
+                DynamoDbClient dynamo = services.dynamoClient()) {
+            Map<String, String> settings = TestMigration.settings(services, services.jdbcUrl, table, prefix);
+            settings.put("redis.url", sentinel.url);
+            settings.put("redis.mode", "sentinel");
+            settings.put("redis.sentinelMaster", PrivateSentinel.MASTER);
+            settings.put("mover.rateLimit", "2000"); // about 6 s: the failover lands in the middle
+            settings.put("mover.workers", "4");
+            List<String> args = TestMigration.args(settings);
+            MigrationConfig config = ConfigValidator.validate(new ConfigLoader(Map.of()).load(null, settings));
+            TargetTable.create(dynamo, table, "id", KeyType.TEXT, SlotIndex.of(config.target()));
+
+            Future<CliRun> copy =
+                    thread.submit(() -> CliRun.of(args, "copy", "--no-progress", "--no-concurrent-writers"));
+            try (UnifiedJedis redis = RedisConnector.connect(config.redis(), 2)) {
+                RunState run = new RunState(redis, config.redis().keyspace().run(), Retrier.standard());
+                Awaitility.await()
+                        .atMost(Duration.ofSeconds(60))
+                        .pollInterval(Duration.ofMillis(50))
+                        .until(() -> copy.isDone() || run.rowsCopied() >= ROWS / 4);
+            }
+            if (copy.isDone()) {
+                CliRun early = copy.get();
+                throw new AssertionError("the copy ended before the failover: " + early.out() + early.err());
+            }
+            HostAndPort before = sentinel.primary();
+            HostAndPort after = sentinel.killPrimary();
+            assertThat(after).isNotEqualTo(before);
+
+            CliRun copied = copy.get(180, TimeUnit.SECONDS);
+            assertThat(copied.exitCode()).as(copied.out() + copied.err()).isZero();
+            CliRun verified = CliRun.of(args, "verify", "--all");
+            assertThat(verified.exitCode()).as(verified.out() + verified.err()).isZero();
+            assertThat(verified.out()).contains("12 slots: 12 MATCH, 0 MISMATCH, 0 ERROR");
+            try (Connection pg = services.postgres()) {
+                assertThat(RoomEventsComparison.differences(pg, table, dynamo, table))
+                        .isEmpty();
+            }
+        } finally {
+            thread.shutdownNow();
+            try (DynamoDbClient d = services.dynamoClient()) {
+                d.deleteTable(b -> b.tableName(table));
+            }
+            try (Connection pg = services.postgres();
+                    java.sql.Statement st = pg.createStatement()) {
+                st.execute("DROP TABLE IF EXISTS " + table);
+            }
+        }
+    }
+}
