@@ -155,8 +155,10 @@ final class CopyCommand implements Callable<Integer> {
                 spec.commandLine().getErr().println("error: " + e.getMessage() + " [" + e.code() + "]");
                 return e.code().exitCode();
             }
-            if (end == RunStatus.FINISHED)
+            if (end == RunStatus.FINISHED) {
+                c.keepCopyRecord(); // on the Postgres fence, if installed: a Redis that loses the run gets it back
                 return refusedSummary(new RefusedRows(c.redis(), config.redis().keyspace()));
+            }
         }
         return 0;
     }

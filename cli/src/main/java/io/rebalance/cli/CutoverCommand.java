@@ -104,8 +104,8 @@ final class CutoverCommand implements Callable<Integer> {
             description = "Cutover: verify every slot inside the blocked window, instead of the changed slots before it"
                     + " and the keys written since inside it: slower, for small tables or to be sure. Rollback: when"
                     + " the log of keys written to DynamoDB since the flip is incomplete (Redis lost data or"
-                    + " restarted, or it passed its cap), compare every key of both stores in the window instead of"
-                    + " refusing; raise --max-write-block to match.")
+                    + " restarted, or it passed its cap), compare every key of both stores in the window, instead of"
+                    + " before it with writes flowing; raise --max-write-block to match.")
     boolean verifyAll;
 
     @Option(
@@ -181,6 +181,7 @@ final class CutoverCommand implements Callable<Integer> {
                     return ErrorCode.CUTOVER_REFUSED.exitCode();
                 }
                 List<String> prepared = parts.prepare();
+                c.keepCopyRecord(); // a copy finished before the fence existed
                 if (json) {
                     Map<String, Object> v = new LinkedHashMap<>();
                     v.put("op", "prepare");
@@ -203,6 +204,7 @@ final class CutoverCommand implements Callable<Integer> {
                 CutoverChecks checks = new CutoverChecks(config, c, parts, table, allowRedisWithoutAof);
                 CutoverVerification verification = new CutoverVerification(config, c, table, verifyAll);
                 if (mode.dryRun) return dryRun(out, scope, block, checks, verification, json);
+                c.keepCopyRecord(); // the copy the route is about to rely on outlives Redis from here
                 outcome = cutover.cutover(checks, verification);
             }
             watch.cutoverDone(outcome);

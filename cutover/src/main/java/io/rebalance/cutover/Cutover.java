@@ -72,6 +72,11 @@ public final class Cutover {
         this.failure = new FailedStep(settings, routes, journal, stores);
     }
 
+    /** An empty log of the keys applications write to DynamoDB under the TARGET route of {@code epoch}. */
+    void beginWriteLog(long epoch) {
+        writeLog.begin(epoch, settings.targetTable(), partitionKey.get());
+    }
+
     /** One command run, with the hooks set now. */
     CommandRun run(String op) {
         return new CommandRun(op, settings, lock, journal, hooks, owner);
@@ -201,7 +206,7 @@ public final class Cutover {
         long epoch = Math.max(redisEpoch, fenceEpoch) + 1;
         if (to == RouteStatus.TARGET) {
             hooks.inside(AlignInstruction.BEGIN_WRITE_LOG);
-            writeLog.begin(epoch, settings.targetTable(), partitionKey.get());
+            beginWriteLog(epoch);
         }
         hooks.inside(AlignInstruction.RECORD_ROUTE);
         run.recordedEpoch = epoch;

@@ -14,6 +14,7 @@ import io.rebalance.protocol.fence.FenceWriter;
 import io.rebalance.protocol.handoff.TargetWriteLog;
 import io.rebalance.protocol.route.Route;
 import io.rebalance.protocol.route.RouteStatus;
+import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 
@@ -33,6 +34,8 @@ final class Rollback {
     private long token;
     private String drained = "";
     private boolean flipped;
+    /** Keys to compare in the window besides the log's: those that differed when every key was compared before it. */
+    private Optional<Collection<String>> differedBefore = Optional.empty();
 
     Rollback(Cutover c, DrainProof proof) {
         this.c = c;
@@ -47,7 +50,7 @@ final class Rollback {
                 }),
                 Step.of(CLOSE_TARGET, () -> "token " + token, run -> c.stores.setDynamo(FenceWriter.NONE, token)),
                 Step.of(DRAIN_REVERSE, run -> {
-                    drained = new RollbackDrain(c.reverse, c.writeLog).drain(run, proof, route.epoch());
+                    drained = new RollbackDrain(c.reverse, c.writeLog).drain(run, proof, route.epoch(), differedBefore);
                     c.journal.note(run.op, drained);
                 }),
                 Step.of(
@@ -66,8 +69,12 @@ final class Rollback {
     }
 
     /**
-     * @throws RebalanceException CUTOVER_REFUSED (window closed, route not TARGET, reverse stream not running, the
-     *     log of written keys incomplete and the proof may not compare every key) or CUTOVER_ABORTED
+     * With an incomplete log of written keys (Redis lost it, or it passed its cap) the rollback first starts it again
+     * and compares every key while applications write ({@link LogRestart}), unless the proof compares every key in
+     * the window itself ({@code --verify-all}).
+     *
+     * @throws RebalanceException CUTOVER_REFUSED (window closed, route not TARGET, reverse stream not running) or
+     *     CUTOVER_ABORTED
      */
     CutoverOutcome run() throws Exception {
         route = c.startFrom(RouteStatus.TARGET, "rollback");
@@ -78,16 +85,18 @@ final class Rollback {
                     "rollback needs the reverse stream, and " + notReady.get() + ". Nothing was changed.");
         }
         TargetWriteLog.Read logged = c.writeLog.read(route.epoch());
-        if (!logged.complete() && !proof.comparesEveryKey()) {
-            throw new RebalanceException(
-                    ErrorCode.CUTOVER_REFUSED, RollbackDrain.incompleteLog(logged) + " Nothing was changed.");
-        }
         try (CommandRun run = c.run("rollback")) {
             c.journal.begin(run.op, c.owner);
+            String restarted = "";
             try {
+                if (!logged.complete() && !proof.comparesEveryKey()) {
+                    LogRestart.Result r = new LogRestart(c).run(run, route, logged, proof);
+                    differedBefore = Optional.of(r.differing());
+                    restarted = r.detail() + "; then ";
+                }
                 run.perform(steps());
                 c.dropWriteLog();
-                return run.done(ROLLED_BACK + "; " + drained);
+                return run.done(ROLLED_BACK + "; " + restarted + drained);
             } catch (Exception e) {
                 if (flipped) throw e;
                 return c.failure.settle(run, RouteStatus.TARGET, RouteStatus.SOURCE, e, ROLLED_BACK);

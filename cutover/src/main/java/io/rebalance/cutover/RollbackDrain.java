@@ -2,7 +2,9 @@ package io.rebalance.cutover;
 
 import io.rebalance.protocol.handoff.TargetWriteLog;
 import java.util.Collection;
+import java.util.LinkedHashSet;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -24,14 +26,21 @@ final class RollbackDrain {
      * once equal stays equal, and a key that differs is a stream record not delivered yet: DynamoDB Streams gives no
      * bound on that, so this compares instead of waiting a fixed time. Fails when the write-block budget runs out.
      *
+     * @param differedBefore when the log was started again before the window ({@link LogRestart}), the keys that
+     *     differed when every key was compared then: compared with the log's
      * @return what was compared, for the outcome
      */
-    String drain(CommandRun run, DrainProof proof, long epoch) throws Exception {
+    String drain(CommandRun run, DrainProof proof, long epoch, Optional<Collection<String>> differedBefore)
+            throws Exception {
         drainRound(run);
         // read after the fence closed: every write it admitted logged its keys before it was sent
         TargetWriteLog.Read logged = writeLog.read(epoch);
         if (!logged.complete() && !proof.comparesEveryKey()) throw new StepFailed(incompleteLog(logged));
-        Optional<Collection<String>> keys = logged.keys().map(k -> k);
+        Optional<Collection<String>> keys = logged.keys().map(k -> {
+            Set<String> all = new LinkedHashSet<>(k);
+            differedBefore.ifPresent(all::addAll);
+            return all;
+        });
         int rounds = 1;
         Collection<String> differ = compare(run, proof, keys);
         long firstDiffering = differ.size();
@@ -45,7 +54,11 @@ final class RollbackDrain {
             }
         }
         return (keys.isPresent()
-                        ? keys.get().size() + " keys written to DynamoDB since the flip"
+                        ? keys.get().size()
+                                + (differedBefore.isPresent()
+                                        ? " keys (written to DynamoDB since the log started again, or differing"
+                                                + " then)"
+                                        : " keys written to DynamoDB since the flip")
                         : "every key of both stores (" + logged.incomplete() + ")")
                 + " equal in Postgres after " + rounds + " reverse-stream round" + (rounds == 1 ? "" : "s")
                 + (firstDiffering > 0 ? " (" + firstDiffering + " differed after the first)" : "");
@@ -79,8 +92,7 @@ final class RollbackDrain {
 
     static String incompleteLog(TargetWriteLog.Read logged) {
         return "the log of the keys applications wrote to DynamoDB since the flip is incomplete: "
-                + logged.incomplete() + ". A rollback must then compare every key of both stores while writes are"
-                + " blocked: run `rebalance cutover --rollback --verify-all`, with a --max-write-block long enough to"
-                + " read both stores whole.";
+                + logged.incomplete() + " (it was complete when the rollback began: Redis lost it again since; run"
+                + " the rollback again)";
     }
 }

@@ -128,8 +128,11 @@ final class CutoverFixture implements AutoCloseable {
         startTail(DynamoClients::streamsOf);
     }
 
+    private Function<DynamoDbClient, DynamoDbStreamsClient> streamsOf = DynamoClients::streamsOf;
+
     /** @param streamsOf the reverse stream's DynamoDB Streams client (a test's that delays records) */
     void startTail(Function<DynamoDbClient, DynamoDbStreamsClient> streamsOf) throws Exception {
+        this.streamsOf = streamsOf;
         tail = new Tail(config(), sourceTable(), dynamo, redis, "cutover-test-tail").streamsOf(streamsOf);
         tailOutcome = threads.submit(() -> {
             tail.run();
@@ -151,11 +154,12 @@ final class CutoverFixture implements AutoCloseable {
 
     /**
      * After Redis came back empty: a tail that lost its lease with Redis stands by and takes the new lease on its own;
-     * one that stopped is started again. Waits until it streams and its reverse stream reports again.
+     * one that stopped is started again, with the same Streams client. Waits until it streams and its reverse stream
+     * reports again.
      */
     void startTailIfStopped() throws Exception {
         if (tailOutcome.isDone()) {
-            startTail();
+            startTail(streamsOf);
             return;
         }
         awaitStreaming();

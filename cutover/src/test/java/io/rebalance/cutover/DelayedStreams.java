@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 import software.amazon.awssdk.services.dynamodb.model.GetRecordsRequest;
 import software.amazon.awssdk.services.dynamodb.model.GetRecordsResponse;
 import software.amazon.awssdk.services.dynamodb.model.Record;
@@ -19,10 +20,17 @@ final class DelayedStreams extends ForwardingStreams {
     private final long delayMs;
     private final Map<String, Long> firstSeen = new ConcurrentHashMap<>();
     private final AtomicInteger heldBack = new AtomicInteger();
+    private final Predicate<Record> which;
 
     DelayedStreams(DynamoDbStreamsClient real, Duration delay) {
+        this(real, delay, r -> true);
+    }
+
+    /** @param which the records that arrive late (the others as soon as nothing late is before them in the shard) */
+    DelayedStreams(DynamoDbStreamsClient real, Duration delay, Predicate<Record> which) {
         super(real);
         this.delayMs = delay.toMillis();
+        this.which = which;
     }
 
     /** How many reads returned nothing because a record was not due yet. */
@@ -36,9 +44,10 @@ final class DelayedStreams extends ForwardingStreams {
         long now = System.currentTimeMillis();
         long newest = 0;
         for (Record r : got.records()) { // every record of the batch is seen now, not only up to the first held one
-            newest = Math.max(newest, firstSeen.computeIfAbsent(r.dynamodb().sequenceNumber(), k -> now));
+            long seen = firstSeen.computeIfAbsent(r.dynamodb().sequenceNumber(), k -> now);
+            if (which.test(r)) newest = Math.max(newest, seen);
         }
-        if (got.records().isEmpty() || now - newest >= delayMs) return got;
+        if (got.records().isEmpty() || newest == 0 || now - newest >= delayMs) return got;
         heldBack.incrementAndGet();
         return got.toBuilder()
                 .records(List.of())

@@ -27,6 +27,7 @@ public final class PrivateSentinel implements AutoCloseable {
     private final Process sentinel;
     private final Path dir;
     private final int sentinelPort;
+    private PrivateRedis killed;
 
     private PrivateSentinel(PrivateRedis first, PrivateRedis second, Process sentinel, Path dir, int sentinelPort) {
         this.first = first;
@@ -99,11 +100,38 @@ public final class PrivateSentinel implements AutoCloseable {
         HostAndPort was = primary();
         PrivateRedis dying = was.getPort() == first.port() ? first : second;
         dying.kill();
+        killed = dying;
         Awaitility.await()
                 .atMost(Duration.ofSeconds(60))
                 .pollInterval(Duration.ofMillis(100))
                 .until(() -> !primary().equals(was) && role(primary()).equals("master"));
         return primary();
+    }
+
+    /**
+     * Starts the node {@link #killPrimary} killed again; the sentinel makes it a replica of the new primary, as an
+     * operator's replacement would be. Waits until the new primary counts it as a replica in sync.
+     */
+    public void restartKilled() throws Exception {
+        killed.startAgain();
+        HostAndPort now = primary();
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(100))
+                .until(() -> linked(killed) && connectedReplicas(now) >= 1);
+    }
+
+    private static int connectedReplicas(HostAndPort node) {
+        try (Jedis j = new Jedis(node.getHost(), node.getPort())) {
+            String info = j.info("replication");
+            int at = info.indexOf("connected_slaves:");
+            return at < 0
+                    ? 0
+                    : Integer.parseInt(
+                            info.substring(at + 17, info.indexOf('\r', at)).trim());
+        } catch (RuntimeException notYet) {
+            return 0;
+        }
     }
 
     private int replicasSeen() {
@@ -117,6 +145,8 @@ public final class PrivateSentinel implements AutoCloseable {
     private static boolean linked(PrivateRedis replica) {
         try (Jedis j = new Jedis("127.0.0.1", replica.port())) {
             return j.info("replication").contains("master_link_status:up");
+        } catch (RuntimeException notYet) {
+            return false;
         }
     }
 

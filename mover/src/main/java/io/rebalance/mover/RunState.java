@@ -100,6 +100,14 @@ public final class RunState {
         return s == null ? 0 : Long.parseLong(s);
     }
 
+    /** Sets the run's counts outright: a finished copy's, given back to a Redis that lost them. */
+    public void restoreCounts(long rows, long slots) {
+        retrier.run("restore counts", () -> {
+            redis.set(keys.rowsCopied(), Long.toString(rows));
+            redis.set(keys.slotsFinished(), Long.toString(slots));
+        });
+    }
+
     public void slotFinished() {
         retrier.call("count finished slot", () -> redis.incr(keys.slotsFinished()));
     }

@@ -30,11 +30,13 @@ import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
  * not an endpoint here: the demo resolves it to the DynamoDB Local it starts before anything connects.
  */
 public final class Connections implements AutoCloseable {
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Connections.class);
     private final MigrationConfig config;
     private final int poolSize;
     private UnifiedJedis redis;
     private DynamoDbClient dynamo;
     private String dynamoEndpoint;
+    private boolean restoreTried;
 
     public Connections(MigrationConfig config, int poolSize) {
         if (config.target().embedded())
@@ -49,8 +51,31 @@ public final class Connections implements AutoCloseable {
         return redis;
     }
 
+    /**
+     * The run's state in Redis. The first call gives a Redis that lost the run's keys the finished copy kept on the
+     * Postgres fence, if one is kept there (ADR 12); a Postgres that cannot be asked leaves it to the next command.
+     */
     public RunState runState() {
-        return new RunState(redis(), config.redis().keyspace().run(), Retrier.standard());
+        RunState run = new RunState(redis(), config.redis().keyspace().run(), Retrier.standard());
+        if (!restoreTried) {
+            restoreTried = true;
+            try {
+                new CopyRecord(config).restore(run);
+            } catch (SQLException | RuntimeException e) {
+                log.debug("no finished copy given back: {}", e.toString());
+            }
+        }
+        return run;
+    }
+
+    /** Keeps the finished copy's record on the Postgres fence, when the copy is FINISHED and the fence installed. */
+    public void keepCopyRecord() throws SQLException {
+        new CopyRecord(config).keep(runState());
+    }
+
+    /** Clears the finished copy's record from the fence: the copy was forgotten on purpose. */
+    public void clearCopyRecord() throws SQLException {
+        new CopyRecord(config).clear();
     }
 
     public DynamoDbClient dynamo() {

@@ -37,7 +37,8 @@ public final class RunReset {
      * The run's keys of {@code groups}, by group, and how many keys under the prefix are another run's (whose
      * prefix starts with this one).
      */
-    public record Keys(Map<ResetGroup, List<String>> byGroup, int others) {
+    /** @param forgetCopy whether the copy is forgotten: its record on the Postgres fence goes too */
+    public record Keys(Map<ResetGroup, List<String>> byGroup, int others, boolean forgetCopy) {
         public int total() {
             return byGroup.values().stream().mapToInt(List::size).sum();
         }
@@ -58,10 +59,24 @@ public final class RunReset {
             else byGroup.computeIfAbsent(group.get(), g -> new ArrayList<>()).add(k);
         }
         byGroup.keySet().retainAll(groups);
-        return new Keys(byGroup, others);
+        return new Keys(byGroup, others, groups.contains(ResetGroup.COPY));
     }
 
     public void delete(Keys keys) {
+        // first: a record left behind would give the forgotten copy back to the next command
+        if (keys.forgetCopy()) {
+            try {
+                c.clearCopyRecord();
+            } catch (java.sql.SQLException e) {
+                throw new RebalanceException(
+                        ErrorCode.SOURCE_UNREACHABLE,
+                        "the finished copy's record on the Postgres fence "
+                                + config.cutover().pgFence()
+                                + " could not be cleared (" + e.getMessage() + "); nothing was deleted: run reset"
+                                + " again once Postgres answers",
+                        e);
+            }
+        }
         for (List<String> ks : keys.byGroup().values())
             for (String k : ks) c.redis().del(k); // one by one: keys of different slots may live on different nodes
     }

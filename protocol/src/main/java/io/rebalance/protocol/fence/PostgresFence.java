@@ -66,11 +66,47 @@ public final class PostgresFence {
             s.execute("ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS route text NOT NULL DEFAULT 'SOURCE',"
                     + " ADD COLUMN IF NOT EXISTS epoch bigint NOT NULL DEFAULT 1,"
                     + " ADD COLUMN IF NOT EXISTS closed_lsn pg_lsn");
+            addCopyRecord(s);
         }
         try (PreparedStatement ps = c.prepareStatement(
                 "INSERT INTO " + table + " (scope, writer, min_token) VALUES (?, 'app', 0) ON CONFLICT DO NOTHING")) {
             ps.setString(1, scope);
             ps.executeUpdate();
+        }
+    }
+
+    private void addCopyRecord(Statement s) throws SQLException {
+        s.execute("ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS copy_record text");
+    }
+
+    /**
+     * Keeps the record of a finished copy on the scope's row (ADR 12): what Redis held of it, so a Redis that lost it
+     * can be given it back. No-op when the fence is not installed for the scope.
+     */
+    public void recordCopy(Connection c, String scope, String record) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            addCopyRecord(s); // a fence installed by a version without the column
+        }
+        try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET copy_record = ? WHERE scope = ?")) {
+            ps.setString(1, record);
+            ps.setString(2, scope);
+            ps.executeUpdate();
+        }
+    }
+
+    /** @return the record of the finished copy kept on the scope's row; empty without one, or without the fence */
+    public Optional<String> copyRecord(Connection c, String scope) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT copy_record FROM " + table + " WHERE scope = ?")) {
+            ps.setString(1, scope);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? Optional.ofNullable(rs.getString(1)) : Optional.empty();
+            }
+        } catch (SQLException e) {
+            if ("42P01".equals(e.getSQLState()) || "42703".equals(e.getSQLState())) { // no table, or no column yet
+                if (!c.getAutoCommit()) c.rollback();
+                return Optional.empty();
+            }
+            throw e;
         }
     }
 
