@@ -31,7 +31,8 @@ final class RoutingLines {
                         w.get("keys"),
                         Boolean.TRUE.equals(w.get("complete"))
                                 ? ""
-                                : "; INCOMPLETE (" + w.get("incomplete") + "): a rollback needs --verify-all");
+                                : "; INCOMPLETE (" + w.get("incomplete") + "): a rollback compares every key of both"
+                                        + " stores first, with writes flowing");
             }
             if (!"".equals(s.get("exclusive"))) out.println("  exclusive  " + s.get("exclusive"));
             if (!"".equals(s.get("pending"))) out.println("  waiting    " + s.get("pending") + " (new writes wait)");

@@ -197,6 +197,29 @@ class WriteGuardIT {
         return new Stalled(outcome, resume);
     }
 
+    /**
+     * While a guarded transaction that read the fence is open (a long one, say), installing the fence again and
+     * keeping a finished copy's record on it go through: neither takes the table's ACCESS EXCLUSIVE lock, which would
+     * queue behind that transaction and every new guarded write behind it. Each runs under a 2 s lock timeout, which
+     * an ALTER TABLE here would hit.
+     */
+    @Test
+    void reinstallingAndKeepingTheCopyRecordNeverLockTheTableAgainstWriters() throws Exception {
+        try (Connection app = services.postgres();
+                Connection admin2 = services.postgres();
+                Statement st = admin2.createStatement()) {
+            app.setAutoCommit(false);
+            pgFence.check(app, SCOPE, 7); // the open transaction holds the table's share lock from here
+            st.execute("SET lock_timeout = '2s'");
+            pgFence.install(admin2, SCOPE);
+            assertThat(pgFence.recordCopy(admin2, SCOPE, "{\"rows\":3}")).isTrue();
+            assertThat(pgFence.copyRecord(admin2, SCOPE)).contains("{\"rows\":3}");
+            assertThat(pgFence.recordCopy(admin2, SCOPE, null)).isTrue();
+            assertThat(pgFence.copyRecord(admin2, SCOPE)).isEmpty();
+            app.rollback();
+        }
+    }
+
     @Test
     void settingThePostgresFenceWaitsForWritesThatCheckedIt() throws Exception {
         try (Connection app = services.postgres()) {

@@ -77,6 +77,11 @@ public final class Cutover {
         writeLog.begin(epoch, settings.targetTable(), partitionKey.get());
     }
 
+    /** The log started again by a rollback under {@code token}, incomplete until it settles it (ADR 12). */
+    void restartWriteLog(long epoch, long token) {
+        writeLog.restart(epoch, settings.targetTable(), partitionKey.get(), token);
+    }
+
     /** One command run, with the hooks set now. */
     CommandRun run(String op) {
         return new CommandRun(op, settings, lock, journal, hooks, owner);

@@ -14,7 +14,6 @@ import io.rebalance.protocol.fence.FenceWriter;
 import io.rebalance.protocol.handoff.TargetWriteLog;
 import io.rebalance.protocol.route.Route;
 import io.rebalance.protocol.route.RouteStatus;
-import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 
@@ -34,8 +33,8 @@ final class Rollback {
     private long token;
     private String drained = "";
     private boolean flipped;
-    /** Keys to compare in the window besides the log's: those that differed when every key was compared before it. */
-    private Optional<Collection<String>> differedBefore = Optional.empty();
+    /** Whether the log was started again before the window (ADR 12), for the outcome's words. */
+    private boolean restartedLog;
 
     Rollback(Cutover c, DrainProof proof) {
         this.c = c;
@@ -50,7 +49,7 @@ final class Rollback {
                 }),
                 Step.of(CLOSE_TARGET, () -> "token " + token, run -> c.stores.setDynamo(FenceWriter.NONE, token)),
                 Step.of(DRAIN_REVERSE, run -> {
-                    drained = new RollbackDrain(c.reverse, c.writeLog).drain(run, proof, route.epoch(), differedBefore);
+                    drained = new RollbackDrain(c.reverse, c.writeLog).drain(run, proof, route.epoch(), restartedLog);
                     c.journal.note(run.op, drained);
                 }),
                 Step.of(
@@ -86,14 +85,23 @@ final class Rollback {
         }
         TargetWriteLog.Read logged = c.writeLog.read(route.epoch());
         try (CommandRun run = c.run("rollback")) {
-            c.journal.begin(run.op, c.owner);
             String restarted = "";
-            try {
-                if (!logged.complete() && !proof.comparesEveryKey()) {
-                    LogRestart.Result r = new LogRestart(c).run(run, route, logged, proof);
-                    differedBefore = Optional.of(r.differing());
-                    restarted = r.detail() + "; then ";
+            if (!logged.complete() && !proof.comparesEveryKey()) {
+                try {
+                    restarted = new LogRestart(c).run(run, route, logged, proof) + "; then ";
+                    restartedLog = true;
+                } catch (RebalanceException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new RebalanceException(
+                            ErrorCode.CUTOVER_ABORTED,
+                            "the rollback could not start the incomplete log of written keys again: " + e.getMessage()
+                                    + ". The route is TARGET, as before; run the rollback again",
+                            e);
                 }
+            }
+            c.journal.begin(run.op, c.owner);
+            try {
                 run.perform(steps());
                 c.dropWriteLog();
                 return run.done(ROLLED_BACK + "; " + restarted + drained);

@@ -2,9 +2,7 @@ package io.rebalance.cutover;
 
 import io.rebalance.protocol.handoff.TargetWriteLog;
 import java.util.Collection;
-import java.util.LinkedHashSet;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -26,21 +24,16 @@ final class RollbackDrain {
      * once equal stays equal, and a key that differs is a stream record not delivered yet: DynamoDB Streams gives no
      * bound on that, so this compares instead of waiting a fixed time. Fails when the write-block budget runs out.
      *
-     * @param differedBefore when the log was started again before the window ({@link LogRestart}), the keys that
-     *     differed when every key was compared then: compared with the log's
+     * @param restartedLog whether the log was started again before the window ({@link LogRestart}): it then holds the
+     *     keys written since and those that differed when every key was compared
      * @return what was compared, for the outcome
      */
-    String drain(CommandRun run, DrainProof proof, long epoch, Optional<Collection<String>> differedBefore)
-            throws Exception {
+    String drain(CommandRun run, DrainProof proof, long epoch, boolean restartedLog) throws Exception {
         drainRound(run);
         // read after the fence closed: every write it admitted logged its keys before it was sent
         TargetWriteLog.Read logged = writeLog.read(epoch);
         if (!logged.complete() && !proof.comparesEveryKey()) throw new StepFailed(incompleteLog(logged));
-        Optional<Collection<String>> keys = logged.keys().map(k -> {
-            Set<String> all = new LinkedHashSet<>(k);
-            differedBefore.ifPresent(all::addAll);
-            return all;
-        });
+        Optional<Collection<String>> keys = logged.keys().map(k -> k);
         int rounds = 1;
         Collection<String> differ = compare(run, proof, keys);
         long firstDiffering = differ.size();
@@ -55,7 +48,7 @@ final class RollbackDrain {
         }
         return (keys.isPresent()
                         ? keys.get().size()
-                                + (differedBefore.isPresent()
+                                + (restartedLog
                                         ? " keys (written to DynamoDB since the log started again, or differing"
                                                 + " then)"
                                         : " keys written to DynamoDB since the flip")

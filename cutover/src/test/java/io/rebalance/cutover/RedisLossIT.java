@@ -16,6 +16,7 @@ import static org.awaitility.Awaitility.await;
 import io.rebalance.client.WriteGuard;
 import io.rebalance.core.dynamo.DynamoClients;
 import io.rebalance.core.redis.RedisConnector;
+import io.rebalance.protocol.RebalanceException;
 import io.rebalance.protocol.fence.FencedException;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.protocol.route.Route;
@@ -197,6 +198,57 @@ class RedisLossIT {
                     .isInstanceOf(FencedException.class);
             assertThat(item(f, stalled)).as("refused by DynamoDB").isEmpty();
             assertAligned(f, RouteStatus.SOURCE, back.token());
+        }
+    }
+
+    /**
+     * A rollback that started the lost log again and died before it compared every key (here the comparison fails)
+     * must not leave a log that passes for complete: the next rollback would compare only the keys written since, and
+     * reopen Postgres without the writes from before the loss whose stream records had not arrived. The log stays
+     * incomplete until the comparison's differing keys are in it, so the next rollback compares every key again.
+     */
+    @Test
+    void aRollbackThatDiesBeforeItComparedEveryKeyLeavesTheLogIncompleteForTheNext() throws Exception {
+        try (PrivateRedis redis = PrivateRedis.start("--appendonly", "no", "--save", "");
+                CutoverFixture f = new CutoverFixture(redis.url);
+                WriteGuard guard = f.guard()) {
+            f.startTail();
+            f.cutover("first").cutover(PASS, MATCH);
+            List<String> acknowledged = new ArrayList<>();
+            for (int i = 0; i < 5; i++) acknowledged.add(write(f, guard));
+            redis.restart();
+            afterReconnecting(() -> f.parts.prepare());
+            f.startTailIfStopped();
+
+            DrainProof inner = f.proof(false);
+            DrainProof dying = new DrainProof() {
+                @Override
+                public Collection<String> differing(Optional<Collection<String>> keys, Duration budget)
+                        throws Exception {
+                    if (keys.isEmpty()) throw new IllegalStateException("the comparison's process died");
+                    return inner.differing(keys, budget);
+                }
+
+                @Override
+                public boolean comparesEveryKey() {
+                    return false;
+                }
+            };
+            assertThatThrownBy(() -> f.cutover("dies").rollback(dying))
+                    .isInstanceOf(RebalanceException.class)
+                    .hasMessageContaining("could not start the incomplete log of written keys again")
+                    .hasMessageContaining("the comparison's process died");
+            assertThat(route(f).status()).isEqualTo(RouteStatus.TARGET);
+            long epoch = route(f).epoch();
+            assertThat(f.parts.writeLog().read(epoch).incomplete())
+                    .as("the log the dead rollback started again")
+                    .contains("had not compared every key");
+
+            acknowledged.add(write(f, guard));
+            CutoverOutcome back = f.cutover("again").rollback(f.proof(false));
+            assertThat(back.detail()).contains("every key of both stores compared before the window");
+            for (String id : acknowledged)
+                assertThat(kind(f, id)).as(id + " in Postgres").isEqualTo("guarded");
         }
     }
 

@@ -14,9 +14,10 @@ import java.util.Optional;
  * Verification results are not kept: what the reverse stream and the tail changed since was marked in Redis, and may
  * be gone with it, so the slots are verified again before the next cutover.
  *
+ * @param prefix the run's Redis prefix: a record is given back only to the run it was kept for
  * @param plan the run's plan, as {@link RunPlan#toJson()} writes it
  */
-public record FinishedCopy(String plan, long rows) {
+public record FinishedCopy(String prefix, String plan, long rows) {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** @return the run's record when its copy is FINISHED, else empty */
@@ -24,7 +25,7 @@ public record FinishedCopy(String plan, long rows) {
         if (run.status() != RunStatus.FINISHED) return Optional.empty();
         RunPlan plan = run.plan();
         if (plan == null) return Optional.empty();
-        return Optional.of(new FinishedCopy(plan.toJson(), run.rowsCopied()));
+        return Optional.of(new FinishedCopy(run.keys().prefix(), plan.toJson(), run.rowsCopied()));
     }
 
     /**
@@ -35,6 +36,7 @@ public record FinishedCopy(String plan, long rows) {
      * @return whether it did (false when a run exists there: a newer one, or the same one intact)
      */
     public boolean restore(RunState run) {
+        if (!prefix.equals(run.keys().prefix())) return false; // another run's, under another prefix
         if (run.plan() != null || run.status() != RunStatus.NOT_STARTED) return false;
         RunPlan kept = RunPlan.fromJson(plan);
         if (run.claimPlan(kept).toJson().equals(plan)) {

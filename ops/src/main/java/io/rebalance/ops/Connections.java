@@ -69,7 +69,7 @@ public final class Connections implements AutoCloseable {
     }
 
     /** Keeps the finished copy's record on the Postgres fence, when the copy is FINISHED and the fence installed. */
-    public void keepCopyRecord() throws SQLException {
+    public void keepCopyRecord() {
         new CopyRecord(config).keep(runState());
     }
 

@@ -28,13 +28,21 @@ final class CopyRecord {
         this.scope = config.cutover().scopeOr(config.target().table());
     }
 
-    /** Keeps the run's record on the fence when its copy is FINISHED; does nothing before the fence is installed. */
-    void keep(RunState run) throws SQLException {
+    /**
+     * Keeps the run's record on the fence when its copy is FINISHED; does nothing before the fence is installed. A
+     * Postgres that fails here costs only the record (a warning): nothing relies on it until Redis loses the run.
+     */
+    void keep(RunState run) {
         Optional<FinishedCopy> finished = FinishedCopy.of(run);
         if (finished.isEmpty()) return;
         try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
-            if (!installed(pg)) return;
             fence.recordCopy(pg, scope, finished.get().toJson());
+        } catch (SQLException e) {
+            log.warn(
+                    "the finished copy's record could not be kept on {} ({}): a Redis that loses the run will not get"
+                            + " it back from there",
+                    fence.table(),
+                    e.getMessage());
         }
     }
 
@@ -63,16 +71,7 @@ final class CopyRecord {
     /** The copy was forgotten on purpose ({@code reset}): no record may bring it back. */
     void clear() throws SQLException {
         try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
-            if (installed(pg)) fence.recordCopy(pg, scope, null);
-        }
-    }
-
-    private boolean installed(Connection pg) throws SQLException {
-        try (var st = pg.prepareStatement("SELECT to_regclass(?)")) {
-            st.setString(1, fence.table());
-            try (var rs = st.executeQuery()) {
-                return rs.next() && rs.getString(1) != null;
-            }
+            fence.recordCopy(pg, scope, null);
         }
     }
 }

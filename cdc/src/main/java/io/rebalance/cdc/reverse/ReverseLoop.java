@@ -79,6 +79,9 @@ public final class ReverseLoop {
                 } catch (LeaseLost e) {
                     return;
                 } catch (Exception e) {
+                    // a round cut short because the stream is stopping (lease lost, tail ending) is no failure to
+                    // report
+                    if (!going.getAsBoolean() || Thread.currentThread().isInterrupted()) return;
                     reverse.reset();
                     log.warn("the reverse stream's round failed, retrying in 1 s: {}", e.toString());
                     // Redis may be the one away: reporting must not end the stream

@@ -286,12 +286,17 @@ final class ReverseStream {
     }
 
     /**
-     * Refreshes the report when the round has run a while since the last one; not before this process's first round
-     * has published a state, so a report never says "alive" without one.
+     * Refreshes the report when the round has run a while since the last one. The first round of this process (after a
+     * restart, one that may read the whole stream again from its trim horizon) reports itself streaming in full, so
+     * neither a stale state nor an earlier failure of a stopped process stands for it.
      */
     private void alive() {
         long now = System.currentTimeMillis();
-        if (reportedMs == 0 || now - reportedMs < ALIVE_EVERY_MS) return;
+        if (now - reportedMs < ALIVE_EVERY_MS) return;
+        if (reportedMs == 0) {
+            publish(waited ? ReverseStatus.WAITING : ReverseStatus.STREAMING, 0);
+            return;
+        }
         status.alive(applied.get(), skipped.get());
         reportedMs = now;
     }

@@ -8,8 +8,10 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -63,10 +65,14 @@ public final class PostgresFence {
         try (Statement s = c.createStatement()) {
             s.execute("CREATE TABLE IF NOT EXISTS " + table + " (scope text PRIMARY KEY, writer text NOT NULL,"
                     + " min_token bigint NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())");
-            s.execute("ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS route text NOT NULL DEFAULT 'SOURCE',"
-                    + " ADD COLUMN IF NOT EXISTS epoch bigint NOT NULL DEFAULT 1,"
-                    + " ADD COLUMN IF NOT EXISTS closed_lsn pg_lsn");
-            addCopyRecord(s);
+            // columns added since the table's first version; ALTER TABLE only for those missing, as it takes the
+            // table's ACCESS EXCLUSIVE lock even when there is nothing to add, and guarded writes read the table
+            List<String> missing = new ArrayList<>();
+            if (!hasColumn(c, "route")) missing.add("ADD COLUMN route text NOT NULL DEFAULT 'SOURCE'");
+            if (!hasColumn(c, "epoch")) missing.add("ADD COLUMN epoch bigint NOT NULL DEFAULT 1");
+            if (!hasColumn(c, "closed_lsn")) missing.add("ADD COLUMN closed_lsn pg_lsn");
+            if (!hasColumn(c, "copy_record")) missing.add("ADD COLUMN copy_record text");
+            if (!missing.isEmpty()) s.execute("ALTER TABLE " + table + " " + String.join(", ", missing));
         }
         try (PreparedStatement ps = c.prepareStatement(
                 "INSERT INTO " + table + " (scope, writer, min_token) VALUES (?, 'app', 0) ON CONFLICT DO NOTHING")) {
@@ -75,22 +81,30 @@ public final class PostgresFence {
         }
     }
 
-    private void addCopyRecord(Statement s) throws SQLException {
-        s.execute("ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS copy_record text");
+    private boolean hasColumn(Connection c, String column) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(?)"
+                + " AND attname = ? AND NOT attisdropped")) {
+            ps.setString(1, table);
+            ps.setString(2, column);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
+        }
     }
 
     /**
      * Keeps the record of a finished copy on the scope's row (ADR 12): what Redis held of it, so a Redis that lost it
-     * can be given it back. No-op when the fence is not installed for the scope.
+     * can be given it back; null clears it. An update of the row only, never DDL: guarded writes read the table.
+     *
+     * @return false when the fence is not installed, or was installed by a version without the column (`cutover
+     *     --prepare` adds it)
      */
-    public void recordCopy(Connection c, String scope, String record) throws SQLException {
-        try (Statement s = c.createStatement()) {
-            addCopyRecord(s); // a fence installed by a version without the column
-        }
+    public boolean recordCopy(Connection c, String scope, String record) throws SQLException {
+        if (!hasColumn(c, "copy_record")) return false;
         try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET copy_record = ? WHERE scope = ?")) {
             ps.setString(1, record);
             ps.setString(2, scope);
-            ps.executeUpdate();
+            return ps.executeUpdate() == 1;
         }
     }
 

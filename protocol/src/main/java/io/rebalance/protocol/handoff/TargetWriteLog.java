@@ -33,6 +33,8 @@ public final class TargetWriteLog {
     private static final LuaScript ADD = LuaScript.load(TargetWriteLog.class, "targetlog-add.lua");
     private static final LuaScript STATE = LuaScript.load(TargetWriteLog.class, "targetlog-state.lua");
     private static final LuaScript RENUMBER = LuaScript.load(TargetWriteLog.class, "targetlog-renumber.lua");
+    private static final LuaScript SETTLE = LuaScript.load(TargetWriteLog.class, "targetlog-settle.lua");
+    private static final int SETTLE_PAGE = 1_000;
     private static final int PAGE = 10_000;
 
     private final UnifiedJedis redis;
@@ -81,6 +83,39 @@ public final class TargetWriteLog {
                 redis,
                 List.of(keys.targetWrites(), keys.targetWritesLog()),
                 List.of(Long.toString(epoch), table, keyAttribute));
+    }
+
+    /**
+     * A rollback starts a lost or incomplete log again (ADR 12): empty, and incomplete until {@link #settle} with the
+     * same {@code token}, so a rollback that dies before it has compared every key leaves the next one to do it too.
+     */
+    public void restart(long epoch, String table, String keyAttribute, long token) {
+        BEGIN.eval(
+                redis,
+                List.of(keys.targetWrites(), keys.targetWritesLog()),
+                List.of(Long.toString(epoch), table, keyAttribute, Long.toString(token)));
+    }
+
+    /**
+     * After the restarting rollback compared every key: the keys that differed join the log, and the log is complete
+     * again.
+     *
+     * @return false, changing nothing, when another rollback started the log again since
+     */
+    public boolean settle(long token, Collection<String> differed) {
+        List<String> all = new ArrayList<>(differed);
+        int from = 0;
+        do {
+            int to = Math.min(all.size(), from + SETTLE_PAGE);
+            List<String> args = new ArrayList<>(to - from + 2);
+            args.add(Long.toString(token));
+            args.add(to == all.size() ? "1" : "0");
+            args.addAll(all.subList(from, to));
+            Object r = SETTLE.eval(redis, List.of(keys.targetWrites(), keys.targetWritesLog()), args);
+            if (!Long.valueOf(1).equals(r)) return false;
+            from = to;
+        } while (from < all.size());
+        return true;
     }
 
     /**
@@ -153,6 +188,10 @@ public final class TargetWriteLog {
         }
         if (log.containsKey("gap")) return "a write found it missing (" + log.get("gap") + ")";
         if (log.containsKey("overflow")) return "it passed its cap of " + log.get("overflow") + " keys";
+        if (log.containsKey("pending")) {
+            return "a rollback started it again under token " + log.get("pending") + " and had not compared every key"
+                    + " it stands on when it stopped";
+        }
         if (!runId.equals(log.get("run_id"))) {
             return "the Redis instance that holds it restarted or failed over since the flip (run id "
                     + log.get("run_id") + ", now " + runId + "), so it may have lost keys";
