@@ -127,6 +127,10 @@ class VerifyCommandIT {
         assertThat(badSlot.exitCode()).isEqualTo(2);
         assertThat(badSlot.err()).contains("--slot 2024-10-20T02 is not valid").contains("20241020.02");
 
+        CliRun noHour = run("verify", "--slot", "20241020.24"); // was read as 20241021.00, verified, exit 0
+        assertThat(noHour.exitCode()).isEqualTo(2);
+        assertThat(noHour.err()).contains("--slot 20241020.24 is not valid").contains("'20241020.24' is not a slot");
+
         CliRun badFlag = run("verify", "--slott", "20241020.02");
         assertThat(badFlag.exitCode()).isEqualTo(2);
 

@@ -16,6 +16,9 @@ import java.time.temporal.ChronoUnit;
 public record Slot(Instant start) implements Comparable<Slot> {
     private static final DateTimeFormatter NAME =
             DateTimeFormatter.ofPattern("yyyyMMdd.HH").withZone(ZoneOffset.UTC);
+    /** Strict: hour 24 or a 30th of February is no slot, not the next day's (the default resolver rolls them over). */
+    private static final DateTimeFormatter PARSE =
+            DateTimeFormatter.ofPattern("uuuuMMdd.HH").withResolverStyle(java.time.format.ResolverStyle.STRICT);
 
     /** Rows whose slot time is NULL or ±infinity; named {@value #NO_TIME_NAME}. Instant.MIN is no hour Postgres has. */
     public static final Slot NO_TIME = new Slot(Instant.MIN);
@@ -37,8 +40,7 @@ public record Slot(Instant start) implements Comparable<Slot> {
     public static Slot parse(String name) {
         if (NO_TIME_NAME.equals(name)) return NO_TIME;
         try {
-            java.time.LocalDateTime local =
-                    java.time.LocalDateTime.parse(name, DateTimeFormatter.ofPattern("yyyyMMdd.HH"));
+            java.time.LocalDateTime local = java.time.LocalDateTime.parse(name, PARSE);
             return new Slot(local.toInstant(ZoneOffset.UTC));
         } catch (DateTimeParseException e) {
             throw new IllegalArgumentException(

@@ -22,6 +22,18 @@ class SlotTest {
         assertThatThrownBy(() -> Slot.parse("2024-10-20")).hasMessageContaining("like 20241020.02");
     }
 
+    /**
+     * A slot name is a real hour: {@code 20241020.24} was read as the next day's midnight (the formatter's lenient
+     * end-of-day), so {@code verify --slot 20241020.24} verified {@code 20241021.00} and exited 0.
+     */
+    @Test
+    void anHourOrDayThatDoesNotExistIsNoSlot() {
+        for (String bad : List.of("20241020.24", "20241032.01", "20240230.00", "20231329.05")) {
+            assertThatThrownBy(() -> Slot.parse(bad)).as(bad).hasMessageContaining("'" + bad + "' is not a slot");
+        }
+        assertThat(Slot.parse("20240229.23").name()).isEqualTo("20240229.23"); // a leap day is
+    }
+
     /** The rows with no hour have a slot of their own: named notime, older than every hour, copied last. */
     @Test
     void theNoTimeSlotSortsOlderThanEveryHourAndEndsTheRange() {
