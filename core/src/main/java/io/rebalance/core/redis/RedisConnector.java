@@ -43,10 +43,7 @@ public final class RedisConnector {
         pool.setMaxIdle(poolSize);
         pool.setMaxWait(Duration.ofSeconds(5));
         pool.setTestOnBorrow(false);
-        DefaultJedisClientConfig.Builder client = DefaultJedisClientConfig.builder()
-                .connectionTimeoutMillis(2_000)
-                .socketTimeoutMillis(5_000)
-                .ssl(address.tls());
+        DefaultJedisClientConfig.Builder client = clientConfig(address);
         if (address.user() != null) client.user(address.user());
         if (address.password() != null) client.password(address.password());
         if (address.mode() == RedisMode.STANDALONE || address.mode() == RedisMode.SENTINEL) {
@@ -70,10 +67,7 @@ public final class RedisConnector {
                             .poolConfig(pool)
                             .build();
                 case SENTINEL -> {
-                    DefaultJedisClientConfig.Builder sentinel = DefaultJedisClientConfig.builder()
-                            .connectionTimeoutMillis(2_000)
-                            .socketTimeoutMillis(5_000)
-                            .ssl(address.tls());
+                    DefaultJedisClientConfig.Builder sentinel = clientConfig(address);
                     // sentinels often run without AUTH where the data nodes have it: their own password, if any
                     if (address.sentinelPassword() != null) sentinel.password(address.sentinelPassword());
                     yield RedisSentinelClient.builder()
@@ -95,6 +89,14 @@ public final class RedisConnector {
             throw unreachable(settings.url(), address, e);
         }
         return redis;
+    }
+
+    /** Timeouts and TLS, the same for the data nodes and the sentinels; each adds its own credentials. */
+    private static DefaultJedisClientConfig.Builder clientConfig(RedisAddress address) {
+        return DefaultJedisClientConfig.builder()
+                .connectionTimeoutMillis(2_000)
+                .socketTimeoutMillis(5_000)
+                .ssl(address.tls());
     }
 
     private static RebalanceException unreachable(String url, RedisAddress address, JedisException e) {

@@ -4,11 +4,8 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
-import redis.clients.jedis.Connection;
-import redis.clients.jedis.Jedis;
 import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.UnifiedJedis;
-import redis.clients.jedis.util.Pool;
 
 /**
  * What a Redis keeps of the run's state when it restarts or runs short of memory, from {@code INFO} (which managed
@@ -24,18 +21,13 @@ public record RedisFitness(boolean aof, String evictionPolicy, int replicas) {
     /** On a Redis Cluster, the weakest primary's: every primary holds some of the run's keys. */
     public static RedisFitness of(UnifiedJedis redis) {
         if (!(redis instanceof RedisClusterClient cluster)) return of(info(redis::info));
-        RedisFitness weakest = null;
-        for (Pool<Connection> node : cluster.getClusterNodes().values()) {
-            Map<String, String> info;
-            try (Connection c = node.getResource()) {
-                info = info(new Jedis(c)::info);
-            }
-            if (!"master".equals(info.get("role"))) continue; // a replica holds what its primary holds
-            RedisFitness f = of(info);
-            weakest = weakest == null ? f : weakest.weaker(f);
-        }
-        if (weakest == null) throw new IllegalStateException("the cluster's client knows no primary node");
-        return weakest;
+        RedisFitness[] weakest = {null};
+        ClusterPrimaries.forEach(cluster, j -> {
+            RedisFitness f = of(info(j::info));
+            weakest[0] = weakest[0] == null ? f : weakest[0].weaker(f);
+        });
+        if (weakest[0] == null) throw new IllegalStateException("the cluster's client knows no primary node");
+        return weakest[0];
     }
 
     private static Map<String, String> info(Function<String, String> section) {

@@ -4,14 +4,11 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-import redis.clients.jedis.Connection;
-import redis.clients.jedis.Jedis;
 import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.ScanIteration;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.params.ScanParams;
 import redis.clients.jedis.resps.ScanResult;
-import redis.clients.jedis.util.Pool;
 
 /** Every key under a prefix, by SCAN (never KEYS, which blocks a shared Redis), on every primary of a cluster. */
 public final class RedisScan {
@@ -26,21 +23,16 @@ public final class RedisScan {
             while (!scan.isIterationCompleted()) keys.addAll(scan.nextBatchList());
             return keys;
         }
-        // each primary in turn; a replica holds its primary's keys again, perhaps some its primary deleted already
         Set<String> keys = new LinkedHashSet<>();
         ScanParams params = new ScanParams().match(match).count(1000);
-        for (Pool<Connection> node : cluster.getClusterNodes().values()) {
-            try (Connection c = node.getResource()) {
-                Jedis j = new Jedis(c);
-                if (!"master".equals(String.valueOf(j.role().get(0)))) continue;
-                String cursor = ScanParams.SCAN_POINTER_START;
-                do {
-                    ScanResult<String> r = j.scan(cursor, params);
-                    keys.addAll(r.getResult());
-                    cursor = r.getCursor();
-                } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
-            }
-        }
+        ClusterPrimaries.forEach(cluster, j -> {
+            String cursor = ScanParams.SCAN_POINTER_START;
+            do {
+                ScanResult<String> r = j.scan(cursor, params);
+                keys.addAll(r.getResult());
+                cursor = r.getCursor();
+            } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
+        });
         return new ArrayList<>(keys);
     }
 }

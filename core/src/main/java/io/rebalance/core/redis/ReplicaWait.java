@@ -30,11 +30,10 @@ public final class ReplicaWait {
      * Measures whether a replica acknowledges writes to {@code probeKey}'s node: one write there, then {@code WAIT 1}
      * on the same connection; the key is deleted again, so a check that refuses leaves nothing behind.
      *
-     * @return how long the acknowledgment took, or empty when Redis has no replica or none acknowledged within
-     *     {@link #TIMEOUT}
+     * @return how long the acknowledgment took, or empty when none acknowledged within {@link #TIMEOUT} (the caller
+     *     knows from {@link RedisFitness} whether there are replicas to ask at all)
      */
     public Optional<Duration> probe(String probeKey) {
-        if (RedisFitness.of(redis).replicas() == 0) return Optional.empty();
         long start = System.nanoTime();
         try (AbstractPipeline p = redis.pipelined()) {
             p.set(probeKey, Long.toString(System.currentTimeMillis()));

@@ -10,10 +10,12 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The Postgres side of the fence: a row per scope in {@code rebalance_fence}, and a transaction-level advisory lock
@@ -32,6 +34,8 @@ import java.util.Optional;
 public final class PostgresFence {
     /** The one privilege an application role needs on the fence table; any of the others would let it reopen it. */
     public static final String MODIFYING_PRIVILEGES = "INSERT, UPDATE, DELETE, TRUNCATE, TRIGGER";
+
+    private static final String COPY_RECORD = "copy_record";
 
     private final String table;
     private final String select;
@@ -67,11 +71,12 @@ public final class PostgresFence {
                     + " min_token bigint NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())");
             // columns added since the table's first version; ALTER TABLE only for those missing, as it takes the
             // table's ACCESS EXCLUSIVE lock even when there is nothing to add, and guarded writes read the table
+            Set<String> has = columns(c);
             List<String> missing = new ArrayList<>();
-            if (!hasColumn(c, "route")) missing.add("ADD COLUMN route text NOT NULL DEFAULT 'SOURCE'");
-            if (!hasColumn(c, "epoch")) missing.add("ADD COLUMN epoch bigint NOT NULL DEFAULT 1");
-            if (!hasColumn(c, "closed_lsn")) missing.add("ADD COLUMN closed_lsn pg_lsn");
-            if (!hasColumn(c, "copy_record")) missing.add("ADD COLUMN copy_record text");
+            if (!has.contains("route")) missing.add("ADD COLUMN route text NOT NULL DEFAULT 'SOURCE'");
+            if (!has.contains("epoch")) missing.add("ADD COLUMN epoch bigint NOT NULL DEFAULT 1");
+            if (!has.contains("closed_lsn")) missing.add("ADD COLUMN closed_lsn pg_lsn");
+            if (!has.contains(COPY_RECORD)) missing.add("ADD COLUMN " + COPY_RECORD + " text");
             if (!missing.isEmpty()) s.execute("ALTER TABLE " + table + " " + String.join(", ", missing));
         }
         try (PreparedStatement ps = c.prepareStatement(
@@ -81,15 +86,17 @@ public final class PostgresFence {
         }
     }
 
-    private boolean hasColumn(Connection c, String column) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(?)"
-                + " AND attname = ? AND NOT attisdropped")) {
+    /** The fence table's columns, in one query; none when it does not exist. */
+    private Set<String> columns(Connection c) throws SQLException {
+        Set<String> out = new HashSet<>();
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT attname FROM pg_attribute WHERE attrelid = to_regclass(?) AND attnum > 0 AND NOT attisdropped")) {
             ps.setString(1, table);
-            ps.setString(2, column);
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next();
+                while (rs.next()) out.add(rs.getString(1));
             }
         }
+        return out;
     }
 
     /**
@@ -100,7 +107,7 @@ public final class PostgresFence {
      *     --prepare` adds it)
      */
     public boolean recordCopy(Connection c, String scope, String record) throws SQLException {
-        if (!hasColumn(c, "copy_record")) return false;
+        if (!columns(c).contains(COPY_RECORD)) return false;
         try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET copy_record = ? WHERE scope = ?")) {
             ps.setString(1, record);
             ps.setString(2, scope);
@@ -110,17 +117,12 @@ public final class PostgresFence {
 
     /** @return the record of the finished copy kept on the scope's row; empty without one, or without the fence */
     public Optional<String> copyRecord(Connection c, String scope) throws SQLException {
+        if (!columns(c).contains(COPY_RECORD)) return Optional.empty(); // no fence, or one installed before the column
         try (PreparedStatement ps = c.prepareStatement("SELECT copy_record FROM " + table + " WHERE scope = ?")) {
             ps.setString(1, scope);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? Optional.ofNullable(rs.getString(1)) : Optional.empty();
             }
-        } catch (SQLException e) {
-            if ("42P01".equals(e.getSQLState()) || "42703".equals(e.getSQLState())) { // no table, or no column yet
-                if (!c.getAutoCommit()) c.rollback();
-                return Optional.empty();
-            }
-            throw e;
         }
     }
 
