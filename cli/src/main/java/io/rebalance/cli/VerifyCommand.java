@@ -61,7 +61,8 @@ final class VerifyCommand implements Callable<Integer> {
     @Option(
             names = "--slot",
             paramLabel = "SLOT",
-            description = "A slot like 20241020.02, or a range like 20241020.00..20241020.23. Repeatable.")
+            description = "A slot like 20241020.02, or a range like 20241020.00..20241020.23; only slots of the run (an"
+                    + " hour from its first to its last, or notime), else exit 2 naming them. Repeatable.")
     List<String> slots = new ArrayList<>();
 
     @Option(

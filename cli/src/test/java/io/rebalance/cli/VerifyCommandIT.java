@@ -60,6 +60,17 @@ class VerifyCommandIT {
         }
         assertThat(rows).isEqualTo(3L * TypeZoo.rowsPerCopy());
 
+        // a slot outside the run held nothing by definition: its MATCH 0 0 read as proof, exit 0
+        for (String outside : List.of("20200101.00", "20241019.00..20241020.02")) {
+            CliRun notOfRun = run("verify", "--slot", outside);
+            assertThat(notOfRun.exitCode()).as(notOfRun.out() + notOfRun.err()).isEqualTo(2);
+            assertThat(notOfRun.err())
+                    .containsPattern("--slot 20\\d{6}\\.00 is not a slot of the run: the run's slots run from"
+                            + " 20241020\\.\\d\\d \\(its first hour\\) to 20241020\\.\\d\\d \\(its last\\)")
+                    .contains("or use --all");
+            assertThat(notOfRun.out()).doesNotContain("MATCH");
+        }
+
         String victim = ids.get(4); // slot 20241020.02
         try (DynamoDbClient d = services.dynamoClient()) {
             Map<String, AttributeValue> item = new HashMap<>(d.getItem(b -> b.tableName(table)

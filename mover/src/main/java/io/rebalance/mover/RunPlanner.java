@@ -3,6 +3,7 @@ package io.rebalance.mover;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.dynamo.TargetTable;
+import io.rebalance.core.slot.RangeOutliers;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotKeyspace;
 import io.rebalance.core.slot.SlotRange;
@@ -15,6 +16,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
@@ -26,6 +29,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  */
 public final class RunPlanner {
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(RunPlanner.class);
+    private static final int ENDS = RangeOutliers.ENDS;
     private final MigrationConfig config;
 
     public RunPlanner(MigrationConfig config) {
@@ -61,6 +65,9 @@ public final class RunPlanner {
         try (Connection c = new SourceSession(config.source()).openForPreflight()) {
             table = SourceTable.inspect(c, config);
             range = range(c, table);
+            if (run.plan() == null) {
+                rangeWarnings(c, table).forEach(w -> log.warn("the run's range from the table: {}", w));
+            }
             estimate = estimate(c, table.name());
         } catch (SQLException e) {
             throw new RebalanceException(
@@ -143,6 +150,7 @@ public final class RunPlanner {
     public SlotRange range(Connection c, SourceTable table) throws SQLException {
         Instant from = config.slots().fromInstant();
         Instant to = config.slots().toInstant();
+        if (table.keyspace() instanceof SlotKeyspace.UlidUuids) refuseTimelessUuids(c, table);
         if (from == null || to == null) {
             Instant[] minMax = minMax(c, table);
             if (minMax == null) {
@@ -171,6 +179,54 @@ public final class RunPlanner {
             throw new RebalanceException(ErrorCode.TIME_RANGE_INVALID, e.getMessage());
         }
         return range;
+    }
+
+    /**
+     * uuid keys are slotted by their first 48 bits, which are the millisecond in ULIDs and UUIDv7 and random in version
+     * 4: those give times no row has, and most rows would fall outside any range, so they are refused (told apart by
+     * the times, not the version bits, which ULIDs fill at random).
+     */
+    private static void refuseTimelessUuids(Connection c, SourceTable table) throws SQLException {
+        Instant[] minMax = minMax(c, table);
+        if (minMax == null) return;
+        Instant now = Instant.now();
+        if (!RangeOutliers.implausible(minMax[0], now) && !RangeOutliers.implausible(minMax[1], now)) return;
+        throw new RebalanceException(
+                ErrorCode.SOURCE_KEY_TYPE,
+                "key column " + table.keyColumn() + " of " + table.name() + " is uuid, but its values carry no time:"
+                        + " read as ULIDs or UUIDv7 (the first 48 bits the millisecond) they run from " + minMax[0]
+                        + " to " + minMax[1] + ", so they look like random (version 4) uuids. Slot the rows by a"
+                        + " timestamp column instead: set slots.timeFrom: column and slots.timeColumn to it (give it"
+                        + " an index: each slot is a range scan on it)");
+    }
+
+    /**
+     * What looks wrong in the range {@link #range} takes from the table (none when slots.from and slots.to are both
+     * set): see {@link RangeOutliers}.
+     */
+    public List<String> rangeWarnings(Connection c, SourceTable table) throws SQLException {
+        if (config.slots().fromInstant() != null && config.slots().toInstant() != null) return List.of();
+        String key = SlotKeyspace.quote(table.keyColumn());
+        List<RangeOutliers.Row> oldest = ends(c, table.keyspace().extremesQuery(table.name(), key, false, ENDS), table);
+        List<RangeOutliers.Row> newest = ends(c, table.keyspace().extremesQuery(table.name(), key, true, ENDS), table);
+        return RangeOutliers.warnings(oldest, newest, Instant.now());
+    }
+
+    private static List<RangeOutliers.Row> ends(Connection c, String sql, SourceTable table) throws SQLException {
+        List<RangeOutliers.Row> out = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(sql);
+                ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                if (rs.getString(2) == null) continue;
+                try {
+                    out.add(new RangeOutliers.Row(
+                            rs.getString(1), table.keyspace().instantOf(rs.getString(2))));
+                } catch (IllegalArgumentException e) {
+                    return List.of(); // minMax names keys that carry no time
+                }
+            }
+        }
+        return out;
     }
 
     private static Instant[] minMax(Connection c, SourceTable table) throws SQLException {

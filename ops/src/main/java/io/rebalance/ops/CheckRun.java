@@ -59,11 +59,14 @@ public final class CheckRun {
     public static Result run(MigrationConfig config, int sessions, Consumer<String> progress) throws Exception {
         try (Connection c = new SourceSession(config.source()).openForPreflight()) {
             SourceTable table = SourceTable.inspect(c, config);
-            SlotRange range = new RunPlanner(config).range(c, table);
+            RunPlanner planner = new RunPlanner(config);
+            SlotRange range = planner.range(c, table);
+            List<String> implausible = planner.rangeWarnings(c, table);
             TableSurvey survey = new TableSurvey(table, config.target());
             List<SlotSurvey> slots = surveyAll(config, survey, range, sessions, progress);
             Totals totals = Totals.of(slots);
             List<Finding> findings = new ArrayList<>();
+            implausible.forEach(w -> findings.add(Finding.warning("time range", w)));
             for (Refused r : totals.refused()) findings.add(refusedFinding(r, slots));
             findings.addAll(TailPreflight.findings(c, table, config));
             List<String> reverse = ReverseWritesPreflight.problems(c, table);

@@ -101,8 +101,10 @@ public final class VerifyRun implements AutoCloseable {
                     Optional<String> changed = planned.schemaChange(table.schema());
                     if (changed.isPresent()) throw RunPlanner.schemaChanged(table.name(), changed.get());
                 }
+                List<Slot> ofRun = all || !named.isEmpty() ? VerifyScope.allSlots(config, c, pg, table) : List.of();
+                VerifyScope.requireSlotsOfRun(named, ofRun);
                 if (all) {
-                    chosen.addAll(VerifyScope.allSlots(config, c, pg, table));
+                    chosen.addAll(ofRun);
                     unslotted = VerifyScope.unslotted(config, c, pg, table);
                 }
             }

@@ -52,6 +52,33 @@ public final class VerifyScope {
         return new ArrayList<>(out);
     }
 
+    /**
+     * A slot named on the command line must be one of the run's: an hour from its first to its last (the span
+     * {@link #allSlots} covers), or the slot of rows with no time when the run has one. Any other slot holds nothing
+     * by definition, and a MATCH of nothing would read as proof.
+     *
+     * @throws RebalanceException CONFIG_INVALID naming the slot, the run's first and last hour, and the way out
+     */
+    public static void requireSlotsOfRun(List<Slot> named, List<Slot> ofRun) {
+        List<Slot> hours = ofRun.stream().filter(s -> !s.noTime()).sorted().toList();
+        boolean noTime = ofRun.stream().anyMatch(Slot::noTime);
+        for (Slot s : named) {
+            boolean in = s.noTime()
+                    ? noTime
+                    : !hours.isEmpty()
+                            && !s.isOlderThan(hours.get(0))
+                            && !hours.get(hours.size() - 1).isOlderThan(s);
+            if (in) continue;
+            String span = hours.isEmpty()
+                    ? "the run has no hours"
+                    : "the run's slots run from " + hours.get(0) + " (its first hour) to " + hours.get(hours.size() - 1)
+                            + " (its last)" + (noTime ? ", and " + Slot.NO_TIME_NAME + " (rows with no time)" : "");
+            throw new RebalanceException(
+                    ErrorCode.CONFIG_INVALID,
+                    "--slot " + s + " is not a slot of the run: " + span + ". Name slots in that span, or use --all");
+        }
+    }
+
     /** The rows no slot of --all holds: outside slots.from/slots.to, up to the hour the run was planned in. */
     public static UnslottedRows unslotted(MigrationConfig config, Connections c, Connection pg, SourceTable table)
             throws SQLException {

@@ -29,7 +29,7 @@ public enum KeyType {
     /** @return the key type for a {@code pg_type.typname}, or null when keys of that type cannot be slotted */
     public static KeyType ofTypname(String typname) {
         return switch (typname) {
-            case "text", "varchar", "bpchar" -> TEXT;
+            case "text", "varchar", "bpchar" -> TEXT; // bpchar then refused by SourceTable: its padding is lost
             case "uuid" -> UUID;
             case "int8", "int4", "int2" -> BIGINT;
             default -> null;

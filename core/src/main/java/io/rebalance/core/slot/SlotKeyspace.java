@@ -44,7 +44,23 @@ public sealed interface SlotKeyspace {
      * the run's range when it is not configured. It takes min and max of a column so the index answers it.
      */
     default String minMaxQuery(String table) {
-        return "SELECT min(" + column() + ")::text, max(" + column() + ")::text FROM " + table;
+        // ORDER BY ... LIMIT 1, not min(): Postgres has no min(uuid), and the btree answers both the same way
+        return "SELECT (SELECT " + column() + "::text FROM " + table + " ORDER BY " + column() + " LIMIT 1), (SELECT "
+                + column() + "::text FROM " + table + " ORDER BY " + column() + " DESC LIMIT 1)";
+    }
+
+    /** SQL true for the rows that have an hour: every row, but where slots come from a time column. */
+    default String hourRowsWhere() {
+        return "true";
+    }
+
+    /**
+     * SQL giving the {@code n} rows with an hour at one end of the table, as the key's text and the text {@link
+     * #instantOf} reads: the oldest first, or with {@code newest} the newest first.
+     */
+    default String extremesQuery(String table, String quotedKey, boolean newest, int n) {
+        return "SELECT " + quotedKey + "::text, " + instantSql() + " FROM " + table + " WHERE " + hourRowsWhere()
+                + " ORDER BY " + column() + (newest ? " DESC" : "") + " LIMIT " + n;
     }
 
     /** The instant a value of {@link #minMaxQuery(String)} stands for. */
@@ -173,6 +189,11 @@ public sealed interface SlotKeyspace {
             return "SELECT (extract(epoch FROM min(" + column + ")) * 1000)::int8::text," + " (extract(epoch FROM max("
                     + column + ")) * 1000)::int8::text FROM " + table + " WHERE " + column + " > '-infinity' AND "
                     + column + " < 'infinity'";
+        }
+
+        @Override
+        public String hourRowsWhere() {
+            return column + " > '-infinity' AND " + column + " < 'infinity'";
         }
 
         /** NULL and the infinities are no hour: their rows are the {@link Slot#NO_TIME} slot's. */

@@ -85,6 +85,16 @@ public record SourceTable(
                             + "; rebalance pages by"
                             + " the key and needs text/varchar (ULID), uuid (ULID bits) or bigint (time-ordered ids)");
         }
+        if (key.typname().equals("bpchar")) {
+            String type = formatType(c, regclass, src.keyColumn());
+            throw new RebalanceException(
+                    ErrorCode.SOURCE_KEY_TYPE,
+                    "key column " + src.keyColumn() + " of " + regclass + " is " + type + ": Postgres drops a"
+                            + " character(n) value's trailing padding when it compares or casts it, so a key would not"
+                            + " come back as it was written. Change the column to text (ALTER TABLE " + regclass
+                            + " ALTER COLUMN " + SlotKeyspace.quote(src.keyColumn()) + " TYPE text, which rewrites the"
+                            + " table) or varchar, then run the command again");
+        }
         List<String> uniqueKey = uniqueKey(c, regclass, src.keyColumn());
         if (uniqueKey.isEmpty()) {
             throw new RebalanceException(
@@ -125,6 +135,18 @@ public record SourceTable(
                 "numeric or float",
                 k -> k == ColumnKind.NUMERIC || k == ColumnKind.FLOAT);
         return new SourceTable(regclass, copied, src.keyColumn(), keyType, SlotKeyspace.of(config, keyType), uniqueKey);
+    }
+
+    /** The column's type as Postgres writes it, with its length: {@code character(30)}. */
+    private static String formatType(Connection c, String regclass, String column) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT format_type(atttypid, atttypmod) FROM pg_attribute"
+                + " WHERE attrelid = ?::regclass AND attname = ?")) {
+            ps.setString(1, regclass);
+            ps.setString(2, column);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getString(1) : "character(n)";
+            }
+        }
     }
 
     /** Every column a form setting names is a copied column of the kind the setting is for. */
