@@ -145,7 +145,7 @@ public final class SlotWorker {
             String newLast = rows.get(rows.size() - 1).key();
             // Counted before the save: a kill between the two then re-copies and recounts the page (the count runs
             // over by a page), where counting after would lose the page from the count for good (it would run under).
-            ctx.runState().addRowsCopied(rows.size());
+            ctx.runState().addRowsCopied(rows.size() - refused.size()); // a refused row is not copied
             String holder = ctx.slots().saveProgress(slot, owner, newLast, rows.size());
             if (holder != null) return lostLease(slot, owner, holder, "saving progress");
             lastId = newLast;

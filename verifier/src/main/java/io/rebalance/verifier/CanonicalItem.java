@@ -101,10 +101,11 @@ public final class CanonicalItem {
             json(forms.jsonAsMap(col.name()), v, out);
             return;
         }
-        if (v.s() != null
-                && (kind == ColumnKind.NUMERIC || kind == ColumnKind.FLOAT)
-                && forms.numberAsString(col.name())) {
-            numberText(v.s(), out); // stored as its text: the same token as the number
+        if ((kind == ColumnKind.NUMERIC || kind == ColumnKind.FLOAT) && forms.numberAsString(col.name())) {
+            // one type per attribute: a number item written before target.numbersAsString named the column differs,
+            // so `verify --repair` rewrites it as text
+            if (v.s() != null) numberText(v.s(), out); // stored as its text: the same token as the number
+            else out.append("?").append(v.type()).append(" where target.numbersAsString stores text");
             return;
         }
         if (v.s() != null) text('S', v.s(), out);
@@ -121,10 +122,13 @@ public final class CanonicalItem {
 
     /** A json column: by value, so key order and number spelling do not matter (keys sorted, numbers normalized). */
     private static void json(boolean jsonAsMap, AttributeValue v, StringBuilder out) {
-        // stored as text, it may still hold items written as maps before target.jsonAsString named the column
-        if (jsonAsMap || v.s() == null) {
+        if (jsonAsMap) {
             out.append('J');
             jsonValue(v, out);
+            return;
+        }
+        if (v.s() == null) { // written before target.jsonAsString named the column: one type per attribute
+            out.append("?").append(v.type()).append(" where target.jsonAsString stores text");
             return;
         }
         try {

@@ -29,6 +29,40 @@ class CanonicalItemTest {
         assertThat(canonical.encode(extra)).contains("?extra[other]");
     }
 
+    /**
+     * One type per attribute: with a column named in target.jsonAsString or target.numbersAsString, an item written
+     * in the other form (before the setting named it) differs from its row, so `verify --repair` rewrites it; both
+     * forms verified equal before, leaving the attribute N on some items and S on others for good.
+     */
+    @Test
+    void anItemInTheFormBeforeAFormSettingDiffersFromItsRow() {
+        var columns = List.of(
+                ColumnSpec.scalar("id", "text"),
+                ColumnSpec.scalar("data", "jsonb"),
+                ColumnSpec.scalar("big", "numeric"));
+        var strict = new CanonicalItem(
+                columns,
+                "id",
+                "id",
+                "_slot",
+                new io.rebalance.core.codec.ColumnForms(true, java.util.Set.of("data"), java.util.Set.of("big")));
+        Map<String, AttributeValue> asText = Map.of("id", s("k"), "data", s("{\"a\": 1}"), "big", s("12.50"));
+        Map<String, AttributeValue> before = Map.of(
+                "id",
+                s("k"),
+                "data",
+                AttributeValue.fromM(Map.of("a", AttributeValue.fromN("1"))),
+                "big",
+                AttributeValue.fromN("12.50"));
+        assertThat(strict.token(1, before))
+                .isNotEqualTo(strict.token(1, asText))
+                .contains("target.jsonAsString");
+        assertThat(strict.token(2, before))
+                .isNotEqualTo(strict.token(2, asText))
+                .contains("target.numbersAsString");
+        assertThat(strict.token(1, asText)).startsWith("J");
+    }
+
     private static AttributeValue s(String v) {
         return AttributeValue.fromS(v);
     }
