@@ -38,6 +38,7 @@ public final class Tail implements AutoCloseable {
     final DynamoDbClient dynamo;
     final UnifiedJedis redis;
     private final TailKeys keys;
+    private final TailMembers members;
     final TailLease lease;
     final SlotGuard slotGuard;
     private final TailStats stats = new TailStats();
@@ -53,6 +54,7 @@ public final class Tail implements AutoCloseable {
         this.redis = redis;
         this.keys = config.redis().keyspace().tail();
         this.lease = new TailLease(redis, keys, owner, config.tail().leaseTtlDuration());
+        this.members = new TailMembers(redis, keys);
         this.slotGuard = new SlotGuard(config, redis, keys, lease.ttl());
     }
 
@@ -89,6 +91,7 @@ public final class Tail implements AutoCloseable {
             standByOrStream(session, id, ttl);
         } finally {
             quietly("release the tail lease", lease::release); // Redis may be away: the lease then lapses by itself
+            quietly("leave the tails", () -> members.leave(lease.owner()));
         }
     }
 
@@ -125,6 +128,7 @@ public final class Tail implements AutoCloseable {
                 redisAwaySince = 0;
             }
             if (!acquired) {
+                quietly("say this tail stands by", () -> members.seen(lease.owner()));
                 announced = true;
                 if (stopped.await(ttl.toMillis() / 3, TimeUnit.MILLISECONDS)) break; // standby polls the lease
                 continue;

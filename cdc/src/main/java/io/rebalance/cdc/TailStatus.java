@@ -107,6 +107,7 @@ public final class TailStatus {
     private final String owner;
     private final RefusedRows refused;
     private final SampleLog history;
+    private final TailMembers members;
     private Connection connection;
     private long lastEvents;
     private long lastAt;
@@ -129,6 +130,7 @@ public final class TailStatus {
         this.stats = stats;
         this.owner = owner;
         this.history = new SampleLog(redis, keys.history());
+        this.members = new TailMembers(redis, keys);
     }
 
     void publish(long pendingReconcile) {
@@ -141,6 +143,7 @@ public final class TailStatus {
         Map<String, String> f = new LinkedHashMap<>();
         f.put("owner", owner);
         f.put("updated_ms", Long.toString(now));
+        members.seen(owner);
         f.put("events", Long.toString(events));
         f.put("events_per_sec", String.format(java.util.Locale.ROOT, "%.1f", rate));
         long applied = stats.appliedLsn();

@@ -36,6 +36,13 @@ class TailTakeoverIT {
             String firstMember = f.redis.get(first.keys().lease());
             assertThat(firstMember).startsWith("tail-first#");
             assertThat(second.stats().events()).isZero();
+            // status counts the standby (it had no way to know one stood by); the active tail is not counted
+            TailMembers members = new TailMembers(f.redis, first.keys());
+            Duration ttl = f.config().tail().leaseTtlDuration();
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(10))
+                    .until(() ->
+                            members.standingBy(ttl, f.redis.get(first.keys().lease())) == 1);
             Awaitility.await()
                     .atMost(Duration.ofSeconds(10))
                     .until(() -> f.redis.hlen(first.keys().offsets()) > 0);
@@ -54,6 +61,9 @@ class TailTakeoverIT {
             f.awaitItem(ChangeKindsIT.id(300), true);
             assertThat(f.redis.get(first.keys().lease())).startsWith("tail-second#");
             assertThat(second.stats().events()).isPositive();
+            assertThat(members.standingBy(ttl, f.redis.get(first.keys().lease())))
+                    .as("the first tail left when it stopped")
+                    .isZero();
             try (Connection pg = f.services.postgres()) {
                 assertThat(RoomEventsComparison.differences(pg, f.table, f.dynamo, f.table))
                         .isEmpty();

@@ -162,24 +162,27 @@ public final class StatusCommand implements Callable<Integer> {
     }
 
     private static void printTail(Map<String, Object> t, PrintWriter out) {
+        long standingBy = (Long) t.get("standingBy");
+        String standby = standingBy == 0 ? "" : "; " + standingBy + " standing by";
         if (!t.containsKey("updated_ms")) {
-            out.println("tail       not started (`rebalance tail`)");
+            out.println("tail       not started (`rebalance tail`)" + standby);
             return;
         }
         if (!(Boolean) t.get("running")) {
             out.printf(
-                    "tail       NOT RUNNING: last published %,d s ago by %s; start `rebalance tail`%n",
-                    ((Long) t.get("publishedAgoMs")) / 1000, t.get("owner"));
+                    "tail       NOT RUNNING: last published %,d s ago by %s; start `rebalance tail`%s%n",
+                    ((Long) t.get("publishedAgoMs")) / 1000, t.get("owner"), standby);
         } else {
             out.printf(
-                    "tail       %s: applied %s, lag %s ms / %s bytes, %s events/s, %s events, reconcile pending %s%n",
+                    "tail       %s: applied %s, lag %s ms / %s bytes, %s events/s, %s events, reconcile pending %s%s%n",
                     t.get("leaseHolder"),
                     t.getOrDefault("applied_lsn", "-"),
                     t.get("lag_ms"),
                     t.getOrDefault("lag_bytes", "?"),
                     t.get("events_per_sec"),
                     t.get("events"),
-                    t.get("reconcile_pending"));
+                    t.get("reconcile_pending"),
+                    standby);
         }
         if (t.containsKey("wal_status")) {
             Object safe = t.get("safe_wal_bytes");

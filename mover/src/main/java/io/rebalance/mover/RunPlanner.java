@@ -250,13 +250,33 @@ public final class RunPlanner {
         }
     }
 
-    private static long estimate(Connection c, String table) throws SQLException {
-        try (PreparedStatement ps =
-                c.prepareStatement("SELECT reltuples::int8 FROM pg_class WHERE oid = ?::regclass")) {
+    /**
+     * The table's rows as Postgres' statistics count them, summed over its partitions; a table (or partition) never
+     * ANALYZEd has none ({@code reltuples = -1}), so its rows are estimated as its size over the width of a sample of
+     * its rows (a plan of ~0 rows gave no ETA).
+     */
+    static long estimate(Connection c, String table) throws SQLException {
+        long counted;
+        long unanalyzedBytes;
+        try (PreparedStatement ps = c.prepareStatement("SELECT coalesce(sum(CASE WHEN k.reltuples >= 0 THEN"
+                + " k.reltuples END), 0)::int8, coalesce(sum(CASE WHEN k.reltuples < 0 THEN pg_relation_size(k.oid)"
+                + " END), 0)::int8 FROM pg_class k WHERE k.relkind <> 'p' AND (k.oid = ?::regclass OR k.oid IN"
+                + " (SELECT relid FROM pg_partition_tree(?::regclass) WHERE isleaf))")) {
             ps.setString(1, table);
+            ps.setString(2, table);
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? Math.max(0, rs.getLong(1)) : 0;
+                if (!rs.next()) return 0;
+                counted = rs.getLong(1);
+                unanalyzedBytes = rs.getLong(2);
             }
+        }
+        if (unanalyzedBytes == 0) return counted;
+        // 24-byte tuple header and 4-byte line pointer per row on top of its data (pg_column_size of the row)
+        try (PreparedStatement ps = c.prepareStatement(
+                        "SELECT avg(pg_column_size(s.*)) + 28 FROM (SELECT * FROM " + table + " LIMIT 1000) s");
+                ResultSet rs = ps.executeQuery()) {
+            double width = rs.next() ? rs.getDouble(1) : 0;
+            return width <= 0 ? counted : counted + (long) (unanalyzedBytes / width);
         }
     }
 

@@ -2,6 +2,7 @@ package io.rebalance.ops;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rebalance.cdc.TailMembers;
 import io.rebalance.cdc.TailStatus;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.CopyStatus;
@@ -79,27 +80,43 @@ public final class StatusView {
         Map<String, Object> rows = new LinkedHashMap<>();
         rows.put("copied", run.rowsCopied());
         rows.put("estimatedTotal", plan == null ? 0 : plan.estimatedRows());
-        rows.put("perSecond", progress.rate());
-        rows.put("etaSeconds", progress.etaSeconds());
+        // the keeper publishes rate and ETA while it runs; with no process left they are the last ones, not now's
+        rows.put("perSecond", processes.isEmpty() ? 0 : progress.rate());
+        rows.put("etaSeconds", processes.isEmpty() ? -1 : progress.etaSeconds());
         v.put("rows", rows);
         v.put("rateLimit", run.rateLimit());
         v.put("processes", processes);
         v.put("leases", leased);
-        v.put("events", run.events(10));
+        v.put("events", run.events(10).stream().map(StatusView::stamped).toList());
         v.put(
                 "verification",
                 verification(new VerificationStore(c.redis(), config.redis().keyspace())));
-        v.put("tail", tail(c, config.redis().keyspace().tail()));
+        v.put("tail", tail(c, config.redis().keyspace().tail(), config.tail().leaseTtlDuration()));
         v.put("refused", refused(new RefusedRows(c.redis(), config.redis().keyspace())));
         v.put("routing", RoutingStatus.of(c.redis(), config.redis().keyspace()));
         return v;
     }
 
-    /** The change stream as the active tail last published it, and who holds its lease. */
-    public static Map<String, Object> tail(Connections c, TailKeys keys) {
+    /** An event as stored ({@code <epoch ms> <what>}) with its time written for people. */
+    static String stamped(String event) {
+        int space = event.indexOf(' ');
+        try {
+            long ms = Long.parseLong(space < 0 ? event : event.substring(0, space));
+            return java.time.Instant.ofEpochMilli(ms) + (space < 0 ? "" : event.substring(space));
+        } catch (NumberFormatException e) {
+            return event;
+        }
+    }
+
+    /**
+     * The change stream as the active tail last published it, who holds its lease, and how many tails stand by to
+     * take over (seen within {@code leaseTtl}).
+     */
+    public static Map<String, Object> tail(Connections c, TailKeys keys, java.time.Duration leaseTtl) {
         Map<String, Object> t = new LinkedHashMap<>();
         TailStatus.Report st = TailStatus.read(c.redis(), keys);
         t.put("leaseHolder", st.leaseHolder() == null ? "" : st.leaseHolder());
+        t.put("standingBy", new TailMembers(c.redis(), keys).standingBy(leaseTtl, st.leaseHolder()));
         long now = System.currentTimeMillis();
         t.put("running", st.running(now));
         t.put("publishedAgoMs", st.updatedMs() == 0 ? -1 : now - st.updatedMs());

@@ -34,6 +34,11 @@ public final class TailKeys {
         return key(prefix, "status");
     }
 
+    /** Sorted set: every tail process, active or standing by, scored by when it was last seen (ms). */
+    public String members() {
+        return key(prefix, "members");
+    }
+
     /** Capped list of the tail's lag and retained WAL every 10 s over the last hour, newest first. */
     public String history() {
         return key(prefix, "history");
