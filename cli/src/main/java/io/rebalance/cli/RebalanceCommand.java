@@ -118,8 +118,31 @@ public final class RebalanceCommand implements Runnable {
                         + " (docs/cli.md#demo)");
                 return ErrorCode.CONFIG_INVALID.exitCode();
             }
+            if (args.length > 0
+                    && !args[0].startsWith("-")
+                    && !cl.getSubcommands().containsKey(args[0])) {
+                // before picocli: with --help after it, it printed the root's help and exited 0
+                errWriter.println("error: unknown command '" + args[0] + "'" + nearest(args[0], cl)
+                        + "; `rebalance --help` lists the commands");
+                return ErrorCode.CONFIG_INVALID.exitCode();
+            }
             return cl.execute(args);
         }
+    }
+
+    /** ", did you mean X?" for the command nearest a mistyped one (two edits or fewer, or a prefix), else "". */
+    private static String nearest(String typed, CommandLine cl) {
+        String best = null;
+        int bestDistance = 3;
+        for (String name : cl.getSubcommands().keySet()) {
+            int d = io.rebalance.core.config.ConfigLoader.editDistance(typed, name);
+            if (name.startsWith(typed) && typed.length() >= 3) d = Math.min(d, 1);
+            if (d < bestDistance) {
+                best = name;
+                bestDistance = d;
+            }
+        }
+        return best == null ? "" : ", did you mean " + best + "?";
     }
 
     /** {@code demo} or {@code dynamodb-local} when the command line asks for one ({@code help} before it too). */

@@ -3,6 +3,7 @@ package io.rebalance.cli;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.ops.Connections;
 import io.rebalance.ops.RunReset;
+import io.rebalance.protocol.RebalanceException;
 import io.rebalance.protocol.keyspace.ResetGroup;
 import java.util.EnumSet;
 import java.util.List;
@@ -55,10 +56,10 @@ final class ResetCommand implements Callable<Integer> {
             names = "--forget",
             split = ",",
             paramLabel = "PART",
-            description = "Forget only these parts (${COMPLETION-CANDIDATES}), even while in use: copy (plan,"
-                    + " progress, verifications, refused rows), tail (offsets and hand-off state), route (the"
-                    + " cutover's routing entries, locks and journal). Default: all three, refused while a route"
-                    + " exists or a tail runs.")
+            description = "Forget only these parts (${COMPLETION-CANDIDATES}): copy (plan, progress,"
+                    + " verifications, refused rows; refused while copy processes run), tail (offsets and hand-off"
+                    + " state; refused while a tail runs), route (the cutover's routing entries, locks and journal)."
+                    + " Default: all three, also refused while a route exists.")
     Set<Part> forget;
 
     @Override
@@ -79,11 +80,18 @@ final class ResetCommand implements Callable<Integer> {
             String kept =
                     keys.others() == 0 ? "" : "; " + keys.others() + " keys under it of another run's prefix stay";
             var out = spec.commandLine().getOut();
-            if (!yes) {
+            if (!yes) { // a dry run only counts, whatever runs, and says when --yes would be refused
+                String refused = "";
+                try {
+                    reset.refuseWhileInUse(groups, everything);
+                } catch (RebalanceException e) {
+                    refused = "; --yes is refused while " + e.getMessage();
+                }
                 out.println("would delete " + keys.total() + " keys under " + prefix + " (" + byPart + ")" + kept
-                        + "; run again with --yes");
+                        + (refused.isEmpty() ? "; run again with --yes" : refused));
                 return 0;
             }
+            reset.refuseWhileInUse(groups, everything);
             reset.delete(keys);
             out.println("deleted " + keys.total() + " keys under " + prefix + " (" + byPart + ")" + kept
                     + "; DynamoDB and Postgres data are untouched");

@@ -123,6 +123,14 @@ class BadInputIT {
                 "redis.url='redis://127.0.0.1:1,127.0.0.1:2' lists 2 hosts",
                 "redis.mode");
         assertRefused(copy("--set", "redis.mode=sentinel"), ErrorCode.CONFIG_INVALID, "redis.sentinelMaster is empty");
+        // Redis answers, so it is not unreachable (15, "does not answer"): the URL names a database it lacks
+        List<String> db99 = new ArrayList<>(CliRun.base(services, table, prefix));
+        db99.addAll(List.of("--set", "redis.url=" + services.redisUrl + "/99"));
+        assertRefused(
+                CliRun.of(db99, "status"),
+                ErrorCode.CONFIG_INVALID,
+                "names database 99, which that Redis does not have",
+                "numbered from 0");
         assertRefused(
                 copy("--set", "redis.mode=cluster", "--set", "redis.url=redis://u:pw@127.0.0.1:1,127.0.0.1:2"),
                 ErrorCode.REDIS_UNREACHABLE,

@@ -86,6 +86,7 @@ class CommandsIT {
             assertThat(RedisScan.keys(redis, prefix)).hasSize(2);
 
             state.heartbeat("host:1:abcd", "{\"slots\":[]}"); // a live process
+            assertThat(run("reset").out()).contains("would delete").contains("host:1:abcd");
             CliRun refused = run("reset", "--yes");
             assertThat(refused.exitCode()).isEqualTo(ErrorCode.RUN_CONFLICT.exitCode());
             assertThat(refused.err()).contains("host:1:abcd").contains("rebalance stop");
@@ -128,6 +129,13 @@ class CommandsIT {
 
                 String lease = new Keyspace(prefix).tail().lease();
                 redis.set(lease, "tail-host:1:ab", SetParams.setParams().px(30_000)); // a tail runs
+                // the dry run only counts, whatever runs (it was refused while a tail ran), and says --yes would not
+                CliRun dryWhileTail = run("reset");
+                assertThat(dryWhileTail.exitCode()).as(dryWhileTail.err()).isZero();
+                assertThat(dryWhileTail.out())
+                        .contains("would delete")
+                        .contains("--yes is refused while")
+                        .contains("a tail runs");
                 CliRun tailRuns = run("reset", "--forget", "tail,route", "--yes");
                 assertThat(tailRuns.exitCode()).isEqualTo(ErrorCode.RUN_CONFLICT.exitCode());
                 assertThat(tailRuns.err()).contains("a tail runs").contains("tail-host:1:ab");

@@ -23,4 +23,20 @@ class HelpTest {
                     .contains("--help");
         }
     }
+
+    /** A mistyped command is named with the nearest one, --help or not (with --help it printed the root help, 0). */
+    @Test
+    void aMistypedCommandIsNamedWithTheNearestOneEvenWithHelp() {
+        for (String[] args : new String[][] {{"dashbord", "--help"}, {"dashbord"}}) {
+            CliRun typo = CliRun.of(args);
+            assertThat(typo.exitCode()).as(String.join(" ", args)).isEqualTo(10);
+            assertThat(typo.err())
+                    .contains("unknown command 'dashbord', did you mean dashboard?")
+                    .contains("`rebalance --help` lists the commands");
+            assertThat(typo.out()).isEmpty();
+        }
+        assertThat(CliRun.of("verfy").err()).contains("did you mean verify?");
+        assertThat(CliRun.of("zzzzzz").err()).contains("unknown command 'zzzzzz';");
+        assertThat(CliRun.of("help", "status").exitCode()).isZero();
+    }
 }

@@ -38,6 +38,7 @@ public final class DynamoDbLocalServer implements AutoCloseable {
             System.setOut(new PrintStream(OutputStream.nullOutputStream()));
             DynamoDBProxyServer server = ServerRunner.createServerFromCommandLineArgs(
                     new String[] {"-inMemory", "-sharedDb", "-port", Integer.toString(p), "-disableTelemetry"});
+            loopbackOnly(server);
             server.start();
             SQLITE.setLevel(java.util.logging.Level.SEVERE); // again: DynamoDB Local sets its own level while starting
             return new DynamoDbLocalServer(server, p);
@@ -46,6 +47,20 @@ public final class DynamoDbLocalServer implements AutoCloseable {
                     "DynamoDB Local could not start on port " + p + ": " + e.getMessage()
                             + (port == 0 ? "" : "; choose another port with --port"),
                     e);
+        }
+    }
+
+    /**
+     * DynamoDB Local has no option for the address and listens on every interface: anyone who can reach the machine
+     * could read and write the copy, without credentials. Its Jetty server's connector is bound to loopback before it
+     * starts (a private field: DynamoDBLocalServerTest fails if a release renames it).
+     */
+    private static void loopbackOnly(DynamoDBProxyServer proxy) throws ReflectiveOperationException {
+        java.lang.reflect.Field field = DynamoDBProxyServer.class.getDeclaredField("server");
+        field.setAccessible(true);
+        org.eclipse.jetty.server.Server jetty = (org.eclipse.jetty.server.Server) field.get(proxy);
+        for (org.eclipse.jetty.server.Connector c : jetty.getConnectors()) {
+            if (c instanceof org.eclipse.jetty.server.ServerConnector sc) sc.setHost("127.0.0.1");
         }
     }
 

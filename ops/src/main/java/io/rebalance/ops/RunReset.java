@@ -49,8 +49,8 @@ public final class RunReset {
      * @throws RebalanceException RUN_CONFLICT while copy processes run (copy), a tail runs (tail), or a route exists
      *     and nothing was named
      */
+    /** The keys {@link #delete} would delete; nothing is refused here: see {@link #refuseWhileInUse}. */
     public Keys keys(Set<ResetGroup> groups, boolean everything) {
-        refuseWhileInUse(groups, everything);
         Map<ResetGroup, List<String>> byGroup = new EnumMap<>(ResetGroup.class);
         int others = 0;
         for (String k : RedisScan.keys(c.redis(), keyspace.prefix())) {
@@ -81,7 +81,13 @@ public final class RunReset {
             for (String k : ks) c.redis().del(k); // one by one: keys of different slots may live on different nodes
     }
 
-    private void refuseWhileInUse(Set<ResetGroup> groups, boolean everything) {
+    /**
+     * A part may not be forgotten while its processes run (copy processes, a tail), nor everything while a route
+     * exists.
+     *
+     * @throws RebalanceException RUN_CONFLICT saying what runs and how to end it
+     */
+    public void refuseWhileInUse(Set<ResetGroup> groups, boolean everything) {
         String prefix = keyspace.prefix();
         if (groups.contains(ResetGroup.COPY)) {
             var live =

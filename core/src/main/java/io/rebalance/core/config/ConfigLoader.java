@@ -82,13 +82,47 @@ public final class ConfigLoader {
             set(tree, k, v, "override " + k + "=" + v);
             origins.put(k, "--set " + k);
         });
-        try {
-            return YAML.treeToValue(tree, MigrationConfig.class);
-        } catch (JsonProcessingException e) {
-            String key = keyOf(e);
-            String origin = origins.containsKey(key) ? " (set in " + origins.get(key) + ")" : "";
-            throw new RebalanceException(ErrorCode.CONFIG_INVALID, describe(e) + origin, e);
+        // every value of the wrong type at once, not one per run: each found is set back to its default and the
+        // binding tried again
+        List<String> wrong = new ArrayList<>();
+        JsonProcessingException first = null;
+        ObjectNode fallback = defaults();
+        for (int attempt = 0; attempt < 50; attempt++) {
+            try {
+                MigrationConfig config = YAML.treeToValue(tree, MigrationConfig.class);
+                if (wrong.isEmpty()) return config;
+                break;
+            } catch (JsonProcessingException e) {
+                if (first == null) first = e;
+                String key = keyOf(e);
+                String origin = origins.containsKey(key) ? " (set in " + origins.get(key) + ")" : "";
+                wrong.add(describe(e, at(tree, key)) + origin);
+                if (!(e instanceof MismatchedInputException) || !reset(tree, fallback, key)) break;
+            }
         }
+        String message = wrong.size() == 1
+                ? wrong.get(0)
+                : wrong.size() + " config keys are invalid:\n  " + String.join("\n  ", wrong);
+        throw new RebalanceException(ErrorCode.CONFIG_INVALID, message, first);
+    }
+
+    /** The node at a dotted key, or null. */
+    private static JsonNode at(ObjectNode tree, String key) {
+        JsonNode node = tree;
+        for (String part : key.split("\\.")) {
+            node = node == null ? null : node.get(part);
+        }
+        return node;
+    }
+
+    /** Sets {@code key} in {@code tree} back to its value in {@code defaults}. @return whether it could */
+    private static boolean reset(ObjectNode tree, ObjectNode defaults, String key) {
+        String[] parts = key.split("\\.");
+        JsonNode parent = at(tree, String.join(".", java.util.Arrays.copyOf(parts, parts.length - 1)));
+        JsonNode value = at(defaults, key);
+        if (parts.length < 2 || !(parent instanceof ObjectNode p) || value == null) return false;
+        p.set(parts[parts.length - 1], value.deepCopy());
+        return true;
     }
 
     private void warnUnknownVariables(List<String> keys) {
@@ -246,7 +280,8 @@ public final class ConfigLoader {
                 : "did you mean " + String.join(" or ", near) + "?";
     }
 
-    static int editDistance(String a, String b) {
+    /** Levenshtein distance: how many one-character edits turn {@code a} into {@code b}. */
+    public static int editDistance(String a, String b) {
         int[] prev = new int[b.length() + 1];
         int[] cur = new int[b.length() + 1];
         for (int j = 0; j <= b.length(); j++) prev[j] = j;
@@ -271,15 +306,33 @@ public final class ConfigLoader {
                 : "?";
     }
 
-    private static String describe(JsonProcessingException e) {
+    /** What is wrong with a key's value, in the words of the configuration, never Jackson's. */
+    private static String describe(JsonProcessingException e, JsonNode value) {
         String key = keyOf(e);
         if (e instanceof UnrecognizedPropertyException) return unknownKey(key).getMessage();
+        String fix = "; fix it in the YAML file, in " + envName(key) + ", or in the flag that set it";
         if (e instanceof InvalidFormatException ife) {
             return "config key '" + key + "' has value '" + ife.getValue() + "', which is not a "
-                    + ife.getTargetType().getSimpleName().toLowerCase(Locale.ROOT) + "; fix it in the YAML file, in "
-                    + envName(key) + ", or in the flag that set it";
+                    + typeName(ife.getTargetType()) + fix;
         }
-        return "config key '" + key + "' is malformed: " + e.getOriginalMessage();
+        if (e instanceof MismatchedInputException mi && mi.getTargetType() != null && value != null) {
+            String found = value.isArray() ? "a list" : value.isObject() ? "a map of keys" : "'" + value.asText() + "'";
+            return "config key '" + key + "' is " + found + " (" + value + ") where "
+                    + (java.util.Collection.class.isAssignableFrom(mi.getTargetType())
+                            ? "a list"
+                            : "one " + typeName(mi.getTargetType()))
+                    + " belongs" + fix;
+        }
+        return "config key '" + key + "' is not valid (" + (value == null ? "no value" : value.toString()) + ")" + fix;
+    }
+
+    private static String typeName(Class<?> type) {
+        if (type == String.class) return "text value";
+        if (type == int.class || type == long.class || type == Integer.class || type == Long.class)
+            return "whole number";
+        if (type == boolean.class || type == Boolean.class) return "true or false";
+        if (type == double.class || type == Double.class) return "number";
+        return type.getSimpleName().toLowerCase(Locale.ROOT);
     }
 
     /** For `rebalance config`: the effective configuration as YAML, secrets masked. */

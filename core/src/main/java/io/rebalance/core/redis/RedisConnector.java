@@ -100,6 +100,14 @@ public final class RedisConnector {
     }
 
     private static RebalanceException unreachable(String url, RedisAddress address, JedisException e) {
+        if (String.valueOf(e.getMessage()).contains("DB index is out of range")) { // it answered: the path is wrong
+            return new RebalanceException(
+                    ErrorCode.CONFIG_INVALID,
+                    "redis.url " + Redact.url(url) + " names database " + address.database() + ", which that Redis"
+                            + " does not have (it has `databases` of them, 16 unless configured, numbered from 0);"
+                            + " name one of them in the URL's path, or leave the path out for database 0",
+                    e);
+        }
         String what =
                 switch (address.mode()) {
                     case STANDALONE -> "Redis at " + Redact.url(url);

@@ -79,6 +79,24 @@ class ConfigLoaderTest {
                 .hasMessageContaining("REBALANCE_MOVER_WORKERS");
     }
 
+    /** Every value of the wrong type at once (they came one per run), and a list where one value belongs in words. */
+    @Test
+    void everyValueOfTheWrongTypeIsNamedAtOnceWithoutJacksonsWords() throws Exception {
+        Path bad = Files.writeString(
+                dir.resolve("types.yaml"), "mover:\n  workers: [1, 2]\n  pageSize: lots\nsource:\n  table: [a, b]\n");
+        assertThatThrownBy(() -> new ConfigLoader(Map.of()).load(bad, Map.of()))
+                .isInstanceOfSatisfying(
+                        RebalanceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CONFIG_INVALID))
+                .hasMessageStartingWith("3 config keys are invalid:")
+                .hasMessageContaining(
+                        "config key 'source.table' is a list ([\"a\",\"b\"]) where one text value belongs")
+                .hasMessageContaining("config key 'mover.workers' is a list ([1,2]) where one whole number belongs")
+                .hasMessageContaining("config key 'mover.pageSize' has value 'lots', which is not a whole number")
+                .hasMessageContaining("(set in " + bad + " line 3, column 3)")
+                .hasMessageNotContaining("Cannot deserialize")
+                .hasMessageNotContaining("JsonToken");
+    }
+
     @Test
     void validationListsEveryProblemAtOnce() {
         MigrationConfig c = new ConfigLoader(Map.of())
