@@ -1,7 +1,5 @@
 package io.rebalance.cli;
 
-import io.micronaut.configuration.picocli.MicronautFactory;
-import io.micronaut.context.ApplicationContext;
 import io.rebalance.core.redis.RedisConnector;
 import io.rebalance.cutover.CutoverHooks;
 import io.rebalance.protocol.ErrorCode;
@@ -91,11 +89,8 @@ public final class RebalanceCommand implements Runnable {
             String[] args, PrintStream out, PrintStream err, CutoverHooks hooks, List<Class<?>> more) {
         boolean verbose =
                 Arrays.asList(args).contains("-v") || Arrays.asList(args).contains("--verbose");
-        try (ApplicationContext ctx = ApplicationContext.builder()
-                .deduceEnvironment(false)
-                .banner(false)
-                .start()) {
-            CommandLine cl = new CommandLine(RebalanceCommand.class, new MicronautFactory(ctx));
+        {
+            CommandLine cl = new CommandLine(RebalanceCommand.class);
             more.forEach(cl::addSubcommand);
             ((CutoverCommand) cl.getSubcommands().get("cutover").getCommand()).hooks = hooks;
             PrintWriter errWriter = new PrintWriter(err, true);

@@ -47,6 +47,31 @@ class ArtifactIT {
         System.out.printf("rebalance.jar: %,d bytes%n", Files.size(JAR));
     }
 
+    /**
+     * The build's class data sharing archive fits the jar it was written with: {@code -Xshare:on} refuses to start
+     * when the archive cannot be mapped or does not match (bin/rebalance's {@code auto} would ignore it silently, and
+     * start-up would quietly double again).
+     */
+    @Test
+    void theStartupArchiveMapsOntoTheJar() throws Exception {
+        Path archive = Path.of("target/rebalance.jsa");
+        assertThat(archive).exists();
+        Process p = new ProcessBuilder(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "-XX:+UseParallelGC",
+                        "-XX:SharedArchiveFile=" + archive.toAbsolutePath(),
+                        "-Xshare:on",
+                        "-cp",
+                        JAR.toAbsolutePath().toString(),
+                        "io.rebalance.cli.RebalanceCommand",
+                        "--help")
+                .redirectErrorStream(true)
+                .start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertThat(p.waitFor()).as(out).isZero();
+        assertThat(out).contains("Usage: rebalance");
+    }
+
     @Test
     void theProductionCommandSendsDemoToTheDemoJar() {
         for (String command : List.of("demo", "dynamodb-local")) {
