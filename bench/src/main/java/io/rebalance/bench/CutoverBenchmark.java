@@ -83,12 +83,7 @@ public final class CutoverBenchmark {
             try (Connection c = session.open()) {
                 source = SourceTable.inspect(c, config);
             }
-            TargetTable.create(
-                    dynamo,
-                    TABLE,
-                    source.partitionKey(config.target()),
-                    source.keyType(),
-                    SlotIndex.of(config.target()));
+            TargetTable.create(dynamo, TABLE, source.key(), SlotIndex.of(config.target()));
             ExecutorService thread = Executors.newSingleThreadExecutor();
             Tail tail = new Tail(config, source, dynamo, redis, "bench-tail");
             Future<?> tailRun = thread.submit(() -> {

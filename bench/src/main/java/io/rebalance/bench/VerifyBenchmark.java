@@ -79,8 +79,7 @@ public final class VerifyBenchmark {
         try (DynamoDbClient dynamo = DynamoClients.create(config.target(), endpoint, threads * 4, List.of())) {
             String t = config.target().table();
             if (TargetTable.exists(dynamo, t, endpoint)) dynamo.deleteTable(b -> b.tableName(t));
-            TargetTable.create(
-                    dynamo, t, "id", source.keyType(), io.rebalance.core.dynamo.SlotIndex.of(config.target()));
+            TargetTable.create(dynamo, t, source.key(), io.rebalance.core.dynamo.SlotIndex.of(config.target()));
             long t0 = System.nanoTime();
             CopyBenchmark.rawBatchWrites(CopyBenchmark.allItems(config, source.codec(config.target())), dynamo, t, 8);
             System.out.printf("loaded %,d items into %s in %.0f s%n", rows, t, (System.nanoTime() - t0) / 1e9);

@@ -3,6 +3,7 @@ package io.rebalance.cdc;
 import io.debezium.engine.ChangeEvent;
 import io.debezium.engine.DebeziumEngine;
 import io.rebalance.core.slot.KeyType;
+import io.rebalance.core.slot.TableKey;
 import io.rebalance.protocol.handoff.ForwardHold;
 import io.rebalance.protocol.handoff.Lsn;
 import io.rebalance.protocol.lease.LeaseLost;
@@ -30,7 +31,7 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
 
     private final ChangeApplier applier;
     private final String tableTopic;
-    private final String keyColumn;
+    private final TableKey key;
     private final TailStats stats;
     private final TailLease lease;
     private final ChangedSlots changed;
@@ -38,14 +39,14 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
     ChangeHandler(
             ChangeApplier applier,
             String tableTopic,
-            String keyColumn,
+            TableKey key,
             TailStats stats,
             TailLease lease,
             ChangedSlots changed) {
         this.changed = changed;
         this.applier = applier;
         this.tableTopic = tableTopic;
-        this.keyColumn = keyColumn;
+        this.key = key;
         this.stats = stats;
         this.lease = lease;
     }
@@ -76,14 +77,14 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
                 stats.skippedWhileHeld.incrementAndGet();
                 // the reverse stream wrote it from DynamoDB: not applied back, but its slot changed, so the next
                 // cutover verifies it again
-                if (r.key() instanceof Struct key) reverseWritten.add(KeyType.text(key.get(keyColumn)));
+                if (r.key() instanceof Struct k) reverseWritten.add(keyText(k));
                 continue;
             }
-            if (!(r.key() instanceof Struct key)) {
+            if (!(r.key() instanceof Struct struct)) {
                 if (r.value() instanceof Struct v && "t".equals(v.get("op"))) truncated(r);
                 continue;
             }
-            String k = KeyType.text(key.get(keyColumn));
+            String k = keyText(struct);
             keys.add(k);
             if (r.sourceOffset().get("lsn") instanceof Long at) keyLsn.put(k, at);
             if (r.value() instanceof Struct v
@@ -119,6 +120,13 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             stats.items.addAndGet(keys.size());
             stats.lastAppliedMs.set(System.currentTimeMillis());
         }
+    }
+
+    /** The key text of an event's key: its key columns' values. */
+    private String keyText(Struct struct) {
+        List<String> parts = new ArrayList<>(key.columns().size());
+        for (String column : key.columns()) parts.add(KeyType.text(struct.get(column)));
+        return key.text(parts);
     }
 
     /**

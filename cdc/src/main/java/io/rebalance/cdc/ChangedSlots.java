@@ -42,7 +42,7 @@ public final class ChangedSlots {
             fields.put(ALL, at);
         } else {
             for (String k : keys)
-                fields.put(Slot.containing(keyspace.instantOf(k)).name(), at);
+                fields.put(Slot.containing(keyspace.instantOfKey(k)).name(), at);
         }
         redis.hset(key, fields);
     }

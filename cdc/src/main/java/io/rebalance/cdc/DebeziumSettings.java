@@ -59,12 +59,19 @@ final class DebeziumSettings {
         if (id.partitioned()) p.setProperty("publish.via.partition.root", "true");
         p.setProperty("table.include.list", java.util.regex.Pattern.quote(id.dotted()));
         // the key Debezium puts on each event is the migration's key column, whatever the table's primary key is
-        p.setProperty("message.key.columns", id.dotted() + ":" + table.keyColumn());
+        p.setProperty(
+                "message.key.columns",
+                id.dotted() + ":" + String.join(",", table.key().columns()));
         // Only the key is used (ChangeApplier reads the row itself), so Debezium converts no other column: the
         // decoding is most of the tail's CPU, and a large jsonb costs the most of it.
         p.setProperty(
                 "column.include.list",
-                java.util.regex.Pattern.quote(id.dotted()) + "\\." + java.util.regex.Pattern.quote(table.keyColumn()));
+                String.join(
+                        ",",
+                        table.key().columns().stream()
+                                .map(k -> java.util.regex.Pattern.quote(id.dotted()) + "\\."
+                                        + java.util.regex.Pattern.quote(k))
+                                .toList()));
         p.setProperty("snapshot.mode", "no_data"); // the mover backfills; the tail only streams
         p.setProperty("tombstones.on.delete", "false");
         p.setProperty("skipped.operations", "none"); // TRUNCATE arrives, to be reported (ChangeHandler#truncated)

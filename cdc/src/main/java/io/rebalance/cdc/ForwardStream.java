@@ -217,12 +217,7 @@ final class ForwardStream {
     /** @return why Debezium stopped, or null when it was asked to */
     private Throwable runEngine(ChangeApplier applier) throws InterruptedException {
         ChangeHandler handler = new ChangeHandler(
-                applier,
-                tail.topic(id),
-                table.keyColumn(),
-                stats,
-                lease,
-                new ChangedSlots(redis, keys, table.keyspace()));
+                applier, tail.topic(id), table.key(), stats, lease, new ChangedSlots(redis, keys, table.keyspace()));
         AtomicReference<Throwable> error = new AtomicReference<>();
         CountDownLatch done = new CountDownLatch(1);
         Properties settings = tail.properties(id);

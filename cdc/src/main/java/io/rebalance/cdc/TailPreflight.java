@@ -71,7 +71,7 @@ public final class TailPreflight {
         out.add(finding(
                 "replica identity",
                 () -> key(c, table),
-                "updates and deletes name rows by " + table.keyColumn() + " in the WAL"));
+                "updates and deletes name rows by " + table.key().describe() + " in the WAL"));
         out.add(slotFinding(c, config.tail().slotName()));
         out.add(walRetention(c));
         out.add(publication(c, table.name(), config.tail().publication()));
@@ -246,12 +246,13 @@ public final class TailPreflight {
                         switch (identity) {
                             case "d" -> pk;
                             case "i" -> identityIndex;
-                            case "f" -> List.of(table.keyColumn());
+                            case "f" -> table.key().columns();
                             default -> List.of();
                         };
                 // A partitioned table's primary key holds its partition key too: the WAL then names rows by both.
-                boolean names = carried.equals(List.of(table.keyColumn()))
-                        || (id.partitioned() && carried.contains(table.keyColumn()));
+                List<String> key = table.key().columns();
+                boolean names = (carried.size() == key.size() && carried.containsAll(key))
+                        || (id.partitioned() && carried.containsAll(key));
                 if (!names) {
                     String found = identity.equals("n")
                             ? "REPLICA IDENTITY NOTHING"
@@ -259,9 +260,10 @@ public final class TailPreflight {
                     throw new RebalanceException(
                             ErrorCode.SOURCE_NO_PRIMARY_KEY,
                             "source table " + table.name() + " has " + found + ", so its updates and deletes do not"
-                                    + " name rows by " + table.keyColumn() + " in the WAL; make " + table.keyColumn()
-                                    + " the primary key, or run ALTER TABLE " + table.name()
-                                    + " REPLICA IDENTITY USING INDEX <a unique index on " + table.keyColumn() + ">");
+                                    + " name rows by " + table.key().describe() + " in the WAL; make "
+                                    + table.key().describe() + " the primary key, or run ALTER TABLE " + table.name()
+                                    + " REPLICA IDENTITY USING INDEX <a unique index on "
+                                    + table.key().describe() + ">");
                 }
                 return id;
             }

@@ -57,8 +57,7 @@ final class TailFixture implements AutoCloseable {
         }
         MigrationConfig config = config();
         SourceTable source = sourceTable();
-        TargetTable.create(
-                dynamo, table, source.partitionKey(config.target()), source.keyType(), SlotIndex.of(config.target()));
+        TargetTable.create(dynamo, table, source.key(), SlotIndex.of(config.target()));
     }
 
     Connection postgres() throws java.sql.SQLException {

@@ -145,6 +145,7 @@ class TailTakeoverIT {
             f.sql(
                     "ALTER TABLE " + f.table + " DROP CONSTRAINT " + f.table + "_pkey",
                     "CREATE UNIQUE INDEX " + f.table + "_id ON " + f.table + " (id)");
+            f.set("source.keyColumn", "id"); // no primary key: the key is named
             Tail noKey = new Tail(f.config(), f.sourceTable(), f.dynamo, f.redis, "x");
             assertThatThrownBy(noKey::run)
                     .isInstanceOfSatisfying(RebalanceException.class, e -> assertThat(e.code())

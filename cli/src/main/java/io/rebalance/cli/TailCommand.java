@@ -73,12 +73,7 @@ final class TailCommand implements Callable<Integer> {
             SourceTable table = c.sourceTable();
             new RunPlanner(config).refuseAnotherRun(c.runState(), table, c.dynamo()); // before creating anything
             if (createTable && !TargetTable.exists(c.dynamo(), config.target().table(), c.dynamoWhere())) {
-                TargetTable.create(
-                        c.dynamo(),
-                        config.target().table(),
-                        table.partitionKey(config.target()),
-                        table.keyType(),
-                        SlotIndex.of(config.target()));
+                TargetTable.create(c.dynamo(), config.target().table(), table.key(), SlotIndex.of(config.target()));
             }
             c.checkTarget(table);
             String owner = ProcessId.create();

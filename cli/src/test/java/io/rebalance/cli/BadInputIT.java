@@ -93,8 +93,48 @@ class BadInputIT {
 
     @Test
     void aKeyColumnThatIsNotUnique() throws Exception {
-        createSource("CREATE TABLE %s (id text, body text)");
-        assertRefused(copy(), ErrorCode.SOURCE_KEY_TYPE, "no unique index", "primary key");
+        createSource("CREATE TABLE %s (id text NOT NULL, body text)");
+        assertRefused(copy(), ErrorCode.SOURCE_KEY_TYPE, "has no primary key", "source.keyColumn");
+        assertRefused(
+                copy("--set", "source.keyColumn=id"),
+                ErrorCode.SOURCE_KEY_TYPE,
+                "source.keyColumn names id, which is not unique",
+                "add a unique index on id");
+    }
+
+    @Test
+    void aNamedKeyThatMayBeNullIsRefused() throws Exception {
+        createSource("CREATE TABLE %s (id text UNIQUE, body text)");
+        assertRefused(copy("--set", "source.keyColumn=id"), ErrorCode.SOURCE_KEY_TYPE, "may be NULL", "SET NOT NULL");
+    }
+
+    @Test
+    void aPartitionedTableWhosePrimaryKeyHoldsItsTimestampIsAskedForItsKey() throws Exception {
+        createSource("CREATE TABLE %s (id text NOT NULL, created_at timestamptz NOT NULL, body text,"
+                + " PRIMARY KEY (id, created_at)) PARTITION BY RANGE (created_at)");
+        assertRefused(copy(), ErrorCode.SOURCE_KEY_TYPE, "holds its partition key created_at", "source.keyColumn: id");
+    }
+
+    @Test
+    void aKeyColumnThatIsOnlyThePrimaryKeysFirstColumnNamesThePrimaryKey() throws Exception {
+        // used to say "tenant_id has no unique index that starts with it", whose fix could not apply
+        createSource("CREATE TABLE %s (tenant_id int, id bigint, body text, PRIMARY KEY (tenant_id, id))");
+        assertRefused(
+                copy("--set", "source.keyColumn=tenant_id"),
+                ErrorCode.SOURCE_KEY_TYPE,
+                "primary key is (tenant_id, id)",
+                "leave source.keyColumn and source.keyColumns unset to use the primary key");
+    }
+
+    @Test
+    void aPrimaryKeyOfThreeColumnsIsRefusedNamingThem() throws Exception {
+        createSource("CREATE TABLE %s (a int, b int, id bigint, body text, PRIMARY KEY (a, b, id))");
+        assertRefused(copy(), ErrorCode.SOURCE_KEY_TYPE, "(a, b, id): 3 columns", "source.keyColumns");
+        assertRefused(
+                copy("--set", "source.keyColumns=a,b,id"),
+                ErrorCode.CONFIG_INVALID,
+                "source.keyColumns [a, b, id] names 3 columns",
+                "one or two");
     }
 
     @Test

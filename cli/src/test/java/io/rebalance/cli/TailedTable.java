@@ -83,8 +83,7 @@ final class TailedTable implements AutoCloseable {
         }
         this.redis = RedisConnector.connect(config.redis(), 16);
         this.dynamo = SharedServices.dynamoClient(settings.get("target.endpoint"));
-        TargetTable.create(
-                dynamo, table, source.partitionKey(config.target()), source.keyType(), SlotIndex.of(config.target()));
+        TargetTable.create(dynamo, table, source.key(), SlotIndex.of(config.target()));
         this.tail = new Tail(config, source, dynamo, redis, table + "-tail");
         this.running = thread.submit(() -> {
             tail.run();

@@ -1,5 +1,6 @@
 package io.rebalance.client;
 
+import io.rebalance.protocol.KeyText;
 import io.rebalance.protocol.fence.DynamoFence;
 import io.rebalance.protocol.fence.PostgresFence;
 import io.rebalance.protocol.handoff.TargetWriteLog;
@@ -102,6 +103,23 @@ public final class WritePermit {
         }
     }
 
+    /**
+     * A key as the log holds it ({@link KeyText}), or null when an attribute is missing or neither a string nor a
+     * number. DynamoDB stores an N key normalized ("01" is 1): it is logged as the verifier will read it back.
+     */
+    private static String keyText(Map<String, AttributeValue> key, List<String> attributes) {
+        List<KeyText.Part> parts = new ArrayList<>(attributes.size());
+        for (String attribute : attributes) {
+            AttributeValue v = key.get(attribute);
+            if (v != null && v.s() != null) parts.add(new KeyText.Part(v.s(), false));
+            else if (v != null && v.n() != null)
+                parts.add(new KeyText.Part(
+                        new java.math.BigDecimal(v.n()).stripTrailingZeros().toPlainString(), true));
+            else return null;
+        }
+        return KeyText.of(parts);
+    }
+
     /** Before the write is sent: the keys it writes to the moved table, or a gap when they cannot be known. */
     private void log(TransactWriteItem... items) {
         long epoch = route.epoch();
@@ -127,17 +145,7 @@ public final class WritePermit {
                 continue; // a ConditionCheck writes nothing
             }
             if (!target.get().table().equals(TargetWriteLog.tableName(table))) continue;
-            AttributeValue v = key.get(target.get().keyAttribute());
-            // DynamoDB stores an N key normalized ("01" is 1): log it as the verifier will read it back
-            String text = v == null
-                    ? null
-                    : v.s() != null
-                            ? v.s()
-                            : v.n() == null
-                                    ? null
-                                    : new java.math.BigDecimal(v.n())
-                                            .stripTrailingZeros()
-                                            .toPlainString();
+            String text = keyText(key, target.get().keyAttributes());
             if (text == null) {
                 writeLog.gap(
                         epoch,

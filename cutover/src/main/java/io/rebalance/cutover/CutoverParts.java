@@ -195,14 +195,25 @@ public final class CutoverParts {
         return new TargetWriteLog(redis, scopeKeys);
     }
 
-    /** The target table's partition key attribute, as DynamoDB describes it. */
+    /**
+     * The target table's key attributes as DynamoDB describes them, as the log of written keys names them: the
+     * partition key, then a sort key, joined by commas ({@link TargetWriteLog.Target#keyAttributes()}).
+     */
     private String partitionKey() {
-        return dynamo.describeTable(b -> b.tableName(settings.targetTable())).table().keySchema().stream()
+        List<KeySchemaElement> schema = dynamo.describeTable(b -> b.tableName(settings.targetTable()))
+                .table()
+                .keySchema();
+        String hash = schema.stream()
                 .filter(k -> k.keyType() == KeyType.HASH)
                 .map(KeySchemaElement::attributeName)
                 .findFirst()
                 .orElseThrow(() -> new IllegalStateException(
                         "DynamoDB table '" + settings.targetTable() + "' has no partition key"));
+        return schema.stream()
+                .filter(k -> k.keyType() == KeyType.RANGE)
+                .map(k -> hash + "," + k.attributeName())
+                .findFirst()
+                .orElse(hash);
     }
 
     public SharedExclusiveLock lock() {

@@ -81,8 +81,7 @@ final class CutoverFixture implements AutoCloseable {
         }
         MigrationConfig config = config();
         SourceTable source = sourceTable();
-        TargetTable.create(
-                dynamo, table, source.partitionKey(config.target()), source.keyType(), SlotIndex.of(config.target()));
+        TargetTable.create(dynamo, table, source.key(), SlotIndex.of(config.target()));
         parts = new CutoverParts(
                 new CutoverSettings(table, table, maxWriteBlock, LEASE, List.of(), Duration.ofSeconds(30)),
                 redis,

@@ -218,7 +218,7 @@ final class DemoCommand implements Callable<Integer> {
                 out.println("7. a corrupted item and a lost one are pinpointed, then repaired");
                 Slot victim = slots.get(slots.size() / 2);
                 List<String> damaged = corrupt(
-                        c, SlotIndex.of(config.target()), prepared.table().partitionKey(config.target()), victim);
+                        c, SlotIndex.of(config.target()), prepared.table().partitionKey(), victim);
                 SlotResult found =
                         verifier.verify(List.of(victim), 1, false, r -> {}).get(0);
                 found.differences().forEach(d -> out.println("   " + d.describe()));

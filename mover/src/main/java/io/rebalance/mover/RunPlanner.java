@@ -75,7 +75,7 @@ public final class RunPlanner {
         }
         RunPlan wanted = new RunPlan(
                 table.name(),
-                table.keyColumn(),
+                table.key().describe(),
                 config.target().table(),
                 endpoint(dynamo),
                 dynamo.serviceClientConfiguration().region().id(),
@@ -87,20 +87,17 @@ public final class RunPlanner {
                 range.noTime());
         RunPlan existing = run.plan();
         if (existing != null) refuseConflicts(existing, wanted); // before anything is created where it points
-        String pk = partitionKey(table);
         if (createTable && !TargetTable.exists(dynamo, config.target().table(), dynamoWhere)) {
             TargetTable.create(
                     dynamo,
                     config.target().table(),
-                    pk,
-                    table.keyType(),
+                    table.key(),
                     io.rebalance.core.dynamo.SlotIndex.of(config.target()));
         }
         TargetTable.check(
                 dynamo,
                 config.target().table(),
-                pk,
-                table.keyType(),
+                table.key(),
                 io.rebalance.core.dynamo.SlotIndex.of(config.target()),
                 dynamoWhere);
 
@@ -143,7 +140,7 @@ public final class RunPlanner {
     }
 
     public String partitionKey(SourceTable table) {
-        return table.partitionKey(config.target());
+        return table.partitionKey();
     }
 
     /** The run's slots: slots.from/to, or the table's min/max where either is empty. */
@@ -193,7 +190,8 @@ public final class RunPlanner {
         if (!RangeOutliers.implausible(minMax[0], now) && !RangeOutliers.implausible(minMax[1], now)) return;
         throw new RebalanceException(
                 ErrorCode.SOURCE_KEY_TYPE,
-                "key column " + table.keyColumn() + " of " + table.name() + " is uuid, but its values carry no time:"
+                "key column " + table.key().timeColumn() + " of " + table.name()
+                        + " is uuid, but its values carry no time:"
                         + " read as ULIDs or UUIDv7 (the first 48 bits the millisecond) they run from " + minMax[0]
                         + " to " + minMax[1] + ", so they look like random (version 4) uuids. Slot the rows by a"
                         + " timestamp column instead: set slots.timeFrom: column and slots.timeColumn to it (give it"
@@ -206,7 +204,7 @@ public final class RunPlanner {
      */
     public List<String> rangeWarnings(Connection c, SourceTable table) throws SQLException {
         if (config.slots().fromInstant() != null && config.slots().toInstant() != null) return List.of();
-        String key = SlotKeyspace.quote(table.keyColumn());
+        String key = table.key().selectText("");
         List<RangeOutliers.Row> oldest = ends(c, table.keyspace().extremesQuery(table.name(), key, false, ENDS), table);
         List<RangeOutliers.Row> newest = ends(c, table.keyspace().extremesQuery(table.name(), key, true, ENDS), table);
         return RangeOutliers.warnings(oldest, newest, Instant.now());
@@ -293,7 +291,7 @@ public final class RunPlanner {
                 existing,
                 new RunPlan(
                         table.name(),
-                        table.keyColumn(),
+                        table.key().describe(),
                         config.target().table(),
                         endpoint(dynamo),
                         dynamo.serviceClientConfiguration().region().id(),

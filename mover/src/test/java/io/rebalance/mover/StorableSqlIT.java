@@ -157,7 +157,7 @@ class StorableSqlIT {
             throws Exception {
         List<String> names = new ArrayList<>();
         for (var col : table.columns()) {
-            names.add(col.name().equals(table.keyColumn()) ? table.partitionKey(config.target()) : col.name());
+            names.add(table.key().attributeOf(col.name()));
         }
         SlotIndex index = SlotIndex.of(config.target());
         long fixed = index.attribute().length() + "20241020.01".length();

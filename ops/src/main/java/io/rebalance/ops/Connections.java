@@ -143,13 +143,7 @@ public final class Connections implements AutoCloseable {
      * Refuses a target table whose key or slot index is not what {@code table} maps to (another migration's table).
      */
     public void checkTarget(SourceTable table) {
-        TargetTable.check(
-                dynamo(),
-                config.target().table(),
-                table.partitionKey(config.target()),
-                table.keyType(),
-                SlotIndex.of(config.target()),
-                dynamoWhere());
+        TargetTable.check(dynamo(), config.target().table(), table.key(), SlotIndex.of(config.target()), dynamoWhere());
     }
 
     /** Where DynamoDB is, for messages: the endpoint, or "AWS region X". */

@@ -1,8 +1,7 @@
 package io.rebalance.ops;
 
 import io.rebalance.core.config.MigrationConfig;
-import io.rebalance.core.slot.KeyType;
-import io.rebalance.core.slot.SlotKeyspace;
+import io.rebalance.core.slot.TableKey;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.cutover.DrainProof;
 import io.rebalance.verifier.Difference;
@@ -36,6 +35,8 @@ import software.amazon.awssdk.services.dynamodb.model.ScanResponse;
 public final class RollbackProof implements DrainProof, AutoCloseable {
     private static final int PAGE = 10_000;
 
+    private final int page;
+
     private final MigrationConfig config;
     private final Connections c;
     private final SourceTable table;
@@ -45,6 +46,12 @@ public final class RollbackProof implements DrainProof, AutoCloseable {
 
     /** @param everyKey whether an incomplete log may be made up for by comparing every key ({@code --verify-all}) */
     public RollbackProof(MigrationConfig config, Connections c, SourceTable table, boolean everyKey) {
+        this(config, c, table, everyKey, PAGE);
+    }
+
+    /** @param page the keys read and compared at a time (tests walk several pages over a few rows) */
+    RollbackProof(MigrationConfig config, Connections c, SourceTable table, boolean everyKey, int page) {
+        this.page = page;
         this.config = config;
         this.c = c;
         this.table = table;
@@ -88,40 +95,42 @@ public final class RollbackProof implements DrainProof, AutoCloseable {
 
     private Collection<String> compareEveryKey() throws Exception {
         Set<String> out = new LinkedHashSet<>();
-        String k = SlotKeyspace.quote(table.keyColumn());
-        String cast = table.keyType().sqlArrayType().replace("[]", "");
-        String first = "SELECT " + k + "::text FROM " + table.name() + " ORDER BY " + k + " LIMIT " + PAGE;
-        String next = "SELECT " + k + "::text FROM " + table.name() + " WHERE " + k + " > CAST(? AS " + cast
-                + ") ORDER BY " + k + " LIMIT " + PAGE;
+        TableKey key = table.key();
+        // qualified: ORDER BY a bare name would sort by the text output column of that name ("10" < "9") while the
+        // next page starts after the last key in the column's own order, skipping keys
+        String select = "SELECT " + key.selectText("src.") + " FROM " + table.name() + " AS src";
+        String order = " ORDER BY " + key.pageOrder("src.") + " LIMIT " + page;
+        String first = select + order;
+        String next = select + " WHERE " + key.pageAfter("src.") + order;
         String last = null;
         while (true) {
-            List<String> page = new ArrayList<>(PAGE);
+            List<String> keys = new ArrayList<>(page);
             try (PreparedStatement ps = pg.prepareStatement(last == null ? first : next)) {
-                if (last != null) ps.setString(1, last);
+                if (last != null) key.bindPage(ps, 1, last);
                 try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) page.add(rs.getString(1));
+                    while (rs.next()) keys.add(rs.getString(1));
                 }
             }
-            out.addAll(compare(page));
-            if (page.size() < PAGE) break;
-            last = page.get(page.size() - 1);
+            out.addAll(compare(keys));
+            if (keys.size() < page) break;
+            last = keys.get(keys.size() - 1);
         }
-        String attribute = table.partitionKey(config.target());
+        Map<String, String> names = new java.util.HashMap<>();
+        for (int i = 0; i < key.attributes().size(); i++)
+            names.put("#k" + i, key.attributes().get(i));
+        String projection = String.join(", ", new java.util.TreeSet<>(names.keySet()));
         Map<String, AttributeValue> start = null;
         do {
             Map<String, AttributeValue> from = start;
             ScanResponse r = c.dynamo().scan(b -> b.tableName(config.target().table())
-                    .projectionExpression("#k")
-                    .expressionAttributeNames(Map.of("#k", attribute))
+                    .projectionExpression(projection)
+                    .expressionAttributeNames(names)
                     .consistentRead(true)
                     .exclusiveStartKey(from)
-                    .limit(PAGE));
-            List<String> page = new ArrayList<>(r.count());
-            for (Map<String, AttributeValue> item : r.items()) {
-                AttributeValue v = item.get(attribute);
-                page.add(table.keyType() == KeyType.BIGINT ? v.n() : v.s());
-            }
-            out.addAll(compare(page));
+                    .limit(page));
+            List<String> keys = new ArrayList<>(r.count());
+            for (Map<String, AttributeValue> item : r.items()) keys.add(key.textOf(item));
+            out.addAll(compare(keys));
             start = r.hasLastEvaluatedKey() && !r.lastEvaluatedKey().isEmpty() ? r.lastEvaluatedKey() : null;
         } while (start != null);
         return out;

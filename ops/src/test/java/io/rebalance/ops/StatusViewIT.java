@@ -28,6 +28,8 @@ class StatusViewIT {
             UnifiedJedis redis = m.redis();
             try (Connections c = new Connections(config, 2)) {
                 c.runState().setStatus(RunStatus.IN_PROGRESS);
+                // a copy process beating: with none left, status shows no rate and no ETA (StatusTruthIT)
+                c.runState().heartbeat("host:1:ab", "{\"host\": \"host\", \"pid\": 1, \"workers\": 4, \"rows\": 1200}");
                 c.runState()
                         .writeProgress(new CopyStatus(
                                 true,

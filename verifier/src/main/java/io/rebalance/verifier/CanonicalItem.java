@@ -5,6 +5,7 @@ import io.rebalance.core.codec.ColumnKind;
 import io.rebalance.core.codec.ColumnSpec;
 import io.rebalance.core.codec.JsonAttributes;
 import io.rebalance.core.codec.ValueRefusedException;
+import io.rebalance.core.slot.TableKey;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -36,15 +37,34 @@ public final class CanonicalItem {
         this(columns, keyColumn, partitionKey, slotAttribute, ColumnForms.of(jsonAsMap));
     }
 
-    /** @param forms the columns the codec stores in another form than their kind's */
     public CanonicalItem(
             List<ColumnSpec> columns, String keyColumn, String partitionKey, String slotAttribute, ColumnForms forms) {
+        this(columns, java.util.Map.of(keyColumn, partitionKey), slotAttribute, forms);
+    }
+
+    /** @param key the row key, whose columns are stored under its attributes */
+    public CanonicalItem(List<ColumnSpec> columns, TableKey key, String slotAttribute, ColumnForms forms) {
+        this(columns, keyAttributes(key), slotAttribute, forms);
+    }
+
+    private static java.util.Map<String, String> keyAttributes(TableKey key) {
+        java.util.Map<String, String> out = new java.util.HashMap<>();
+        for (String column : key.columns()) out.put(column, key.attributeOf(column));
+        return out;
+    }
+
+    /** @param forms the columns the codec stores in another form than their kind's */
+    private CanonicalItem(
+            List<ColumnSpec> columns,
+            java.util.Map<String, String> keyAttributes,
+            String slotAttribute,
+            ColumnForms forms) {
         this.columns = List.copyOf(columns);
         this.attributes = new String[columns.size()];
         this.expected = new java.util.HashSet<>();
         for (int i = 0; i < attributes.length; i++) {
             String name = columns.get(i).name();
-            attributes[i] = name.equals(keyColumn) ? partitionKey : name;
+            attributes[i] = keyAttributes.getOrDefault(name, name);
             expected.add(attributes[i]);
         }
         expected.add(slotAttribute);

@@ -2,8 +2,8 @@ package io.rebalance.verifier;
 
 import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.retry.Retrier;
-import io.rebalance.core.slot.KeyType;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.core.slot.TableKey;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -26,8 +26,7 @@ final class SlotItems {
     private final DynamoDbClient dynamo;
     private final String table;
     private final SlotIndex index;
-    private final String partitionKey;
-    private final KeyType keyType;
+    private final TableKey key;
     private final CanonicalItem canonical;
     private final Retrier retrier;
 
@@ -35,15 +34,13 @@ final class SlotItems {
             DynamoDbClient dynamo,
             String table,
             SlotIndex index,
-            String partitionKey,
-            KeyType keyType,
+            TableKey key,
             CanonicalItem canonical,
             Retrier retrier) {
         this.dynamo = dynamo;
         this.table = table;
         this.index = index;
-        this.partitionKey = partitionKey;
-        this.keyType = keyType;
+        this.key = key;
         this.canonical = canonical;
         this.retrier = retrier;
     }
@@ -52,7 +49,7 @@ final class SlotItems {
     record Read(NavigableMap<String, Long> hashes, Fingerprint fingerprint) {}
 
     Read read(Slot slot) throws InterruptedException {
-        NavigableMap<String, Long> hashes = new TreeMap<>(KeyOrder.of(keyType));
+        NavigableMap<String, Long> hashes = new TreeMap<>(KeyOrder.of(key));
         Fingerprint fp = Fingerprint.EMPTY;
         for (String value : index.values(slot)) {
             Map<String, AttributeValue> start = null;
@@ -67,7 +64,7 @@ final class SlotItems {
                                 .expressionAttributeValues(Map.of(":s", AttributeValue.fromS(value)))
                                 .exclusiveStartKey(from)));
                 for (Map<String, AttributeValue> item : page.items()) {
-                    String id = keyText(item.get(partitionKey));
+                    String id = key.textOf(item);
                     String encoded = canonical.encode(item);
                     // an item in the right slot but the wrong shard must not pass unnoticed
                     if (!value.equals(index.value(slot, id))) encoded += "?shard=" + value;
@@ -89,7 +86,7 @@ final class SlotItems {
         List<String> all = new ArrayList<>(ids);
         for (int i = 0; i < all.size(); i += 100) {
             List<Map<String, AttributeValue>> keys = new ArrayList<>();
-            for (String id : all.subList(i, Math.min(all.size(), i + 100))) keys.add(Map.of(partitionKey, key(id)));
+            for (String id : all.subList(i, Math.min(all.size(), i + 100))) keys.add(key.dynamoKey(id));
             Map<String, KeysAndAttributes> pending = Map.of(
                     table,
                     KeysAndAttributes.builder().keys(keys).consistentRead(true).build());
@@ -97,25 +94,13 @@ final class SlotItems {
                 Map<String, KeysAndAttributes> request = pending;
                 var r = retrier.call("read items of " + table, () -> dynamo.batchGetItem(b -> b.requestItems(request)));
                 for (Map<String, AttributeValue> item : r.responses().getOrDefault(table, List.of())) {
-                    out.put(keyText(item.get(partitionKey)), item);
+                    out.put(key.textOf(item), item);
                 }
                 pending = r.hasUnprocessedKeys() ? r.unprocessedKeys() : Map.of();
                 if (!pending.isEmpty()) Thread.sleep(50); // throttled: DynamoDB hands keys back
             }
         }
         return out;
-    }
-
-    AttributeValue key(String id) {
-        return keyType == KeyType.BIGINT ? AttributeValue.fromN(id) : AttributeValue.fromS(id);
-    }
-
-    private static String keyText(AttributeValue v) {
-        return v.n() != null ? v.n() : v.s();
-    }
-
-    String partitionKey() {
-        return partitionKey;
     }
 
     String slotAttribute() {

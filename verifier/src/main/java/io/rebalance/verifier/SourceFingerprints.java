@@ -1,7 +1,6 @@
 package io.rebalance.verifier;
 
 import io.rebalance.core.slot.Slot;
-import io.rebalance.core.slot.SlotKeyspace;
 import io.rebalance.core.source.SourceTable;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -30,8 +29,8 @@ final class SourceFingerprints {
 
     SourceFingerprints(SourceTable table, CanonicalSql sql) {
         this.table = table;
-        this.key = SlotKeyspace.quote(table.keyColumn());
-        this.keyOperand = KeyOrder.sqlOperand(key, table.keyType());
+        this.key = table.key().selectText("");
+        this.keyOperand = KeyOrder.sqlOperand(table.key());
         this.rowHash = sql.rowHash(table.columns());
         this.tokenColumns = table.columns().stream().map(sql::column).toList();
     }
@@ -64,7 +63,12 @@ final class SourceFingerprints {
     List<Fingerprint> parts(Connection c, Slot slot, KeyRange range, List<String> splits) throws SQLException {
         StringBuilder bucket = new StringBuilder("CASE");
         for (int i = 0; i < splits.size(); i++)
-            bucket.append(" WHEN ").append(keyOperand).append(" < ? THEN ").append(i);
+            bucket.append(" WHEN ")
+                    .append(keyOperand)
+                    .append(" < ")
+                    .append(table.key().placeholder())
+                    .append(" THEN ")
+                    .append(i);
         bucket.append(" ELSE ").append(splits.size()).append(" END");
         String sql = "SELECT b, count(*), sum(h)::text FROM (SELECT " + bucket + " AS b, " + rowHash + " AS h FROM "
                 + table.name() + " WHERE " + table.keyspace().predicate(slot) + rangePredicate(range)
@@ -73,7 +77,7 @@ final class SourceFingerprints {
         for (int i = 0; i <= splits.size(); i++) out.add(Fingerprint.EMPTY);
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             int p = 1;
-            for (String s : splits) ps.setObject(p++, table.keyType().bind(s));
+            for (String s : splits) p = table.key().bind(ps, p, s);
             p = bindSlot(ps, p, slot);
             bindRange(ps, p, range);
             try (ResultSet rs = ps.executeQuery()) {
@@ -85,9 +89,9 @@ final class SourceFingerprints {
 
     /** Per-row hashes of one part, keyed by id: ids and 8 bytes per row, used where the differences are. */
     NavigableMap<String, Long> rowHashes(Connection c, Slot slot, KeyRange range) throws SQLException {
-        String sql = "SELECT " + key + "::text, " + rowHash + " FROM " + table.name() + " WHERE "
+        String sql = "SELECT " + key + ", " + rowHash + " FROM " + table.name() + " WHERE "
                 + table.keyspace().predicate(slot) + rangePredicate(range);
-        NavigableMap<String, Long> out = new TreeMap<>(KeyOrder.of(table.keyType()));
+        NavigableMap<String, Long> out = new TreeMap<>(KeyOrder.of(table.key()));
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             bindRange(ps, bindSlot(ps, 1, slot), range);
             try (ResultSet rs = ps.executeQuery()) {
@@ -102,9 +106,8 @@ final class SourceFingerprints {
 
     /** The rows with these ids, wherever they are now; ids without a row are absent from the result. */
     Map<String, RowNow> now(Connection c, Slot slot, Collection<String> ids) throws SQLException {
-        String sql = "SELECT " + key + "::text, " + rowHash + ", ("
-                + table.keyspace().predicate(slot) + ") FROM " + table.name() + " WHERE " + key + " = ANY(CAST(? AS "
-                + table.keyType().sqlArrayType() + "))";
+        String sql = "SELECT " + key + ", " + rowHash + ", (" + table.keyspace().predicate(slot) + ") FROM "
+                + table.name() + " WHERE " + table.key().anyOf("");
         Map<String, RowNow> out = new HashMap<>();
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             int p = bindSlot(ps, 1, slot);
@@ -121,9 +124,8 @@ final class SourceFingerprints {
 
     /** The rows with these ids, whichever slot they are in; ids without a row are absent from the result. */
     Map<String, RowAt> byKey(Connection c, Collection<String> ids) throws SQLException {
-        String sql = "SELECT " + key + "::text, " + rowHash + ", "
-                + table.keyspace().instantSql() + " FROM " + table.name() + " WHERE " + key + " = ANY(CAST(? AS "
-                + table.keyType().sqlArrayType() + "))";
+        String sql = "SELECT " + key + ", " + rowHash + ", " + table.keyspace().instantSql() + " FROM " + table.name()
+                + " WHERE " + table.key().anyOf("");
         Map<String, RowAt> out = new HashMap<>();
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setArray(1, c.createArrayOf("text", ids.toArray()));
@@ -136,8 +138,8 @@ final class SourceFingerprints {
 
     /** Per-column canonical tokens of a few rows (those that differ), to name the attributes that differ. */
     Map<String, List<String>> tokens(Connection c, Collection<String> ids) throws SQLException {
-        String sql = "SELECT " + key + "::text, " + String.join(", ", tokenColumns) + " FROM " + table.name()
-                + " WHERE " + key + " = ANY(CAST(? AS " + table.keyType().sqlArrayType() + "))";
+        String sql = "SELECT " + key + ", " + String.join(", ", tokenColumns) + " FROM " + table.name() + " WHERE "
+                + table.key().anyOf("");
         Map<String, List<String>> out = new HashMap<>();
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setArray(1, c.createArrayOf("text", ids.toArray()));
@@ -153,8 +155,9 @@ final class SourceFingerprints {
     }
 
     private String rangePredicate(KeyRange range) {
-        return (range.from() == null ? "" : " AND " + keyOperand + " >= ?")
-                + (range.to() == null ? "" : " AND " + keyOperand + " < ?");
+        String placeholder = table.key().placeholder();
+        return (range.from() == null ? "" : " AND " + keyOperand + " >= " + placeholder)
+                + (range.to() == null ? "" : " AND " + keyOperand + " < " + placeholder);
     }
 
     /** Binds the slot's bounds (two for an hour, none for the no-time slot) at {@code p}; returns the next index. */
@@ -164,7 +167,7 @@ final class SourceFingerprints {
     }
 
     private void bindRange(PreparedStatement ps, int p, KeyRange range) throws SQLException {
-        if (range.from() != null) ps.setObject(p++, table.keyType().bind(range.from()));
-        if (range.to() != null) ps.setObject(p, table.keyType().bind(range.to()));
+        if (range.from() != null) p = table.key().bind(ps, p, range.from());
+        if (range.to() != null) table.key().bind(ps, p, range.to());
     }
 }

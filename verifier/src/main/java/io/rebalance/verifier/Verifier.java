@@ -56,12 +56,11 @@ public final class Verifier {
         this.config = config;
         this.table = table;
         var target = config.target();
-        String pk = table.partitionKey(target);
         CanonicalItem canonical =
-                new CanonicalItem(table.columns(), table.keyColumn(), pk, target.slotAttribute(), target.forms());
+                new CanonicalItem(table.columns(), table.key(), target.slotAttribute(), target.forms());
         this.source = new SourceFingerprints(table, new CanonicalSql(target.forms()));
-        this.items = new SlotItems(
-                dynamo, target.table(), SlotIndex.of(target), pk, table.keyType(), canonical, Retrier.standard());
+        this.items =
+                new SlotItems(dynamo, target.table(), SlotIndex.of(target), table.key(), canonical, Retrier.standard());
         this.slots =
                 new SlotVerifier(source, items, canonical, new Pinpointer(source, FANOUT, LEAF_ROWS), inFlight, hook);
         this.keys = new KeyVerifier(source, items, canonical, slots, table.keyspace());

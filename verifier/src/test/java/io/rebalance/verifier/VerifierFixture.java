@@ -55,12 +55,7 @@ final class VerifierFixture implements AutoCloseable {
     void copy(List<Slot> slots) throws Exception {
         MigrationConfig config = config();
         SourceTable source = sourceTable();
-        TargetTable.create(
-                dynamo,
-                table,
-                source.partitionKey(config.target()),
-                source.keyType(),
-                io.rebalance.core.dynamo.SlotIndex.of(config.target()));
+        TargetTable.create(dynamo, table, source.key(), io.rebalance.core.dynamo.SlotIndex.of(config.target()));
         write(slots);
     }
 

@@ -16,7 +16,7 @@ import java.util.List;
 /**
  * Writes rows decoded from DynamoDB items back into the source table, in the caller's transaction: an upsert of the
  * copied columns (others keep their values) and a delete by key. The upsert's conflict target is the table's unique
- * key: the key column, or on a partitioned table the key and the partition key. Values are bound untyped ({@link Types#OTHER}), so
+ * key: the key's columns, or on a partitioned table those and the partition key. Values are bound untyped ({@link Types#OTHER}), so
  * Postgres parses each text with the column's own input function: no Java type sits between the item and the row.
  */
 final class RowWriteBack {
@@ -48,19 +48,21 @@ final class RowWriteBack {
                     .append(" = EXCLUDED.")
                     .append(q);
         }
-        String key = SlotKeyspace.quote(table.keyColumn());
+        List<String> keyColumns = table.key().columns();
         this.upsert = "INSERT INTO " + table.name() + " (" + quoted(names) + ") VALUES (" + params + ") ON CONFLICT ("
                 + quoted(unique) + ") " + (sets.length() == 0 ? "DO NOTHING" : "DO UPDATE SET " + sets);
         // On a partitioned table the unique key holds the partition key: a row whose partition key changed in DynamoDB
         // is inserted anew, and its old version, elsewhere, goes (one row per key, as DynamoDB has one item).
         this.elsewhere = unique.stream().mapToInt(names::indexOf).toArray();
-        List<String> partitionKey = unique.subList(1, unique.size());
+        List<String> partitionKey = unique.subList(keyColumns.size(), unique.size());
+        String keyEquals = String.join(
+                " AND ",
+                keyColumns.stream().map(k -> SlotKeyspace.quote(k) + " = ?").toList());
         this.deleteElsewhere = partitionKey.isEmpty()
                 ? null
-                : "DELETE FROM " + table.name() + " WHERE " + key + " = ? AND (" + quoted(partitionKey)
+                : "DELETE FROM " + table.name() + " WHERE " + keyEquals + " AND (" + quoted(partitionKey)
                         + ") IS DISTINCT FROM (" + "?, ".repeat(partitionKey.size() - 1) + "?)";
-        this.delete = "DELETE FROM " + table.name() + " WHERE " + key + " = ANY(CAST(? AS "
-                + table.keyType().sqlArrayType() + "))";
+        this.delete = "DELETE FROM " + table.name() + " WHERE " + table.key().anyOf("");
     }
 
     private static String quoted(List<String> names) {

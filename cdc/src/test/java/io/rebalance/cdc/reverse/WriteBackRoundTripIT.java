@@ -67,9 +67,9 @@ class WriteBackRoundTripIT {
         try (Connection c = new SourceSession(config.source()).open();
                 DynamoDbClient dynamo = services.dynamoClient()) {
             SourceTable source = SourceTable.inspect(c, config);
-            SourceTable twinTable = new SourceTable(
-                    "public." + twin, source.columns(), source.keyColumn(), source.keyType(), source.keyspace());
-            TargetTable.create(dynamo, original, "id", source.keyType(), SlotIndex.of(config.target()));
+            SourceTable twinTable =
+                    new SourceTable("public." + twin, source.columns(), source.key(), source.keyspace());
+            TargetTable.create(dynamo, original, source.key(), SlotIndex.of(config.target()));
             RowCodec codec = source.codec(config.target());
             RowDecoder decoder = source.decoder(config.target());
             for (SourceRow row : new PageReader(source).byKeys(c, ids)) {
@@ -98,8 +98,8 @@ class WriteBackRoundTripIT {
                     .isEqualTo(json.equals("map") ? new TreeSet<>(List.of("row 1 ajb", "row 3 j")) : new TreeSet<>());
 
             // and the twin's rows encode to the items DynamoDB holds: what the verifier compares
-            SourceTable twinAsSource = new SourceTable(
-                    "public." + twin, source.columns(), source.keyColumn(), source.keyType(), source.keyspace());
+            SourceTable twinAsSource =
+                    new SourceTable("public." + twin, source.columns(), source.key(), source.keyspace());
             for (SourceRow row : new PageReader(twinAsSource).byKeys(c, ids)) {
                 if (json.equals("map")
                         && (row.key().equals(ids.get(1)) || row.key().equals(ids.get(3)))) continue;

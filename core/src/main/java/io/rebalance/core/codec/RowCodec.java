@@ -1,6 +1,8 @@
 package io.rebalance.core.codec;
 
 import io.rebalance.core.dynamo.SlotIndex;
+import io.rebalance.core.slot.KeyType;
+import io.rebalance.core.slot.TableKey;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -12,8 +14,8 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * two paths can never disagree on how a value is stored.
  *
  * <p>Guarantees: every column becomes an attribute of the same name (SQL NULL becomes the NULL attribute, which is
- * distinct from the string {@code "NULL"} and from the empty string); the key column is stored under the target's
- * partition key name; no value is rounded; an item DynamoDB would refuse is refused here, naming the row id, the
+ * distinct from the string {@code "NULL"} and from the empty string); the key's columns are stored under the target's
+ * partition key and sort key names; no value is rounded; an item DynamoDB would refuse is refused here, naming the row id, the
  * column and what to change. Every item also carries its slot (for example {@code _slot: "20241020.02"}), the
  * partition key of the slot index through which the verifier reads one slot without a table scan.
  */
@@ -26,9 +28,11 @@ public final class RowCodec {
     private final boolean[] numberAsString;
     private final SlotIndex slotIndex;
     private final RowSlot rowSlot;
-    private final int keyIndex;
+    private final TableKey key;
 
     /**
+     * A codec for a one-column key (tests and benchmarks).
+     *
      * @param columns the source columns, in the order {@link SourceRow#values()} holds them
      * @param keyColumn the source key column, one of {@code columns}
      * @param partitionKey the DynamoDB attribute that holds the key column's value
@@ -44,7 +48,6 @@ public final class RowCodec {
         this(columns, keyColumn, partitionKey, ColumnForms.of(jsonAsMap), slotIndex, rowSlot);
     }
 
-    /** @param forms the columns stored in another form than their kind's */
     public RowCodec(
             List<ColumnSpec> columns,
             String keyColumn,
@@ -52,21 +55,27 @@ public final class RowCodec {
             ColumnForms forms,
             SlotIndex slotIndex,
             RowSlot rowSlot) {
+        this(columns, singleKey(columns, keyColumn, partitionKey), forms, slotIndex, rowSlot);
+    }
+
+    /**
+     * @param key the row key: its columns are among {@code columns} and are stored under its attributes
+     * @param forms the columns stored in another form than their kind's
+     */
+    public RowCodec(List<ColumnSpec> columns, TableKey key, ColumnForms forms, SlotIndex slotIndex, RowSlot rowSlot) {
+        this.key = key;
         this.slotIndex = slotIndex;
         this.rowSlot = rowSlot;
         this.columns = List.copyOf(columns);
         this.attributeNames = new String[columns.size()];
         this.jsonAsMap = new boolean[columns.size()];
         this.numberAsString = new boolean[columns.size()];
-        int key = -1;
         for (int i = 0; i < columns.size(); i++) {
             String name = columns.get(i).name();
-            attributeNames[i] = name.equals(keyColumn) ? partitionKey : name;
-            if (name.equals(keyColumn)) key = i;
+            attributeNames[i] = key.attributeOf(name);
             jsonAsMap[i] = forms.jsonAsMap(name);
             numberAsString[i] = forms.numberAsString(name);
         }
-        this.keyIndex = key;
         this.values = new ValueCodec(true);
         this.jsonText = new ValueCodec(false);
     }
@@ -77,15 +86,26 @@ public final class RowCodec {
 
     /** The DynamoDB key of the item for a source key given as text (what a delete names). */
     public Map<String, AttributeValue> key(String keyText) {
-        return Map.of(
-                attributeNames[keyIndex], values.encode(columns.get(keyIndex).kind(), keyText));
+        return key.dynamoKey(keyText);
     }
 
     /** The source key, as text, of an item or a key this codec made (what {@link #key} was given). */
     public String keyText(Map<String, AttributeValue> itemOrKey) {
-        AttributeValue v = itemOrKey.get(attributeNames[keyIndex]);
-        if (v == null) return "";
-        return v.s() != null ? v.s() : v.n() != null ? v.n() : v.toString();
+        String text = key.textOf(itemOrKey);
+        return text == null ? "" : text;
+    }
+
+    /** A one-column key of a column's own type family. */
+    static TableKey singleKey(List<ColumnSpec> columns, String keyColumn, String attribute) {
+        ColumnSpec col = columns.stream()
+                .filter(c -> c.name().equals(keyColumn))
+                .findFirst()
+                .orElseThrow(
+                        () -> new IllegalArgumentException("key column " + keyColumn + " is not among " + columns));
+        KeyType type = col.kind() == ColumnKind.INTEGER
+                ? KeyType.BIGINT
+                : col.kind() == ColumnKind.UUID ? KeyType.UUID : KeyType.TEXT;
+        return TableKey.single(keyColumn, type, attribute);
     }
 
     /** @throws RowRefusedException naming the row id, the column and why, when DynamoDB cannot hold the row */

@@ -1,5 +1,6 @@
 package io.rebalance.core.codec;
 
+import io.rebalance.core.slot.TableKey;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import java.util.List;
@@ -8,7 +9,7 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /**
  * The inverse of {@link RowCodec}: a DynamoDB item back to the Postgres text of each source column, for the reverse
- * stream (ADR 7). Column for column it undoes what the codec did: the partition key attribute becomes the key column,
+ * stream (ADR 7). Column for column it undoes what the codec did: the key attributes become the key columns,
  * DynamoDB's NULL (or an absent attribute, which applications writing DynamoDB often leave out) becomes SQL NULL,
  * lists become array literals, and scalars go through {@link ValueDecoder}. The slot attribute is the codec's own
  * and is dropped.
@@ -19,7 +20,8 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 public final class RowDecoder {
     private final List<ColumnSpec> columns;
     private final String[] attributeNames;
-    private final int keyIndex;
+    private final int[] keyIndexes;
+    private final TableKey key;
     private final String slotAttribute;
     private final ValueDecoder values;
     private final ValueDecoder jsonText;
@@ -31,20 +33,24 @@ public final class RowDecoder {
         this(columns, keyColumn, partitionKey, ColumnForms.of(jsonAsMap), slotAttribute);
     }
 
-    /** @param forms the columns stored in another form than their kind's, as the codec had them */
     public RowDecoder(
             List<ColumnSpec> columns, String keyColumn, String partitionKey, ColumnForms forms, String slotAttribute) {
+        this(columns, RowCodec.singleKey(columns, keyColumn, partitionKey), forms, slotAttribute);
+    }
+
+    /** @param forms the columns stored in another form than their kind's, as the codec had them */
+    public RowDecoder(List<ColumnSpec> columns, TableKey key, ColumnForms forms, String slotAttribute) {
         this.columns = List.copyOf(columns);
         this.slotAttribute = slotAttribute;
         this.attributeNames = new String[columns.size()];
-        int key = -1;
+        this.keyIndexes = new int[key.columns().size()];
         for (int i = 0; i < columns.size(); i++) {
             String name = columns.get(i).name();
-            attributeNames[i] = name.equals(keyColumn) ? partitionKey : name;
-            if (name.equals(keyColumn)) key = i;
+            attributeNames[i] = key.attributeOf(name);
+            int part = key.columns().indexOf(name);
+            if (part >= 0) keyIndexes[part] = i;
         }
-        if (key < 0) throw new IllegalArgumentException("key column " + keyColumn + " is not among " + columns);
-        this.keyIndex = key;
+        this.key = key;
         this.values = new ValueDecoder(true);
         this.jsonText = new ValueDecoder(false);
         this.forms = forms;
@@ -54,24 +60,29 @@ public final class RowDecoder {
         return columns;
     }
 
-    public int keyIndex() {
-        return keyIndex;
+    /** The positions in {@link #columns()} of the key's columns, in key order. */
+    public int[] keyIndexes() {
+        return keyIndexes.clone();
     }
 
-    /** The key column's text of a DynamoDB key (or whole item). */
+    /** The key text of a DynamoDB key (or whole item). */
     public String key(Map<String, AttributeValue> keyOrItem) {
-        AttributeValue v = keyOrItem.get(attributeNames[keyIndex]);
-        if (v == null || v.nul() != null) {
-            throw new RebalanceException(
-                    ErrorCode.ROW_REFUSED,
-                    "a DynamoDB key " + keyOrItem + " has no " + attributeNames[keyIndex]
-                            + " attribute; is target.partitionKey the table's key?");
+        List<String> parts = new java.util.ArrayList<>(keyIndexes.length);
+        for (int k : keyIndexes) {
+            AttributeValue v = keyOrItem.get(attributeNames[k]);
+            if (v == null || v.nul() != null) {
+                throw new RebalanceException(
+                        ErrorCode.ROW_REFUSED,
+                        "a DynamoDB key " + keyOrItem + " has no " + attributeNames[k]
+                                + " attribute; are target.partitionKey and target.sortKey the table's key?");
+            }
+            try {
+                parts.add(values.decode(columns.get(k).kind(), v));
+            } catch (ValueRefusedException e) {
+                throw refused(keyOrItem.toString(), "key " + attributeNames[k] + ": " + e.getMessage());
+            }
         }
-        try {
-            return values.decode(columns.get(keyIndex).kind(), v);
-        } catch (ValueRefusedException e) {
-            throw refused(keyOrItem.toString(), "key " + attributeNames[keyIndex] + ": " + e.getMessage());
-        }
+        return key.text(parts);
     }
 
     /**

@@ -53,13 +53,34 @@ public final class ConfigValidator {
                 "source.table",
                 s.table(),
                 "a table name, optionally schema-qualified, like public.room_events");
-        require(IDENT.matcher(s.keyColumn()).matches(), "source.keyColumn", s.keyColumn(), "a column name like id");
+        if (!s.keyColumn().isEmpty()) {
+            require(
+                    IDENT.matcher(s.keyColumn()).matches(),
+                    "source.keyColumn",
+                    s.keyColumn(),
+                    "a column name like id, or empty for the table's primary key");
+        }
+        for (String col : s.keyColumns()) {
+            require(IDENT.matcher(col).matches(), "source.keyColumns", col, "plain column names");
+        }
+        if (!s.keyColumn().isEmpty() && !s.keyColumns().isEmpty()) {
+            problems.add("source.keyColumn '" + s.keyColumn() + "' and source.keyColumns " + s.keyColumns()
+                    + " are both set; set one (keyColumns for a key of two columns), or neither for the primary key");
+        }
+        if (s.keyColumns().size() > 2
+                || s.keyColumns().stream().distinct().count() < s.keyColumns().size()) {
+            problems.add("source.keyColumns " + s.keyColumns() + " names "
+                    + s.keyColumns().size() + " columns;"
+                    + " a key has one or two distinct columns (DynamoDB's partition key and sort key)");
+        }
         for (String col : s.columns()) {
             require(IDENT.matcher(col).matches(), "source.columns", col, "plain column names");
         }
-        if (!s.columns().isEmpty() && !s.columns().contains(s.keyColumn())) {
-            problems.add("source.columns " + s.columns() + " leaves out the key column '" + s.keyColumn()
-                    + "'; add it, or leave source.columns empty to copy every column");
+        for (String key : s.namedKey()) {
+            if (!s.columns().isEmpty() && !s.columns().contains(key)) {
+                problems.add("source.columns " + s.columns() + " leaves out the key column '" + key
+                        + "'; add it, or leave source.columns empty to copy every column");
+            }
         }
 
         var sl = c.slots();
@@ -132,8 +153,10 @@ public final class ConfigValidator {
                 t.slotIndex(),
                 "an index name: 3-255 characters of a-z, A-Z, 0-9, _ - .");
         range("target.slotShards", t.slotShards(), 1, 256);
-        if (s.columns().contains(t.slotAttribute()) || t.slotAttribute().equals(t.partitionKey())) {
-            problems.add("target.slotAttribute '" + t.slotAttribute() + "' is also a column or the partition key;"
+        if (s.columns().contains(t.slotAttribute())
+                || t.slotAttribute().equals(t.partitionKey())
+                || t.slotAttribute().equals(t.sortKey())) {
+            problems.add("target.slotAttribute '" + t.slotAttribute() + "' is also a column or a key attribute;"
                     + " choose another name for the slot attribute");
         }
 

@@ -22,13 +22,27 @@ public record MigrationConfig(
         Metrics metrics,
         Log log) {
 
-    /** Where rows come from. {@code columns} empty means every column of the table. */
+    /**
+     * Where rows come from. {@code columns} empty means every column of the table. The row key is {@code keyColumns}
+     * (one or two columns), or {@code keyColumn} (one), or, with both empty, the table's primary key.
+     */
     public record Source(
-            String jdbcUrl, String user, String password, String table, String keyColumn, List<String> columns) {
+            String jdbcUrl,
+            String user,
+            String password,
+            String table,
+            String keyColumn,
+            List<String> keyColumns,
+            List<String> columns) {
         @Override
         public String toString() { // never print the password
             return "Source[jdbcUrl=" + Redact.url(jdbcUrl) + ", user=" + user + ", table=" + table + ", keyColumn="
-                    + keyColumn + ", columns=" + columns + "]";
+                    + keyColumn + ", keyColumns=" + keyColumns + ", columns=" + columns + "]";
+        }
+
+        /** The key columns the configuration names: empty means the table's primary key. */
+        public List<String> namedKey() {
+            return !keyColumns.isEmpty() ? keyColumns : keyColumn.isEmpty() ? List.of() : List.of(keyColumn);
         }
     }
 
@@ -64,7 +78,8 @@ public record MigrationConfig(
      * The DynamoDB side. {@code endpoint}: empty for AWS, an http(s) URL (DynamoDB Local, a VPC endpoint), or
      * {@code embedded} (DynamoDB Local in this process, the demo's only). {@code region}, {@code profile} and the
      * static keys are as the AWS SDK reads them; empty means its default chains ({@link
-     * io.rebalance.core.dynamo.DynamoClients}). {@code partitionKey} empty means the source key column.
+     * io.rebalance.core.dynamo.DynamoClients}). {@code partitionKey} empty means the source key's (first)
+     * column; {@code sortKey}, for a two-column key, empty means its second column's name.
      * Every item carries its slot in {@code slotAttribute}, and the global secondary index {@code slotIndex}
      * (partition key the slot, sort key the item's key) lets the verifier read one slot without scanning the table
      * (docs/fingerprint.md). {@code jsonAsString} and {@code numbersAsString} name columns stored as their text
@@ -78,6 +93,7 @@ public record MigrationConfig(
             String accessKeyId,
             String secretAccessKey,
             String partitionKey,
+            String sortKey,
             String json,
             List<String> jsonAsString,
             List<String> numbersAsString,

@@ -1,7 +1,10 @@
 package io.rebalance.core.dynamo;
 
+import io.rebalance.core.slot.TableKey;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
+import java.util.ArrayList;
+import java.util.List;
 import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeDefinition;
@@ -18,8 +21,9 @@ import software.amazon.awssdk.services.dynamodb.model.StreamViewType;
 import software.amazon.awssdk.services.dynamodb.model.TableDescription;
 
 /**
- * The DynamoDB table as the copy needs it: it exists, its key is exactly one partition key named like the target's
- * partition key, of the type the source key becomes (S for ULID text and uuid, N for bigint), and it has the slot
+ * The DynamoDB table as the copy needs it: it exists, its key is the source key's (a partition key, and a sort key for a
+ * two-column key), named like the target's key attributes, of the types the key becomes (S for text and uuid, N for
+ * bigint), and it has the slot
  * index: a global secondary index keyed by the slot attribute (S) and the partition key, projecting all attributes,
  * through which one slot's items are read with Query instead of a table scan (docs/fingerprint.md).
  */
@@ -38,24 +42,37 @@ public final class TargetTable {
             io.rebalance.core.slot.KeyType keyType,
             SlotIndex index,
             String where) {
+        check(dynamo, table, TableKey.single(partitionKey, keyType, partitionKey), index, where);
+    }
+
+    /**
+     * The table's key is the source key's: the partition key, and the sort key for a two-column key, named and typed
+     * as the key's attributes.
+     *
+     * @throws RebalanceException TARGET_UNREACHABLE, TARGET_TABLE_MISSING or TARGET_KEY_SCHEMA
+     */
+    public static void check(DynamoDbClient dynamo, String table, TableKey key, SlotIndex index, String where) {
         TableDescription d = describe(dynamo, table, where);
         if (d == null) {
             throw new RebalanceException(
                     ErrorCode.TARGET_TABLE_MISSING,
-                    "DynamoDB table '" + table + "' does not exist at "
-                            + where + "; create it with partition key " + partitionKey + " (" + attributeType(keyType)
-                            + "), or run `rebalance copy --create-table`");
+                    "DynamoDB table '" + table + "' does not exist at " + where + "; create it with " + wanted(key)
+                            + ", or run `rebalance copy --create-table`");
         }
         var keys = d.keySchema();
-        boolean fits = keys.size() == 1
-                && keys.get(0).keyType() == KeyType.HASH
-                && keys.get(0).attributeName().equals(partitionKey);
-        ScalarAttributeType type = d.attributeDefinitions().stream()
-                .filter(a -> a.attributeName().equals(partitionKey))
-                .map(AttributeDefinition::attributeType)
-                .findFirst()
-                .orElse(null);
-        if (!fits || type != attributeType(keyType)) {
+        boolean fits = keys.size() == key.attributes().size();
+        for (int i = 0; fits && i < keys.size(); i++) {
+            String attribute = key.attributes().get(i);
+            ScalarAttributeType type = d.attributeDefinitions().stream()
+                    .filter(a -> a.attributeName().equals(attribute))
+                    .map(AttributeDefinition::attributeType)
+                    .findFirst()
+                    .orElse(null);
+            fits = keys.get(i).keyType() == (i == 0 ? KeyType.HASH : KeyType.RANGE)
+                    && keys.get(i).attributeName().equals(attribute)
+                    && type == attributeType(key.types().get(i));
+        }
+        if (!fits) {
             String found = keys.stream()
                             .map(k -> k.attributeName() + " " + k.keyType())
                             .toList() + " with types "
@@ -64,11 +81,12 @@ public final class TargetTable {
                             .toList();
             throw new RebalanceException(
                     ErrorCode.TARGET_KEY_SCHEMA,
-                    "DynamoDB table '" + table + "' has key " + found
-                            + "; the source key needs exactly one partition key " + partitionKey + " of type "
-                            + attributeType(keyType)
-                            + ". Point target.table at a table with that key, or set target.partitionKey to its key attribute");
+                    "DynamoDB table '" + table + "' has key " + found + "; the source key " + key.describe()
+                            + " needs " + needed(key) + ". Point target.table at a table with that key, or set"
+                            + " target.partitionKey" + (key.composite() ? " and target.sortKey" : "")
+                            + " to its key attributes");
         }
+        String partitionKey = key.partitionAttribute();
         var gsi = d.globalSecondaryIndexes().stream()
                 .filter(g -> g.indexName().equals(index.name()))
                 .findFirst()
@@ -98,6 +116,26 @@ public final class TargetTable {
         }
     }
 
+    /** The key a table is created with, in words: {@code partition key id (S)}, plus {@code and sort key id (N)}. */
+    private static String wanted(TableKey key) {
+        String out = "partition key " + key.partitionAttribute() + " ("
+                + attributeType(key.types().get(0)) + ")";
+        return key.composite()
+                ? out + " and sort key " + key.sortAttribute() + " ("
+                        + attributeType(key.types().get(1)) + ")"
+                : out;
+    }
+
+    /** The key a table must have, in words: {@code exactly one partition key id of type S}, or both keys. */
+    private static String needed(TableKey key) {
+        String pk = "partition key " + key.partitionAttribute() + " of type "
+                + attributeType(key.types().get(0));
+        return key.composite()
+                ? "a " + pk + " and a sort key " + key.sortAttribute() + " of type "
+                        + attributeType(key.types().get(1))
+                : "exactly one " + pk;
+    }
+
     /** Creates the table with its slot index on demand (pay per request) and waits until it is active. */
     public static void create(
             DynamoDbClient dynamo,
@@ -105,22 +143,36 @@ public final class TargetTable {
             String partitionKey,
             io.rebalance.core.slot.KeyType keyType,
             SlotIndex index) {
+        create(dynamo, table, TableKey.single(partitionKey, keyType, partitionKey), index);
+    }
+
+    /** Creates the table keyed as {@code key}, with its slot index, on demand, and waits until it is active. */
+    public static void create(DynamoDbClient dynamo, String table, TableKey key, SlotIndex index) {
         KeySchemaElement hashKey = KeySchemaElement.builder()
-                .attributeName(partitionKey)
+                .attributeName(key.partitionAttribute())
                 .keyType(KeyType.HASH)
                 .build();
+        List<KeySchemaElement> schema = new ArrayList<>(List.of(hashKey));
+        List<AttributeDefinition> attributes = new ArrayList<>();
+        for (int i = 0; i < key.attributes().size(); i++) {
+            if (i > 0)
+                schema.add(KeySchemaElement.builder()
+                        .attributeName(key.attributes().get(i))
+                        .keyType(KeyType.RANGE)
+                        .build());
+            attributes.add(AttributeDefinition.builder()
+                    .attributeName(key.attributes().get(i))
+                    .attributeType(attributeType(key.types().get(i)))
+                    .build());
+        }
+        attributes.add(AttributeDefinition.builder()
+                .attributeName(index.attribute())
+                .attributeType(ScalarAttributeType.S)
+                .build());
         dynamo.createTable(CreateTableRequest.builder()
                 .tableName(table)
-                .keySchema(hashKey)
-                .attributeDefinitions(
-                        AttributeDefinition.builder()
-                                .attributeName(partitionKey)
-                                .attributeType(attributeType(keyType))
-                                .build(),
-                        AttributeDefinition.builder()
-                                .attributeName(index.attribute())
-                                .attributeType(ScalarAttributeType.S)
-                                .build())
+                .keySchema(schema)
+                .attributeDefinitions(attributes)
                 .globalSecondaryIndexes(GlobalSecondaryIndex.builder()
                         .indexName(index.name())
                         .keySchema(

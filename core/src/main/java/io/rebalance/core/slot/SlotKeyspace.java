@@ -1,6 +1,7 @@
 package io.rebalance.core.slot;
 
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.protocol.KeyText;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -44,9 +45,11 @@ public sealed interface SlotKeyspace {
      * the run's range when it is not configured. It takes min and max of a column so the index answers it.
      */
     default String minMaxQuery(String table) {
-        // ORDER BY ... LIMIT 1, not min(): Postgres has no min(uuid), and the btree answers both the same way
-        return "SELECT (SELECT " + column() + "::text FROM " + table + " ORDER BY " + column() + " LIMIT 1), (SELECT "
-                + column() + "::text FROM " + table + " ORDER BY " + column() + " DESC LIMIT 1)";
+        // ORDER BY ... LIMIT 1, not min(): Postgres has no min(uuid), and the btree answers both the same way. The
+        // column is qualified: a bare name would order by the text output column of that name ("10" < "9").
+        return "SELECT (SELECT " + column() + "::text FROM " + table + " AS src ORDER BY src." + column()
+                + " LIMIT 1), (SELECT " + column() + "::text FROM " + table + " AS src ORDER BY src." + column()
+                + " DESC LIMIT 1)";
     }
 
     /** SQL true for the rows that have an hour: every row, but where slots come from a time column. */
@@ -59,12 +62,27 @@ public sealed interface SlotKeyspace {
      * #instantOf} reads: the oldest first, or with {@code newest} the newest first.
      */
     default String extremesQuery(String table, String quotedKey, boolean newest, int n) {
-        return "SELECT " + quotedKey + "::text, " + instantSql() + " FROM " + table + " WHERE " + hourRowsWhere()
-                + " ORDER BY " + column() + (newest ? " DESC" : "") + " LIMIT " + n;
+        // qualified, as in minMaxQuery: the key's text is an output column of the same name
+        return "SELECT " + quotedKey + "::text, " + instantSql() + " FROM " + table + " AS src WHERE " + hourRowsWhere()
+                + " ORDER BY src." + column() + (newest ? " DESC" : "") + " LIMIT " + n;
     }
 
     /** The instant a value of {@link #minMaxQuery(String)} stands for. */
     Instant instantOf(String text);
+
+    /**
+     * The instant of a row key given as its text ({@link io.rebalance.protocol.KeyText}): for slots from ids, the
+     * instant of the key part that holds the time. Not for slots from a time column, whose keys hold none.
+     */
+    default Instant instantOfKey(String keyText) {
+        int parts = keyParts();
+        return instantOf(parts == 1 ? keyText : KeyText.parts(keyText, parts).get(parts - 1));
+    }
+
+    /** How many columns the row key has; the time is in the last. */
+    default int keyParts() {
+        return 1;
+    }
 
     /**
      * SQL giving a row's instant as text {@link #instantOf} reads: its key, or its time column in epoch milliseconds
@@ -85,15 +103,19 @@ public sealed interface SlotKeyspace {
      */
     default void checkRange(SlotRange range) {}
 
-    /** Builds the keyspace for the configured mapping and the key column's actual type. */
-    static SlotKeyspace of(MigrationConfig config, KeyType keyType) {
+    /**
+     * Builds the keyspace for the configured mapping and the key's actual type.
+     *
+     * @param timeColumn the key column that holds the time (the last of the key's {@code keyParts} columns)
+     */
+    static SlotKeyspace of(MigrationConfig config, String timeColumn, KeyType keyType, int keyParts) {
         var slots = config.slots();
-        String key = quote(config.source().keyColumn());
+        String key = quote(timeColumn);
         if (slots.fromColumn()) return new TimeColumn(quote(slots.timeColumn()));
         boolean snowflake =
                 slots.idFormat().equals("snowflake") || (slots.idFormat().equals("auto") && keyType == KeyType.BIGINT);
-        if (snowflake) return new SnowflakeIds(key, slots.snowflake());
-        return keyType == KeyType.UUID ? new UlidUuids(key) : new UlidTexts(key);
+        if (snowflake) return new SnowflakeIds(key, slots.snowflake(), keyParts);
+        return keyType == KeyType.UUID ? new UlidUuids(key, keyParts) : new UlidTexts(key, keyParts);
     }
 
     public static String quote(String identifier) {
@@ -101,7 +123,11 @@ public sealed interface SlotKeyspace {
     }
 
     /** ULIDs stored as 26-character text; text order equals time order because all ULIDs have the same length. */
-    record UlidTexts(String column) implements SlotKeyspace {
+    record UlidTexts(String column, int keyParts) implements SlotKeyspace {
+        public UlidTexts(String column) {
+            this(column, 1);
+        }
+
         public String predicate() {
             return column + " >= ? AND " + column + " < ?";
         }
@@ -118,7 +144,11 @@ public sealed interface SlotKeyspace {
     }
 
     /** ULIDs stored as uuid: the first 48 bits are the millisecond; Postgres compares uuids bytewise. */
-    record UlidUuids(String column) implements SlotKeyspace {
+    record UlidUuids(String column, int keyParts) implements SlotKeyspace {
+        public UlidUuids(String column) {
+            this(column, 1);
+        }
+
         public String predicate() {
             return column + " >= ? AND " + column + " < ?";
         }
@@ -137,7 +167,11 @@ public sealed interface SlotKeyspace {
     }
 
     /** Time-ordered bigints: {@code (ms - epoch) << (shardBits + sequenceBits) | shard | sequence}. */
-    record SnowflakeIds(String column, MigrationConfig.Snowflake layout) implements SlotKeyspace {
+    record SnowflakeIds(String column, MigrationConfig.Snowflake layout, int keyParts) implements SlotKeyspace {
+        public SnowflakeIds(String column, MigrationConfig.Snowflake layout) {
+            this(column, layout, 1);
+        }
+
         public String predicate() {
             return column + " >= ? AND " + column + " < ?";
         }

@@ -4,7 +4,7 @@ import io.rebalance.core.codec.ColumnKind;
 import io.rebalance.core.codec.ColumnSpec;
 import io.rebalance.core.codec.SourceRow;
 import io.rebalance.core.slot.Slot;
-import io.rebalance.core.slot.SlotKeyspace;
+import io.rebalance.core.slot.TableKey;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -15,7 +15,7 @@ import java.util.List;
 
 /**
  * Reads one slot in key order, a page at a time, by keyset: {@code WHERE <slot> AND key > :last ORDER BY key
- * LIMIT n}. Never OFFSET, whose cost grows with the pages already read. Values come as text (see
+ * LIMIT n}, the key being one column or, for two, a row with the time part first ({@code (id, tenant_id) > (?, ?)}). Never OFFSET, whose cost grows with the pages already read. Values come as text (see
  * {@link SourceSession}), except scalar bytea which comes as bytes.
  */
 public final class PageReader {
@@ -25,7 +25,7 @@ public final class PageReader {
     private final String nextNoTimePage;
     private final String nextPage;
     private final String byKeys;
-    private final int keyIndex;
+    private final int[] keyIndexes;
     private final boolean[] bytes;
 
     public PageReader(SourceTable table) {
@@ -33,29 +33,30 @@ public final class PageReader {
         List<ColumnSpec> cols = table.columns();
         StringBuilder select = new StringBuilder("SELECT ");
         bytes = new boolean[cols.size()];
-        int key = -1;
+        TableKey key = table.key();
+        this.keyIndexes = new int[key.columns().size()];
         for (int i = 0; i < cols.size(); i++) {
             ColumnSpec col = cols.get(i);
             if (i > 0) select.append(", ");
             select.append(SourceTable.selectExpression(col));
             bytes[i] = !col.array() && col.kind() == ColumnKind.BYTEA;
-            if (col.name().equals(table.keyColumn())) key = i;
+            int part = key.columns().indexOf(col.name());
+            if (part >= 0) keyIndexes[part] = i;
         }
-        this.keyIndex = key;
-        String k = SlotKeyspace.quote(table.keyColumn());
         // The key is selected as text under its own name, and ORDER BY a bare name sorts by the output column of
         // that name: as text, where 10 < 9, while `key > ?` pages by the column's own order, and a bigint slot
         // would skip rows. Qualified, ORDER BY means the column.
+        String order = " ORDER BY " + key.pageOrder("src.") + " LIMIT ?";
+        String after = " AND " + key.pageAfter("src.");
         String from =
                 " FROM " + table.name() + " AS src WHERE " + table.keyspace().predicate();
-        this.firstPage = select + from + " ORDER BY src." + k + " LIMIT ?";
-        this.nextPage = select + from + " AND src." + k + " > ? ORDER BY src." + k + " LIMIT ?";
+        this.firstPage = select + from + order;
+        this.nextPage = select + from + after + order;
         String noTime =
                 " FROM " + table.name() + " AS src WHERE " + table.keyspace().noTimePredicate();
-        this.firstNoTimePage = select + noTime + " ORDER BY src." + k + " LIMIT ?";
-        this.nextNoTimePage = select + noTime + " AND src." + k + " > ? ORDER BY src." + k + " LIMIT ?";
-        this.byKeys = select + " FROM " + table.name() + " WHERE " + k + " = ANY(CAST(? AS "
-                + table.keyType().sqlArrayType() + "))";
+        this.firstNoTimePage = select + noTime + order;
+        this.nextNoTimePage = select + noTime + after + order;
+        this.byKeys = select + " FROM " + table.name() + " AS src WHERE " + key.anyOf("src.");
     }
 
     /** The rows with these keys, in any order, wherever they are; keys without a row are simply absent. */
@@ -80,12 +81,19 @@ public final class PageReader {
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             int p = 1;
             for (Object bound : bounds) ps.setObject(p++, bound);
-            if (afterKey != null) ps.setObject(p++, table.keyType().bind(afterKey));
+            if (afterKey != null) p = table.key().bindPage(ps, p, afterKey);
             ps.setInt(p, limit);
             try (ResultSet rs = ps.executeQuery()) {
                 return read(rs, limit);
             }
         }
+    }
+
+    private String keyText(Object[] values) {
+        if (keyIndexes.length == 1) return (String) values[keyIndexes[0]];
+        List<String> parts = new ArrayList<>(keyIndexes.length);
+        for (int k : keyIndexes) parts.add((String) values[k]);
+        return table.key().text(parts);
     }
 
     private List<SourceRow> read(ResultSet rs, int expected) throws SQLException {
@@ -95,7 +103,7 @@ public final class PageReader {
             for (int i = 0; i < bytes.length; i++) {
                 values[i] = bytes[i] ? rs.getBytes(i + 1) : rs.getString(i + 1);
             }
-            rows.add(new SourceRow((String) values[keyIndex], values));
+            rows.add(new SourceRow(keyText(values), values));
         }
         return rows;
     }

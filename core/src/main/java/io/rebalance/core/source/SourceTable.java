@@ -12,6 +12,7 @@ import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.slot.KeyType;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotKeyspace;
+import io.rebalance.core.slot.TableKey;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import java.sql.Connection;
@@ -34,20 +35,15 @@ import java.util.Map;
  *
  * @param name the table, quoted and schema-qualified as resolved by Postgres
  * @param columns the columns copied, in table order
- * @param uniqueKey the columns of the unique index the key column starts: the key alone, or on a partitioned table
- *     the key and the partition key
+ * @param key the row key: one column or two ({@link TableKey})
+ * @param uniqueKey the columns of the unique index of the key: the key's own, or on a partitioned table the key's
+ *     and the partition key's
  */
 public record SourceTable(
-        String name,
-        List<ColumnSpec> columns,
-        String keyColumn,
-        KeyType keyType,
-        SlotKeyspace keyspace,
-        List<String> uniqueKey) {
+        String name, List<ColumnSpec> columns, TableKey key, SlotKeyspace keyspace, List<String> uniqueKey) {
 
-    public SourceTable(
-            String name, List<ColumnSpec> columns, String keyColumn, KeyType keyType, SlotKeyspace keyspace) {
-        this(name, columns, keyColumn, keyType, keyspace, List.of(keyColumn));
+    public SourceTable(String name, List<ColumnSpec> columns, TableKey key, SlotKeyspace keyspace) {
+        this(name, columns, key, keyspace, key.columns());
     }
 
     public static SourceTable inspect(Connection c, MigrationConfig config) {
@@ -75,36 +71,34 @@ public record SourceTable(
         for (String col : wanted) {
             if (!all.containsKey(col)) throw missingColumn("source.columns", col, regclass, all);
         }
-        if (!all.containsKey(src.keyColumn())) throw missingColumn("source.keyColumn", src.keyColumn(), regclass, all);
-        ColumnSpec key = all.get(src.keyColumn());
-        KeyType keyType = key.array() ? null : KeyType.ofTypname(key.typname());
-        if (keyType == null) {
-            throw new RebalanceException(
-                    ErrorCode.SOURCE_KEY_TYPE,
-                    "key column " + src.keyColumn() + " of " + regclass + " is " + key.sqlType()
-                            + "; rebalance pages by"
-                            + " the key and needs text/varchar (ULID), uuid (ULID bits) or bigint (time-ordered ids)");
+        String keySetting = src.keyColumns().isEmpty() ? "source.keyColumn" : "source.keyColumns";
+        for (String col : src.namedKey()) {
+            if (!all.containsKey(col)) throw missingColumn(keySetting, col, regclass, all);
         }
-        if (key.typname().equals("bpchar")) {
-            String type = formatType(c, regclass, src.keyColumn());
-            throw new RebalanceException(
-                    ErrorCode.SOURCE_KEY_TYPE,
-                    "key column " + src.keyColumn() + " of " + regclass + " is " + type + ": Postgres drops a"
-                            + " character(n) value's trailing padding when it compares or casts it, so a key would not"
-                            + " come back as it was written. Change the column to text (ALTER TABLE " + regclass
-                            + " ALTER COLUMN " + SlotKeyspace.quote(src.keyColumn()) + " TYPE text, which rewrites the"
-                            + " table) or varchar, then run the command again");
+        KeyIndexes.Found found = KeyIndexes.read(c, regclass).keyOf(regclass, src.namedKey(), keySetting, col -> {
+            ColumnSpec spec = all.get(col);
+            return spec != null && !spec.array() && KeyType.ofTypname(spec.typname()) != null;
+        });
+        List<String> keyColumns = found.key();
+        List<KeyType> types = new ArrayList<>();
+        for (String col : keyColumns) {
+            if (!wanted.contains(col)) {
+                throw new RebalanceException(
+                        ErrorCode.CONFIG_INVALID,
+                        "source.columns " + src.columns() + " leaves out the key column '" + col + "' of " + regclass
+                                + "; add it, or leave source.columns empty to copy every column");
+            }
+            if (col.contains(",") || col.contains(":") || col.contains(";")) {
+                throw new RebalanceException(
+                        ErrorCode.SOURCE_KEY_TYPE,
+                        "key column \"" + col + "\" of " + regclass + " has a comma, colon or semicolon in its name,"
+                                + " which the change stream's key setting cannot carry; rename the column");
+            }
+            types.add(keyType(c, regclass, all.get(col)));
         }
-        List<String> uniqueKey = uniqueKey(c, regclass, src.keyColumn());
-        if (uniqueKey.isEmpty()) {
-            throw new RebalanceException(
-                    ErrorCode.SOURCE_KEY_TYPE,
-                    "key column " + src.keyColumn() + " of " + regclass + " has no unique index that starts with it;"
-                            + " keyset paging needs a unique key: make it the primary key (on a partitioned table,"
-                            + " PRIMARY KEY (" + src.keyColumn() + ", <the partition key>)), or set source.keyColumn"
-                            + " to the primary key column");
-        }
-        checkMapping(config, regclass, keyType, all);
+        TableKey key = new TableKey(keyColumns, types, attributes(config.target(), keyColumns, regclass));
+        KeyType keyType = key.timeType();
+        checkMapping(config, regclass, key.timeColumn(), keyType, all);
         if (config.slots().fromColumn() && !wanted.contains(config.slots().timeColumn())) {
             throw new RebalanceException(
                     ErrorCode.SOURCE_COLUMN_MISSING,
@@ -134,7 +128,58 @@ public record SourceTable(
                 regclass,
                 "numeric or float",
                 k -> k == ColumnKind.NUMERIC || k == ColumnKind.FLOAT);
-        return new SourceTable(regclass, copied, src.keyColumn(), keyType, SlotKeyspace.of(config, keyType), uniqueKey);
+        SlotKeyspace keyspace = SlotKeyspace.of(config, key.timeColumn(), keyType, keyColumns.size());
+        return new SourceTable(regclass, copied, key, keyspace, found.unique());
+    }
+
+    /** The type family of a key column, or a refusal naming the column and what would work. */
+    private static KeyType keyType(Connection c, String regclass, ColumnSpec col) throws SQLException {
+        KeyType keyType = col.array() ? null : KeyType.ofTypname(col.typname());
+        if (keyType == null) {
+            throw new RebalanceException(
+                    ErrorCode.SOURCE_KEY_TYPE,
+                    "key column " + col.name() + " of " + regclass + " is " + col.sqlType() + "; rebalance pages by"
+                            + " the key and needs text/varchar (ULID), uuid (ULID bits) or bigint (time-ordered ids)");
+        }
+        if (col.typname().equals("bpchar")) {
+            String type = formatType(c, regclass, col.name());
+            throw new RebalanceException(
+                    ErrorCode.SOURCE_KEY_TYPE,
+                    "key column " + col.name() + " of " + regclass + " is " + type + ": Postgres drops a"
+                            + " character(n) value's trailing padding when it compares or casts it, so a key would not"
+                            + " come back as it was written. Change the column to text (ALTER TABLE " + regclass
+                            + " ALTER COLUMN " + SlotKeyspace.quote(col.name()) + " TYPE text, which rewrites the"
+                            + " table) or varchar, then run the command again");
+        }
+        return keyType;
+    }
+
+    /** The DynamoDB attribute of each key column: target.partitionKey and target.sortKey, or the columns' names. */
+    private static List<String> attributes(MigrationConfig.Target target, List<String> keyColumns, String regclass) {
+        if (keyColumns.size() == 1 && !target.sortKey().isEmpty()) {
+            throw new RebalanceException(
+                    ErrorCode.CONFIG_INVALID,
+                    "target.sortKey is '" + target.sortKey() + "', but the key of " + regclass + " is the one column "
+                            + keyColumns.get(0) + "; leave target.sortKey empty (a sort key holds a two-column key's"
+                            + " second column)");
+        }
+        List<String> out = new ArrayList<>();
+        out.add(target.partitionKey().isEmpty() ? keyColumns.get(0) : target.partitionKey());
+        if (keyColumns.size() == 2) out.add(target.sortKey().isEmpty() ? keyColumns.get(1) : target.sortKey());
+        if (out.size() == 2 && out.get(0).equals(out.get(1))) {
+            throw new RebalanceException(
+                    ErrorCode.CONFIG_INVALID,
+                    "target.partitionKey and target.sortKey are both '" + out.get(0) + "'; name two attributes");
+        }
+        for (String a : out) {
+            if (a.contains(",")) {
+                throw new RebalanceException(
+                        ErrorCode.CONFIG_INVALID,
+                        "the key attribute '" + a + "' has a comma, which the log of written keys separates"
+                                + " attributes by; set target.partitionKey/target.sortKey to names without one");
+            }
+        }
+        return out;
     }
 
     /** The column's type as Postgres writes it, with its length: {@code character(30)}. */
@@ -172,7 +217,7 @@ public record SourceTable(
     }
 
     private static void checkMapping(
-            MigrationConfig config, String table, KeyType keyType, Map<String, ColumnSpec> all) {
+            MigrationConfig config, String table, String timeColumn, KeyType keyType, Map<String, ColumnSpec> all) {
         var slots = config.slots();
         if (slots.fromColumn()) {
             ColumnSpec tc = all.get(slots.timeColumn());
@@ -190,13 +235,13 @@ public record SourceTable(
             throw new RebalanceException(
                     ErrorCode.SOURCE_KEY_TYPE,
                     "slots.idFormat is snowflake but key column "
-                            + config.source().keyColumn()
+                            + timeColumn
                             + " is not an integer; use idFormat ulid, or slots.timeFrom: column");
         }
         if (format.equals("ulid") && keyType == KeyType.BIGINT) {
             throw new RebalanceException(
                     ErrorCode.SOURCE_KEY_TYPE,
-                    "slots.idFormat is ulid but key column " + config.source().keyColumn()
+                    "slots.idFormat is ulid but key column " + timeColumn
                             + " is an integer; use idFormat snowflake, or slots.timeFrom: column");
         }
     }
@@ -232,32 +277,6 @@ public record SourceTable(
         return out;
     }
 
-    /**
-     * Whether a unique index, without predicate, starts with the key column and holds nothing else, or, on a
-     * partitioned table, nothing but its partition key besides: Postgres requires a partitioned table's unique indexes
-     * to include the partition key, so {@code PRIMARY KEY (id, created_at)} is the usual key of a table partitioned
-     * by month. Then the key alone is unique only by the ids' making (ULIDs and time-ordered ids are); the index
-     * still serves the key ranges the copy reads. Two rows of one id would be one item: verify reports such a slot.
-     */
-    private static List<String> uniqueKey(Connection c, String table, String column) throws SQLException {
-        String sql = "SELECT (SELECT array_agg(ka.attname::text ORDER BY k.n) FROM unnest(i.indkey::int2[]) WITH"
-                + " ORDINALITY k(attnum, n) JOIN pg_attribute ka ON ka.attrelid = i.indrelid AND ka.attnum = k.attnum"
-                + " WHERE k.n <= i.indnkeyatts) FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]"
-                + " LEFT JOIN pg_partitioned_table p ON p.partrelid = i.indrelid"
-                + " WHERE i.indrelid = ?::regclass AND i.indisunique AND i.indpred IS NULL AND a.attname = ?"
-                + " AND (i.indnkeyatts = 1 OR (p.partrelid IS NOT NULL AND NOT EXISTS (SELECT 1"
-                + "   FROM unnest(i.indkey::int2[]) WITH ORDINALITY k(attnum, n)"
-                + "   WHERE k.n BETWEEN 2 AND i.indnkeyatts AND NOT k.attnum = ANY(p.partattrs::int2[]))))";
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setString(1, table);
-            ps.setString(2, column);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) return List.of();
-                return List.of((String[]) rs.getArray(1).getArray());
-            }
-        }
-    }
-
     private static RebalanceException missingColumn(String key, String col, String table, Map<String, ColumnSpec> all) {
         return new RebalanceException(
                 ErrorCode.SOURCE_COLUMN_MISSING,
@@ -270,30 +289,25 @@ public record SourceTable(
         return columns.stream().map(c -> c.name() + " " + c.sqlType()).toList();
     }
 
-    /** The DynamoDB attribute holding the key: {@code target.partitionKey}, or the key column's own name. */
-    public String partitionKey(MigrationConfig.Target target) {
-        return target.partitionKey().isEmpty() ? keyColumn : target.partitionKey();
+    /** The DynamoDB partition key attribute: {@code target.partitionKey}, or the key's first column's name. */
+    public String partitionKey() {
+        return key.partitionAttribute();
     }
 
     /** The codec for this table and target: every part that writes items builds them with this. */
     public RowCodec codec(MigrationConfig.Target target) {
-        return new RowCodec(columns, keyColumn, partitionKey(target), target.forms(), SlotIndex.of(target), rowSlot());
+        return new RowCodec(columns, key, target.forms(), SlotIndex.of(target), rowSlot());
     }
 
     /** The inverse of {@link #codec}: items back to this table's rows (the reverse stream, ADR 7). */
     public RowDecoder decoder(MigrationConfig.Target target) {
-        return new RowDecoder(
-                columns,
-                keyColumn,
-                partitionKey(target),
-                target.forms(),
-                SlotIndex.of(target).attribute());
+        return new RowDecoder(columns, key, target.forms(), SlotIndex.of(target).attribute());
     }
 
     /** The slot of a row as read by {@link PageReader}: from its id, or from its time column. */
     public RowSlot rowSlot() {
         if (!(keyspace instanceof SlotKeyspace.TimeColumn tc)) {
-            return row -> Slot.containing(keyspace.instantOf(row.key()));
+            return row -> Slot.containing(keyspace.instantOfKey(row.key()));
         }
         int index = -1;
         boolean withZone = false;

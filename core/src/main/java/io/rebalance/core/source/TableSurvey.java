@@ -8,6 +8,7 @@ import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.slot.KeyType;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotKeyspace;
+import io.rebalance.core.slot.TableKey;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -125,7 +126,7 @@ public final class TableSurvey {
         this.table = table;
         List<String> names = new ArrayList<>();
         for (ColumnSpec col : table.columns()) {
-            names.add(col.name().equals(table.keyColumn()) ? table.partitionKey(target) : col.name());
+            names.add(table.key().attributeOf(col.name()));
         }
         SlotIndex index = SlotIndex.of(target);
         long slotBytes = utf8(index.attribute()) + utf8(index.value(Slot.parse("20241020.02"), "0"));
@@ -135,7 +136,7 @@ public final class TableSurvey {
                 + " coalesce(max(r.bytes) FILTER (WHERE r.reason IS NULL), 0)::int8,"
                 + " coalesce(sum(" + StorableSql.tableUnits("r.bytes") + ") FILTER (WHERE r.reason IS NULL), 0)::int8,"
                 + " coalesce(sum(" + StorableSql.indexUnits("r.bytes") + ") FILTER (WHERE r.reason IS NULL), 0)::int8"
-                + " FROM (SELECT src." + SlotKeyspace.quote(table.keyColumn()) + " AS k, " + StorableSql.SIZE
+                + " FROM (SELECT " + keyValue(table.key()) + " AS k, " + StorableSql.SIZE
                 + " AS bytes, " + storable.refusal() + " AS reason"
                 + " FROM " + table.name() + " AS src CROSS JOIN LATERAL (SELECT " + storable.itemSize()
                 + " AS rebalance_item_bytes) s WHERE ";
@@ -186,9 +187,16 @@ public final class TableSurvey {
         }
     }
 
+    /** The key as the survey ranges it: a bigint as itself, compared as a number; any other key as its text. */
+    private static String keyValue(TableKey key) {
+        return !key.composite() && key.timeType() == KeyType.BIGINT
+                ? "src." + SlotKeyspace.quote(key.timeColumn())
+                : key.selectText("src.");
+    }
+
     /** The smallest and largest key as text; bigints compared as numbers, not as their text. */
     private String idRange(String key) {
-        return table.keyType() == KeyType.BIGINT
+        return !table.key().composite() && table.key().timeType() == KeyType.BIGINT
                 ? "min(" + key + ")::text, max(" + key + ")::text"
                 : "min(" + key + "::text), max(" + key + "::text)";
     }

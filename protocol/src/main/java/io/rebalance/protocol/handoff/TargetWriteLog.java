@@ -53,8 +53,16 @@ public final class TargetWriteLog {
         this.maxKeys = maxKeys;
     }
 
-    /** What a log covers: the writes of one TARGET epoch to one table, named by one key attribute. */
-    public record Target(long epoch, String table, String keyAttribute) {}
+    /**
+     * What a log covers: the writes of one TARGET epoch to one table, named by its key attributes ({@code
+     * keyAttribute}: the partition key, or the partition key and the sort key joined by a comma).
+     */
+    public record Target(long epoch, String table, String keyAttribute) {
+        /** The key attributes, partition key first: a key is logged as {@link io.rebalance.protocol.KeyText}. */
+        public List<String> keyAttributes() {
+            return List.of(keyAttribute.split(","));
+        }
+    }
 
     /** The log as a rollback finds it: complete with its keys, or incomplete and why. */
     public record Read(Optional<Set<String>> keys, String incomplete) {
