@@ -47,8 +47,8 @@ class RollbackAfterRedisLossIT {
                     app.start(LOAD, 19);
                     // an abort (exit 32: the tail did not catch up within the budget on a loaded machine) is safe and
                     // says to run it again, as a user would
-                    CliRun cut = Awaitility.await()
-                            .atMost(Duration.ofSeconds(120))
+                    CliRun cut = Awaitility.await() // an attempt can take a minute on a loaded machine
+                            .atMost(Duration.ofSeconds(240))
                             .until(
                                     () -> run(args, "cutover", ALLOW, "--max-write-block", "15s"),
                                     r -> r.exitCode() != 32);

@@ -67,6 +67,7 @@ public final class CheckRun {
             Totals totals = Totals.of(slots);
             List<Finding> findings = new ArrayList<>();
             implausible.forEach(w -> findings.add(Finding.warning("time range", w)));
+            findings.add(SlotRangeIndex.finding(c, table));
             for (Refused r : totals.refused()) findings.add(refusedFinding(r, slots));
             findings.addAll(TailPreflight.findings(c, table, config));
             List<String> reverse = ReverseWritesPreflight.problems(c, table);
