@@ -58,7 +58,7 @@ final class DebeziumSettings {
         // a partitioned table's changes then carry its own name, not its partitions' (new partitions included)
         if (id.partitioned()) p.setProperty("publish.via.partition.root", "true");
         p.setProperty("table.include.list", java.util.regex.Pattern.quote(id.dotted()));
-        // the key Debezium puts on each event is the migration's key column, whatever the table's primary key is
+        // the key Debezium puts on each event is the migration's key columns, whatever the table's primary key is
         p.setProperty(
                 "message.key.columns",
                 id.dotted() + ":" + String.join(",", table.key().columns()));
