@@ -124,6 +124,7 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
 
     /** The key text of an event's key: its key columns' values. */
     private String keyText(Struct struct) {
+        if (!key.composite()) return KeyType.text(struct.get(key.columns().get(0))); // per event: no list
         List<String> parts = new ArrayList<>(key.columns().size());
         for (String column : key.columns()) parts.add(KeyType.text(struct.get(column)));
         return key.text(parts);

@@ -73,6 +73,7 @@ public record TableKey(List<String> columns, List<KeyType> types, List<String> a
 
     /** The text of a key from its parts' texts, in the columns' order. */
     public String text(List<String> parts) {
+        if (parts.size() == 1) return parts.get(0); // a one-column key is its value: no list on the hot paths
         List<KeyText.Part> ps = new ArrayList<>(parts.size());
         for (int i = 0; i < parts.size(); i++) ps.add(new KeyText.Part(parts.get(i), types.get(i) == KeyType.BIGINT));
         return KeyText.of(ps);
@@ -177,14 +178,18 @@ public record TableKey(List<String> columns, List<KeyType> types, List<String> a
 
     /** The key text of a DynamoDB item or key, or null when it lacks a key attribute. */
     public String textOf(Map<String, AttributeValue> itemOrKey) {
+        if (!composite()) return partText(itemOrKey.get(attributes.get(0))); // every item the verifier reads
         List<String> parts = new ArrayList<>(columns.size());
         for (String attribute : attributes) {
-            AttributeValue v = itemOrKey.get(attribute);
-            String part = v == null ? null : v.s() != null ? v.s() : v.n();
+            String part = partText(itemOrKey.get(attribute));
             if (part == null) return null;
             parts.add(part);
         }
         return text(parts);
+    }
+
+    private static String partText(AttributeValue v) {
+        return v == null ? null : v.s() != null ? v.s() : v.n();
     }
 
     /** The key attributes as {@link io.rebalance.protocol.handoff.TargetWriteLog} names them: joined by commas. */
