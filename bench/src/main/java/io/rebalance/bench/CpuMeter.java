@@ -57,6 +57,11 @@ final class CpuMeter {
         return out.toString();
     }
 
+    /** CPU seconds one group spent between two samples. */
+    static double seconds(Sample a, Sample b, String group) {
+        return b.seconds().getOrDefault(group, 0.0) - a.seconds().getOrDefault(group, 0.0);
+    }
+
     private static String group(Path proc) {
         try {
             if (Long.parseLong(proc.getFileName().toString()) == SELF) return "bench JVM";

@@ -70,14 +70,7 @@ record ReplicationHost(
         int query = url.indexOf('?');
         String single =
                 "jdbc:postgresql://" + host + ":" + port + "/" + database + (query < 0 ? "" : url.substring(query));
-        var one = new MigrationConfig.Source(
-                single,
-                source.user(),
-                source.password(),
-                source.table(),
-                source.keyColumn(),
-                source.keyColumns(),
-                source.columns());
+        var one = source.at(single);
         try (Connection c = new SourceSession(one).open();
                 Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery("SELECT pg_is_in_recovery()")) {

@@ -167,9 +167,13 @@ final class VerifyCommand implements Callable<Integer> {
                         "%-12s %-9s %10s %10s %11s %7s%n",
                         "slot", "verdict", "postgres", "dynamodb", "differences", "ms");
             }
+            List<String> empty = java.util.Collections.synchronizedList(new ArrayList<>());
             List<SlotResult> results = v.verify(repair, r -> {
-                if (!json) print(r, out, copying.contains(r.slot()), known);
+                if (json) return;
+                if (emptyMatch(r, copying)) empty.add(r.slot()); // grouped into runs once all are known
+                else print(r, out, copying.contains(r.slot()), known);
             });
+            if (!json) printEmpty(empty, out);
             return summarize(results, copying, known, out);
         }
     }
@@ -257,6 +261,41 @@ final class VerifyCommand implements Callable<Integer> {
                                         + (refusal.column().isEmpty() ? "" : "column " + refusal.column() + ": ")
                                         + refusal.reason() + "]"));
             }
+        }
+    }
+
+    /** A slot without rows or items that matches: printed with the others like it, as runs of hours. */
+    private static boolean emptyMatch(SlotResult r, Set<String> copying) {
+        return r.verdict() == SlotResult.Verdict.MATCH
+                && r.sourceRows() == 0
+                && r.targetItems() == 0
+                && r.repaired().isEmpty()
+                && r.resolvedOnRecheck() == 0
+                && !copying.contains(r.slot());
+    }
+
+    /** Empty matching hours as runs, oldest first: {@code 20090101.00..20090104.07 MATCH 0 0 0 0 (80 empty hours)}. */
+    private static void printEmpty(List<String> names, PrintWriter out) {
+        List<Slot> slots = names.stream().map(Slot::parse).sorted().toList();
+        int i = 0;
+        while (i < slots.size()) {
+            int j = i;
+            while (j + 1 < slots.size()
+                    && !slots.get(j).noTime()
+                    && slots.get(j).newer().equals(slots.get(j + 1))) j++;
+            String name = i == j
+                    ? slots.get(i).name()
+                    : slots.get(i).name() + ".." + slots.get(j).name();
+            out.printf(
+                    "%-12s %-9s %,10d %,10d %,11d %,7d%s%n",
+                    name,
+                    SlotResult.Verdict.MATCH,
+                    0,
+                    0,
+                    0,
+                    0,
+                    i == j ? "" : "  (" + String.format("%,d", j - i + 1) + " empty hours)");
+            i = j + 1;
         }
     }
 

@@ -264,6 +264,32 @@ class BadInputIT {
     }
 
     @Test
+    void aVerifyPointedAtAPostgresThatIsNoStandby() throws Exception {
+        createSource("CREATE TABLE %s (id text PRIMARY KEY, body text)");
+        for (String[] c : List.of(
+                new String[] {
+                    services.jdbcUrl, "[CONFIG_INVALID]", "is not a hot standby (pg_is_in_recovery() is false)"
+                },
+                new String[] {"jdbc:postgresql://127.0.0.1:1/postgres", "[SOURCE_UNREACHABLE]", "cannot be reached"})) {
+            List<String> args = new ArrayList<>(List.of("verify", "--all"));
+            args.addAll(CliRun.base(services, table, prefix));
+            args.addAll(List.of("--set", "verify.jdbcUrl=" + c[0]));
+            CliRun refused = CliRun.of(args.toArray(String[]::new));
+            assertThat(refused.exitCode()).as(refused.err()).isEqualTo(VerifyCommand.ERROR);
+            assertThat(refused.err()).contains("verify.jdbcUrl=", c[1], c[2]).doesNotContain("\tat ");
+        }
+        // a URL that is no JDBC URL is refused before anything connects, its password masked
+        assertRefused(
+                copy("--set", "verify.jdbcUrl=postgres://me:s3cret@replica/db"),
+                ErrorCode.CONFIG_INVALID,
+                "verify.jdbcUrl='postgres://***@replica/db'",
+                "hot standby");
+        assertThat(copy("--set", "verify.jdbcUrl=postgres://me:s3cret@replica/db")
+                        .err())
+                .doesNotContain("s3cret");
+    }
+
+    @Test
     void aCopyWithoutAChangeStream() throws Exception {
         createSource("CREATE TABLE %s (id text PRIMARY KEY, body text)");
         List<String> args = new ArrayList<>(List.of("copy", "--create-table", "--no-progress"));

@@ -33,6 +33,51 @@ class VerifyCommandIT {
         return CliRun.of(args.toArray(String[]::new));
     }
 
+    /**
+     * A table sparse over its hours (30 rows over 21 days) is surveyed, its empty hours printed as runs; a corrupted
+     * item is still pinned to its hour, id and attribute.
+     */
+    @Test
+    void aSparseTableVerifiesItsEmptyHoursAsRunsAndStillFindsADifference() throws Exception {
+        try (Connection c = services.postgres();
+                java.sql.Statement st = c.createStatement()) {
+            st.execute(
+                    "CREATE TABLE " + table + " (id int8 PRIMARY KEY, billed_at timestamptz NOT NULL, total numeric)");
+            st.execute("INSERT INTO " + table + " SELECT n, timestamptz '2024-10-01 00:30:00+00' + n * interval '17"
+                    + " hours', n + 0.5 FROM generate_series(0, 29) n");
+        }
+        String[] byTime = {"--set", "slots.timeFrom=column", "--set", "slots.timeColumn=billed_at"};
+        CliRun copy = run(concat(new String[] {"copy", "--create-table", "--no-concurrent-writers"}, byTime));
+        assertThat(copy.exitCode()).as(copy.err()).isZero();
+
+        CliRun ok = run(concat(new String[] {"verify", "--all"}, byTime));
+        assertThat(ok.exitCode()).as(ok.out() + ok.err()).isZero();
+        // 30 hours with a row and the 464 empty ones between them (29 runs of 16)
+        assertThat(ok.out())
+                .contains("495 slots: 495 MATCH, 0 MISMATCH, 0 ERROR") // and notime, the slot of rows with no time
+                .containsPattern("20241001\\.01\\.\\.20241001\\.16 MATCH +0 +0 +0 +0  \\(16 empty hours\\)");
+        assertThat(ok.out().lines().filter(l -> l.endsWith("empty hours)"))).hasSize(29);
+
+        try (DynamoDbClient dynamo = services.dynamoClient()) {
+            Map<String, AttributeValue> item =
+                    new HashMap<>(dynamo.getItem(b -> b.tableName(table).key(Map.of("id", AttributeValue.fromN("7"))))
+                            .item());
+            item.put("total", AttributeValue.fromN("99"));
+            dynamo.putItem(b -> b.tableName(table).item(item));
+        }
+        CliRun differs = run(concat(new String[] {"verify", "--all"}, byTime));
+        assertThat(differs.exitCode()).as(differs.out() + differs.err()).isEqualTo(1);
+        assertThat(differs.out())
+                .containsPattern("20241005\\.23 +MISMATCH +1 +1 +1")
+                .contains("7  DIFFERENT total");
+    }
+
+    private static String[] concat(String[] a, String[] b) {
+        String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
     @Test
     void typeZooCopiedByCopyVerifiesThenACorruptionIsPinpointedAndRepaired() throws Exception {
         List<String> ids;

@@ -72,13 +72,56 @@ public final class PrivatePostgres implements AutoCloseable {
         StringBuilder opts = new StringBuilder(
                 "-p " + port + " -k " + dir + " -c listen_addresses=127.0.0.1" + " -c wal_level=logical -c fsync=off");
         for (String s : settings) opts.append(" -c ").append(s);
+        return started(root, bin, dir, port, opts.toString());
+    }
+
+    /**
+     * A hot standby of this cluster: a base backup streaming its WAL ({@code pg_basebackup -R}), on a loopback port
+     * of its own, read-only and replaying. Needs the machine's initdb; close it before this one.
+     */
+    public PrivatePostgres standby() throws Exception {
+        if (dir == null) throw new IllegalStateException("a standby needs the machine's Postgres binaries");
+        Path bin = binDir();
+        Path standbyDir = Files.createTempDirectory("rebalance-pg-standby-");
+        boolean root = "root".equals(System.getProperty("user.name"));
+        if (root) run(List.of("chown", "postgres:postgres", standbyDir.toString()));
+        String primaryPort = jdbcUrl.replaceAll(".*127\\.0\\.0\\.1:(\\d+)/.*", "$1");
+        run(asPostgres(
+                root,
+                bin.resolve("pg_basebackup").toString(),
+                "-h",
+                "127.0.0.1",
+                "-p",
+                primaryPort,
+                "-U",
+                "postgres",
+                "-D",
+                standbyDir.resolve("data").toString(),
+                "-R",
+                "-X",
+                "stream",
+                "--no-sync"));
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        return started(
+                root,
+                bin,
+                standbyDir,
+                port,
+                "-p " + port + " -k " + standbyDir + " -c listen_addresses=127.0.0.1 -c hot_standby=on");
+    }
+
+    /** Starts the cluster in {@code dir}/data with {@code opts}, logging to {@code dir}/log, and waits for it. */
+    private static PrivatePostgres started(boolean root, Path bin, Path dir, int port, String opts) throws Exception {
         run(asPostgres(
                 root,
                 bin.resolve("pg_ctl").toString(),
                 "-D",
                 dir.resolve("data").toString(),
                 "-o",
-                opts.toString(),
+                opts,
                 "-l",
                 dir.resolve("log").toString(),
                 "-w",

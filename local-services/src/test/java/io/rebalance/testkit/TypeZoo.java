@@ -51,7 +51,15 @@ public final class TypeZoo {
             "'a\tb\nc', 'quote''s', 'é', 1, 2, 3, 1E+5, 1.17549435e-38, 0.30000000000000004, false,"
                     + " 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11', '12.50', '{\"n\": [1.0, 1e1, 1E-1, -0, 100]}',"
                     + " 'infinity', '-infinity', 'infinity', '\\x00', '{0}', '{\"\"}', '{0}', '{NULL}', '{\"\"}',"
-                    + " '{\"\\\\x\"}', '{NULL}', '{}', '00:00:00.000001'");
+                    + " '{\"\\\\x\"}', '{NULL}', '{}', '00:00:00.000001'",
+            // json as jsonb writes it: trailing zeros inside and outside strings, escapes, keys of every length;
+            // times past the four-digit years
+            "'j', NULL, NULL, NULL, NULL, NULL, 1.50, NULL, NULL, NULL, NULL,"
+                    + " '{\"v\": \"1.50, 2.0]\", \"w\": [1.50, 20, 0.0, -3.10, 100], \"ctl\": \"a\\u0001b\\\"c\\\\d\\/e\\tf\","
+                    + " \"k\": {\"aa\": 1, \"b\": 2, \"ccc\": 3.000, \"\u00e9\": 4, \"z\": 5, \"ab\": 6}}',"
+                    + " '{\"bb\": 10.10, \"a\": \"x.0,\", \"d\": 1, \"d\": 2, \"\u00e9\": \"\u2028 ok\", \"n\": 0.000}',"
+                    + " '0999-12-31 23:59:59.5', '10000-01-01 00:00:00+00', '9999-12-31', NULL, NULL, NULL, NULL,"
+                    + " NULL, NULL, NULL, NULL, ARRAY['[1.50, \"2.50\"]'::jsonb, '0.10'::jsonb], NULL");
 
     private TypeZoo() {}
 

@@ -65,6 +65,8 @@ public final class VerifyRun implements AutoCloseable {
         this.store = new VerificationStore(c.redis(), config.redis().keyspace());
         this.refused = new RefusedRows(c.redis(), config.redis().keyspace());
         this.verifier = new Verifier(config, table, c.dynamo(), InFlightWait.of(config, c));
+        if (!config.verify().jdbcUrl().isEmpty())
+            verifier.readFrom(config.verify().reads(config.source()));
         TailKeys tailKeys = config.redis().keyspace().tail();
         this.throughTail =
                 writes && new TailProgress(c.redis(), tailKeys).applied().isPresent();
@@ -94,6 +96,7 @@ public final class VerifyRun implements AutoCloseable {
             try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
                 table = SourceTable.inspect(pg, config);
                 VerifyScope.requireUtf8(pg);
+                VerifyScope.requireStandby(config, pg);
                 new RunPlanner(config).refuseAnotherRun(c.runState(), table, c.dynamo());
                 // items of two shapes would read as differences everywhere, with no word of why
                 RunPlan planned = c.runState().plan();

@@ -3,10 +3,12 @@ package io.rebalance.ops;
 import io.rebalance.cdc.ChangedSlots;
 import io.rebalance.cdc.RepairQueue;
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.config.Redact;
 import io.rebalance.core.copy.CopyProgress;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.core.source.UnslottedRows;
 import io.rebalance.mover.RunPlanner;
@@ -21,6 +23,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -109,6 +112,66 @@ public final class VerifyScope {
                         "the source database's encoding is " + encoding + "; verify hashes text as UTF-8 and needs"
                                 + " a UTF8 database (copy works with any encoding)");
             }
+        }
+    }
+
+    /**
+     * {@code verify.jdbcUrl}, when set, names a hot standby of the source: reachable, in recovery, and (where the role
+     * may read it) of the same cluster as the source.
+     *
+     * @throws RebalanceException SOURCE_UNREACHABLE when it cannot be reached, CONFIG_INVALID when it is no standby of
+     *     the source
+     */
+    public static void requireStandby(MigrationConfig config, Connection source) throws SQLException {
+        String url = config.verify().jdbcUrl();
+        if (url.isEmpty()) return;
+        String shown = "verify.jdbcUrl=" + Redact.url(url);
+        try (Connection standby = new SourceSession(config.verify().reads(config.source())).open()) {
+            try (Statement st = standby.createStatement();
+                    ResultSet rs = st.executeQuery("SELECT pg_is_in_recovery()")) {
+                rs.next();
+                if (!rs.getBoolean(1)) {
+                    throw new RebalanceException(
+                            ErrorCode.CONFIG_INVALID,
+                            shown + " is not a hot standby (pg_is_in_recovery() is false): fingerprints are read"
+                                    + " there only from a streaming replica of the source; point it at one, or leave"
+                                    + " it empty to read the source");
+                }
+            }
+            Optional<String> here = systemIdentifier(standby);
+            Optional<String> there = systemIdentifier(source);
+            if (here.isPresent() && there.isPresent() && !here.equals(there)) {
+                throw new RebalanceException(
+                        ErrorCode.CONFIG_INVALID,
+                        shown + " is a standby of another cluster (system identifier " + here.get() + ", the source's "
+                                + there.get() + "); point it at a streaming replica of the source");
+            }
+        } catch (SQLException e) {
+            String state = e.getSQLState();
+            if (state == null || state.startsWith("08") || state.startsWith("28")) { // connection, authentication
+                throw new RebalanceException(
+                        ErrorCode.SOURCE_UNREACHABLE,
+                        shown + " cannot be reached ("
+                                + String.valueOf(e.getMessage())
+                                        .lines()
+                                        .findFirst()
+                                        .orElse("")
+                                + "); start the standby or fix verify.jdbcUrl (REBALANCE_VERIFY_JDBC_URL), which"
+                                + " uses source.user and its password",
+                        e);
+            }
+            throw e;
+        }
+    }
+
+    /** The cluster's system identifier, shared by a primary and its physical standbys; empty if the role may not read it. */
+    private static Optional<String> systemIdentifier(Connection c) {
+        try (Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT system_identifier::text FROM pg_control_system()")) {
+            rs.next();
+            return Optional.of(rs.getString(1));
+        } catch (SQLException e) {
+            return Optional.empty(); // pg_control_system() is for superusers unless granted
         }
     }
 

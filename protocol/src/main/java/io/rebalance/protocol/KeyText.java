@@ -58,8 +58,8 @@ public final class KeyText {
         return out;
     }
 
-    /** A JSON string as Postgres' {@code escape_json} writes it. */
-    private static void quote(String s, StringBuilder out) {
+    /** A JSON string as Postgres' {@code escape_json} writes it (in jsonb text too). */
+    public static void quote(String s, StringBuilder out) {
         out.append('"');
         for (int i = 0; i < s.length(); i++) {
             char ch = s.charAt(i);

@@ -140,50 +140,27 @@ public final class CanonicalItem {
         } else out.append("?").append(v.type());
     }
 
-    /** A json column: by value, so key order and number spelling do not matter (keys sorted, numbers normalized). */
+    /**
+     * A json column: {@code J} and the value's jsonb text (keys in jsonb's order, numbers as DynamoDB gives them back),
+     * so key order, spacing and number spelling do not matter. The text needs no length: a json value ends where its
+     * text does, and every token starts with a letter no json number continues with.
+     */
     private static void json(boolean jsonAsMap, AttributeValue v, StringBuilder out) {
-        if (jsonAsMap) {
-            out.append('J');
-            jsonValue(v, out);
-            return;
-        }
-        if (v.s() == null) { // written before target.jsonAsString named the column: one type per attribute
+        if (!jsonAsMap
+                && v.s() == null) { // written before target.jsonAsString named the column: one type per attribute
             out.append("?").append(v.type()).append(" where target.jsonAsString stores text");
             return;
         }
+        AttributeValue tree;
         try {
-            AttributeValue tree = JsonAttributes.tree(v.s());
-            out.append('J');
-            jsonValue(tree, out);
+            tree = jsonAsMap ? v : JsonAttributes.tree(v.s());
         } catch (ValueRefusedException e) {
             out.append("?json:").append(v.s());
+            return;
         }
-    }
-
-    private static void jsonValue(AttributeValue v, StringBuilder out) {
-        if (v.hasM()) {
-            List<String> keys = new ArrayList<>(v.m().keySet());
-            keys.sort(CanonicalItem::compareCodePoints);
-            out.append('o').append(keys.size()).append(':');
-            for (String k : keys) {
-                out.append(utf8Length(k)).append(':').append(k);
-                jsonValue(v.m().get(k), out);
-            }
-        } else if (v.hasL()) {
-            out.append('a').append(v.l().size()).append(':');
-            for (AttributeValue e : v.l()) jsonValue(e, out);
-        } else if (v.s() != null) {
-            out.append('s').append(utf8Length(v.s())).append(':').append(v.s());
-        } else if (v.n() != null) {
-            String n = number(v.n());
-            out.append('n').append(n.length()).append(':').append(n);
-        } else if (v.bool() != null) {
-            out.append(v.bool() ? 't' : 'f');
-        } else if (v.nul() != null) {
-            out.append('z');
-        } else {
-            out.append('?').append(v.type());
-        }
+        StringBuilder text = new StringBuilder(64);
+        if (JsonbText.write(tree, text)) out.append('J').append(text);
+        else out.append("?json of ").append(v.type());
     }
 
     /** {@code L<ndims>:<len>,<len>:<elements>} with elements in row-major order, as Postgres stores them. */

@@ -4,22 +4,24 @@ import io.rebalance.core.codec.ColumnForms;
 import io.rebalance.core.codec.ColumnKind;
 import io.rebalance.core.codec.ColumnSpec;
 import io.rebalance.core.slot.SlotKeyspace;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.sql.Connection;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.List;
 
 /**
  * The canonical encoding in SQL (docs/fingerprint.md): per column an expression giving the same token as
  * {@link CanonicalItem} gives for the attribute the codec made of that column. Postgres evaluates it next to the
- * data, so a fingerprint moves a count and a sum over the network, not rows.
+ * data, so a fingerprint moves a count and a sum over the network, not rows. The expressions use built-in functions
+ * only: no object is created on the source, so they run on a hot standby, and nothing is interpreted row by row.
  */
 public final class CanonicalSql {
-    private static final String FUNCTIONS = load();
+    /**
+     * A jsonb text's numbers as DynamoDB gives them back: a fraction's trailing zeros dropped ({@code 2.50} to
+     * {@code 2.5}, {@code 2.0} to {@code 2}). The first alternative matches a whole string and puts it back as it
+     * is, so digits inside strings are never touched; jsonb writes numbers in plain notation, never with exponents.
+     */
+    static final String TRAILING_ZEROS = "(\"(?:[^\"\\\\]|\\\\.)*\")|(\\.[0-9]*[1-9])0+([^0-9]|$)|\\.0+([^0-9]|$)";
+
+    /** Whether a jsonb text may hold such a number; most texts do not, and for them the text is the token as is. */
+    static final String MAY_HAVE_TRAILING_ZEROS = "\\.[0-9]*0([^0-9]|$)";
 
     private final ColumnForms forms;
 
@@ -30,13 +32,6 @@ public final class CanonicalSql {
     /** @param forms the columns the codec stores in another form than their kind's */
     public CanonicalSql(ColumnForms forms) {
         this.forms = forms;
-    }
-
-    /** Creates the session's temporary helper functions; once per connection, before any other call. */
-    public static void install(Connection c) throws SQLException {
-        try (Statement st = c.createStatement()) {
-            st.execute(FUNCTIONS);
-        }
     }
 
     /** The row's canonical text: its column tokens concatenated in column order. */
@@ -79,25 +74,52 @@ public final class CanonicalSql {
     private static String value(String v, ColumnKind kind, String typname) {
         return switch (kind) {
             // char(n) keeps its padding only in its own output function, which concat() calls; ::text trims it
-            case STRING ->
-                "pg_temp.rb_text('S', " + (typname.equals("bpchar") ? "concat(" + v + ")" : v + "::text") + ")";
-            case UUID, OTHER -> "pg_temp.rb_text('S', " + v + "::text)";
-            case INTEGER -> "pg_temp.rb_text('N', " + v + "::text)";
-            case NUMERIC, FLOAT -> "pg_temp.rb_num(" + v + "::text)";
+            case STRING -> text("'S'", typname.equals("bpchar") ? "concat(" + v + ")" : v + "::text");
+            case UUID -> "'S36:' || " + v + "::text"; // a uuid's text is always 36 characters
+            case OTHER -> text("'S'", v + "::text");
+            case INTEGER -> text("'N'", v + "::text");
+            case NUMERIC, FLOAT -> number(v + "::text");
             case BOOL -> "CASE WHEN " + v + " THEN 'T' ELSE 'F' END";
-            case JSON -> "'J' || pg_temp.rb_json(" + v + "::jsonb)";
-            case TIMESTAMP -> "pg_temp.rb_text('S', pg_temp.rb_ts(" + v + "))";
-            case TIMESTAMPTZ -> "pg_temp.rb_text('S', pg_temp.rb_tstz(" + v + "))";
-            case DATE -> "pg_temp.rb_text('S', pg_temp.rb_date(" + v + "))";
+            case JSON -> json(v + "::jsonb::text");
+            case TIMESTAMP -> time(v, "timestamp", "-MM-DD\"T\"HH24:MI:SS.US", 26);
+            case TIMESTAMPTZ -> time(v, "timestamptz", "-MM-DD\"T\"HH24:MI:SS.US\"Z\"", 27);
+            case DATE -> time(v, "date", "-MM-DD", 10);
             case BYTEA -> "'B' || octet_length(" + v + ") || ':' || encode(" + v + ", 'hex')";
         };
     }
 
-    private static String load() {
-        try (InputStream in = CanonicalSql.class.getResourceAsStream("canonical.sql")) {
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException("built-in canonical.sql is unreadable", e);
-        }
+    /** {@code <tag><octets>:<text>}. */
+    private static String text(String tag, String t) {
+        return tag + " || octet_length(" + t + ") || ':' || " + t;
+    }
+
+    /** A number as DynamoDB gives it back: N with no trailing fractional zeros; NaN and infinities as S. */
+    private static String number(String t) {
+        String trimmed = "trim_scale(" + t + "::numeric)::text";
+        return "CASE WHEN " + t + " IN ('NaN', 'Infinity', '-Infinity') THEN " + text("'S'", t) + " ELSE "
+                + text("'N'", trimmed) + " END";
+    }
+
+    /** {@code J} and the jsonb text, its numbers' trailing fractional zeros dropped where it has any. */
+    private static String json(String t) {
+        return "'J' || CASE WHEN " + t + " ~ '" + MAY_HAVE_TRAILING_ZEROS + "' THEN regexp_replace(" + t + ", '"
+                + TRAILING_ZEROS + "', '\\1\\2\\3\\4', 'g') ELSE " + t + " END";
+    }
+
+    /**
+     * A time as the codec writes it (ISO-8601, UTC where it has a zone). Years 1000 to 9999 take the short way, a
+     * text of fixed length; other years are written as astronomical ISO years (44 BC is -0043, 1 BC is 0000), and
+     * infinities as Postgres writes them.
+     */
+    private static String time(String v, String type, String format, int length) {
+        String year = "extract(year FROM " + v + ")::int";
+        String isoYear = "CASE WHEN " + year + " >= 1000 THEN " + year + "::text WHEN " + year + " > 0 THEN lpad("
+                + year + "::text, 4, '0') WHEN " + year + " = -1 THEN '0000' ELSE '-' || lpad((-" + year
+                + " - 1)::text, 4, '0') END";
+        String general = "CASE WHEN NOT isfinite(" + v + ") THEN " + v + "::text ELSE " + isoYear + " || to_char(" + v
+                + ", '" + format + "') END";
+        // the session's TimeZone is UTC (SourceSession), so these bounds are UTC instants
+        return "CASE WHEN " + v + " >= '1000-01-01'::" + type + " AND " + v + " < '10000-01-01'::" + type + " THEN 'S"
+                + length + ":' || to_char(" + v + ", 'YYYY" + format + "') ELSE " + text("'S'", general) + " END";
     }
 }

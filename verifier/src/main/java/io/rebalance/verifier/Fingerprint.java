@@ -20,6 +20,11 @@ public record Fingerprint(long count, long sum) {
         return count + ":" + String.format("%016x", sum);
     }
 
+    /** The fingerprint of both sets together. */
+    public Fingerprint add(Fingerprint other) {
+        return new Fingerprint(count + other.count, sum + other.sum);
+    }
+
     public Fingerprint plus(long rowHash) {
         return new Fingerprint(count + 1, sum + rowHash);
     }

@@ -65,10 +65,7 @@ final class SlotItems {
                                 .exclusiveStartKey(from)));
                 for (Map<String, AttributeValue> item : page.items()) {
                     String id = key.textOf(item);
-                    String encoded = canonical.encode(item);
-                    // an item in the right slot but the wrong shard must not pass unnoticed
-                    if (!value.equals(index.value(slot, id))) encoded += "?shard=" + value;
-                    long h = CanonicalItem.rowHash(encoded);
+                    long h = hash(slot, value, id, item);
                     hashes.put(id, h);
                     fp = fp.plus(h);
                 }
@@ -78,6 +75,71 @@ final class SlotItems {
             } while (start != null);
         }
         return new Read(hashes, fp);
+    }
+
+    /**
+     * Every item of the table, hashed as {@link #read} hashes it and summed by the slot its slot attribute names: one
+     * parallel Scan ({@code segments} at once), whose reads grow with the items, not with the hours. Items without a
+     * slot attribute naming an hour are left out, as the slot index leaves them out.
+     */
+    Map<Slot, Fingerprint> scan(int segments) throws InterruptedException {
+        Map<Slot, Fingerprint> out = new java.util.concurrent.ConcurrentHashMap<>();
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(segments);
+        try {
+            List<java.util.concurrent.Future<?>> running = new ArrayList<>();
+            for (int segment = 0; segment < segments; segment++) {
+                int seg = segment;
+                running.add(pool.submit(() -> {
+                    scanSegment(seg, segments, out);
+                    return null;
+                }));
+            }
+            for (java.util.concurrent.Future<?> f : running) {
+                try {
+                    f.get();
+                } catch (java.util.concurrent.ExecutionException e) {
+                    throw new IllegalStateException("scanning " + table + " failed: " + e.getCause(), e.getCause());
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        return out;
+    }
+
+    private void scanSegment(int segment, int segments, Map<Slot, Fingerprint> out) throws InterruptedException {
+        Map<String, AttributeValue> start = null;
+        do {
+            Map<String, AttributeValue> from = start;
+            var page = retrier.call(
+                    "scan " + table + " (segment " + segment + " of " + segments + ")",
+                    () -> dynamo.scan(b -> b.tableName(table)
+                            .segment(segment)
+                            .totalSegments(segments)
+                            .exclusiveStartKey(from)));
+            for (Map<String, AttributeValue> item : page.items()) {
+                String value = slotValue(item);
+                String name = SlotIndex.slotName(value);
+                Slot slot;
+                try {
+                    slot = name == null ? null : Slot.parse(name);
+                } catch (IllegalArgumentException notAnHour) {
+                    continue; // no Query of the slot index reads it either
+                }
+                if (slot == null || slot.noTime()) continue;
+                long h = hash(slot, value, key.textOf(item), item);
+                out.merge(slot, Fingerprint.EMPTY.plus(h), Fingerprint::add);
+            }
+            start = page.hasLastEvaluatedKey() && !page.lastEvaluatedKey().isEmpty() ? page.lastEvaluatedKey() : null;
+        } while (start != null);
+    }
+
+    /** An item's row hash, marked when its slot attribute holds the right slot but the wrong shard. */
+    private long hash(Slot slot, String value, String id, Map<String, AttributeValue> item) {
+        String encoded = canonical.encode(item);
+        // an item in the right slot but the wrong shard must not pass unnoticed
+        if (!value.equals(index.value(slot, id))) encoded += "?shard=" + value;
+        return CanonicalItem.rowHash(encoded);
     }
 
     /** The items with these ids, read consistently; ids without an item are absent from the result. */

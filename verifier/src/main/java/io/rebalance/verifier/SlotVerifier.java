@@ -34,6 +34,7 @@ final class SlotVerifier {
     private final Pinpointer pinpointer;
     private final InFlight inFlight;
     private final BeforeRecheck hook;
+    private final StandbyCatchup.Wait catchup;
 
     SlotVerifier(
             SourceFingerprints source,
@@ -42,6 +43,18 @@ final class SlotVerifier {
             Pinpointer pinpointer,
             InFlight inFlight,
             BeforeRecheck hook) {
+        this(source, items, canonical, pinpointer, inFlight, hook, StandbyCatchup.Wait.NONE);
+    }
+
+    private SlotVerifier(
+            SourceFingerprints source,
+            SlotItems items,
+            CanonicalItem canonical,
+            Pinpointer pinpointer,
+            InFlight inFlight,
+            BeforeRecheck hook,
+            StandbyCatchup.Wait catchup) {
+        this.catchup = catchup;
         this.source = source;
         this.items = items;
         this.canonical = canonical;
@@ -51,7 +64,12 @@ final class SlotVerifier {
     }
 
     SlotVerifier withPinpointer(Pinpointer other) {
-        return new SlotVerifier(source, items, canonical, other, inFlight, hook);
+        return new SlotVerifier(source, items, canonical, other, inFlight, hook, catchup);
+    }
+
+    /** Suspects are re-read once the session's standby has replayed what the primary holds ({@link StandbyCatchup}). */
+    SlotVerifier withCatchup(StandbyCatchup.Wait wait) {
+        return new SlotVerifier(source, items, canonical, pinpointer, inFlight, hook, wait);
     }
 
     SlotResult verify(Connection c, Slot slot) throws Exception {
@@ -100,6 +118,7 @@ final class SlotVerifier {
             throws SQLException, InterruptedException {
         if (suspects.isEmpty()) return List.of();
         List<String> ids = suspects.stream().map(Suspect::id).toList();
+        catchup.await(c); // on a standby: rows no older than the items read next
         Map<String, RowNow> rows = source.now(c, slot, ids);
         Map<String, Map<String, AttributeValue>> found = items.get(ids);
         List<String> differing = new ArrayList<>();

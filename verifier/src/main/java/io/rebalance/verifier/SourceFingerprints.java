@@ -17,8 +17,8 @@ import java.util.TreeMap;
 /**
  * The Postgres side of verification. Each method is one query evaluated by the server: a slot's fingerprint, the
  * fingerprints of parts of a slot, or (only for small parts, where the differences are) per-row hashes. Row data
- * leaves Postgres only for rows already known to differ ({@link #tokens}). Connections must have run
- * {@link CanonicalSql#install}.
+ * leaves Postgres only for rows already known to differ ({@link #tokens}). Connections are {@code SourceSession}'s,
+ * whose pinned settings (TimeZone UTC, float digits) the expressions rely on.
  */
 final class SourceFingerprints {
     private final SourceTable table;
@@ -35,9 +35,13 @@ final class SourceFingerprints {
         this.tokenColumns = table.columns().stream().map(sql::column).toList();
     }
 
-    /** The source's WAL position now: a change committed before it is in any later read. */
+    /**
+     * The WAL position a read on {@code c} sees now: a change committed before it is in any later read. On a hot
+     * standby, the position it has replayed.
+     */
     static String walLsn(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT pg_current_wal_lsn()::text");
+        try (PreparedStatement ps = c.prepareStatement("SELECT (CASE WHEN pg_is_in_recovery()"
+                        + " THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END)::text");
                 ResultSet rs = ps.executeQuery()) {
             rs.next();
             return rs.getString(1);
@@ -54,6 +58,53 @@ final class SourceFingerprints {
                 return Fingerprint.ofSql(rs.getLong(1), rs.getString(2));
             }
         }
+    }
+
+    /**
+     * Whether the table holds fewer than {@code limit} rows, read up to {@code limit} rows and no further: the cheap
+     * test for a table sparse over its hours.
+     */
+    boolean fewerRowsThan(Connection c, long limit) throws SQLException {
+        try (PreparedStatement ps =
+                c.prepareStatement("SELECT count(*) FROM (SELECT 1 FROM " + table.name() + " LIMIT ?) r")) {
+            ps.setLong(1, limit);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1) < limit;
+            }
+        }
+    }
+
+    /**
+     * The fingerprint of every hour from {@code oldest} to {@code newest} that holds rows, in one query: each row's
+     * hour is found by {@code width_bucket} over the hours' lower bounds (a binary search), so the query costs what
+     * its rows cost, however many hours are empty. Hours without rows are absent from the result.
+     */
+    Map<Slot, Fingerprint> hours(Connection c, Slot oldest, Slot newest) throws SQLException {
+        var keyspace = table.keyspace();
+        List<Slot> span = new ArrayList<>();
+        for (Slot s = oldest; !newest.isOlderThan(s); s = s.newer()) span.add(s);
+        List<String> bounds = new ArrayList<>(span.size() + 1);
+        for (Slot s : span) bounds.add(keyspace.hourBounds(s)[0].toString());
+        bounds.add(keyspace.hourBounds(newest)[1].toString());
+        String type = keyspace.boundType();
+        String sql = "SELECT width_bucket(CAST(" + keyspace.column() + " AS " + type + "), CAST(CAST(? AS text[]) AS "
+                + type + "[])), count(*), sum(" + rowHash + ")::text FROM " + table.name() + " WHERE "
+                + keyspace.predicate() + " GROUP BY 1";
+        Map<Slot, Fingerprint> out = new HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setArray(1, c.createArrayOf("text", bounds.toArray()));
+            Object[] lo = keyspace.hourBounds(oldest);
+            Object[] hi = keyspace.hourBounds(newest);
+            ps.setObject(2, lo[0]);
+            ps.setObject(3, hi[1]);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.put(span.get(rs.getInt(1) - 1), Fingerprint.ofSql(rs.getLong(2), rs.getString(3)));
+                }
+            }
+        }
+        return out;
     }
 
     /**

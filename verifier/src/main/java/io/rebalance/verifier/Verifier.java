@@ -27,12 +27,20 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
  * {@code rebalance verify} as a library: verifies slots in parallel (each thread with its own Postgres session and
- * the canonical functions installed in it) and, when asked, repairs what differs and verifies again.
+ * the pinned settings the canonical expressions need) and, when asked, repairs what differs and verifies again.
  */
 public final class Verifier {
     private static final Logger log = LoggerFactory.getLogger(Verifier.class);
     static final int FANOUT = 16;
     static final int LEAF_ROWS = 64;
+    /** How long a re-check waits for a standby to replay the primary's position, besides verify.settle. */
+    static final java.time.Duration STANDBY_CATCHUP = java.time.Duration.ofSeconds(30);
+    /** Fewer slots than this are verified one by one without a survey: their queries cost less than a scan. */
+    static final int SURVEY_MIN_HOURS = 100;
+    /** A survey's hours travel as one array of bounds; spans beyond this (114 years) are verified one by one. */
+    static final long SURVEY_MAX_HOURS = 1_000_000;
+    /** A table with fewer rows per hour of the span than this on average is surveyed first. */
+    static final long SPARSE_ROWS_PER_HOUR = 10;
 
     private final MigrationConfig config;
     private final SourceTable table;
@@ -42,6 +50,9 @@ public final class Verifier {
     private final SourceFingerprints source;
     private final SlotItems items;
     private final KeyVerifier keys;
+    private final SourceSession primary;
+    /** Where fingerprints are read: the source, or a hot standby of it ({@link #readFrom}). */
+    private volatile SourceSession reads;
 
     public Verifier(MigrationConfig config, SourceTable table, DynamoDbClient dynamo, InFlight inFlight) {
         this(config, table, dynamo, inFlight, SlotVerifier.BeforeRecheck.NONE);
@@ -55,6 +66,8 @@ public final class Verifier {
             SlotVerifier.BeforeRecheck hook) {
         this.config = config;
         this.table = table;
+        this.primary = new SourceSession(config.source());
+        this.reads = primary;
         var target = config.target();
         CanonicalItem canonical =
                 new CanonicalItem(table.columns(), table.key(), target.slotAttribute(), target.forms());
@@ -71,6 +84,22 @@ public final class Verifier {
                 codec,
                 new BatchWriter(dynamo, target.table(), 25, Retrier.standard(), BatchWriter.RateLimiter.NONE));
         this.repairs = repairer::refresh;
+    }
+
+    /**
+     * Fingerprints, pinpointing and re-checks read {@code standby} (a hot standby of the source, {@code
+     * verify.jdbcUrl}) instead of the source; a re-check first waits until it has replayed the primary's position,
+     * and repairs read the source. Only for {@code rebalance verify}: the cutover compares the stores as they are.
+     */
+    public Verifier readFrom(MigrationConfig.Source standby) {
+        return readFrom(standby, config.verify().settleDuration().plus(STANDBY_CATCHUP));
+    }
+
+    /** @param catchupBound how long a re-check waits for the standby to replay the primary's position */
+    Verifier readFrom(MigrationConfig.Source standby, java.time.Duration catchupBound) {
+        this.reads = new SourceSession(standby);
+        this.slots = slots.withCatchup(new StandbyCatchup(primary, catchupBound)::await);
+        return this;
     }
 
     /**
@@ -110,17 +139,97 @@ public final class Verifier {
      */
     public List<SlotResult> verify(List<Slot> slots, int parallel, boolean repair, Consumer<SlotResult> onResult)
             throws InterruptedException {
-        ConcurrentLinkedQueue<Slot> queue = new ConcurrentLinkedQueue<>(slots);
         List<SlotResult> results = Collections.synchronizedList(new ArrayList<>());
+        Consumer<SlotResult> collect = r -> {
+            results.add(r);
+            onResult.accept(r);
+        };
+        List<Slot> left = slots;
+        try {
+            java.util.Optional<Survey> survey = survey(slots, parallel);
+            if (survey.isPresent()) {
+                survey.get().matched().forEach(collect);
+                left = survey.get().left();
+            }
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) { // every slot is then verified alone, which reports what fails there
+            log.warn("surveying {} slots at once failed ({}); verifying them one by one", slots.size(), e.toString());
+        }
+        perSlot(left, parallel, repair, collect);
+        results.sort((a, b) -> b.slot().compareTo(a.slot()));
+        return results;
+    }
+
+    /**
+     * A table sparse over its hours (fewer than {@value #SPARSE_ROWS_PER_HOUR} rows per hour of the span on average)
+     * is surveyed before any slot is verified alone: every hour's fingerprint from Postgres in one query and from
+     * DynamoDB in one scan of the table, so the cost follows the rows, not the hours. An hour whose two fingerprints
+     * are equal is a MATCH (an empty hour too); the others are verified alone, pinpointed and re-checked as always.
+     *
+     * @return the hours that match and the slots left to verify alone, or empty when the slots were not surveyed (too
+     *     few hours, or not sparse)
+     */
+    private java.util.Optional<Survey> survey(List<Slot> slots, int parallel) throws Exception {
+        List<Slot> hours = slots.stream().filter(s -> !s.noTime()).sorted().toList();
+        if (hours.size() < SURVEY_MIN_HOURS) return java.util.Optional.empty();
+        Slot oldest = hours.get(0);
+        Slot newest = hours.get(hours.size() - 1);
+        long span = newest.hoursAfter(oldest) + 1;
+        if (span > SURVEY_MAX_HOURS) return java.util.Optional.empty();
+        try (Connection c = open()) {
+            if (!source.fewerRowsThan(c, span * SPARSE_ROWS_PER_HOUR)) return java.util.Optional.empty();
+            long at = System.currentTimeMillis();
+            String lsn = SourceFingerprints.walLsn(c); // before the read: a change committed before it is in it
+            java.util.Map<Slot, Fingerprint> rows = source.hours(c, oldest, newest);
+            java.util.Map<Slot, Fingerprint> found = items.scan(Math.max(1, parallel));
+            List<Slot> left = new ArrayList<>();
+            List<SlotResult> matched = new ArrayList<>();
+            for (Slot slot : slots) {
+                Fingerprint pg = rows.getOrDefault(slot, Fingerprint.EMPTY);
+                Fingerprint dynamo = found.getOrDefault(slot, Fingerprint.EMPTY);
+                if (slot.noTime() || !pg.equals(dynamo)) {
+                    left.add(slot);
+                    continue;
+                }
+                matched.add(new SlotResult(
+                        slot.name(),
+                        SlotResult.Verdict.MATCH,
+                        pg.count(),
+                        dynamo.count(),
+                        pg.toString(),
+                        dynamo.toString(),
+                        List.of(),
+                        0,
+                        lsn,
+                        at,
+                        0,
+                        null,
+                        List.of()));
+            }
+            log.info(
+                    "surveyed {} hours ({} with rows) in one query and one scan in {} ms; {} to verify alone",
+                    span,
+                    rows.size(),
+                    System.currentTimeMillis() - at,
+                    left.size());
+            return java.util.Optional.of(new Survey(matched, left));
+        }
+    }
+
+    /** What a survey settled: hours whose fingerprints are equal, and the slots to verify alone. */
+    private record Survey(List<SlotResult> matched, List<Slot> left) {}
+
+    private void perSlot(List<Slot> slots, int parallel, boolean repair, Consumer<SlotResult> collect)
+            throws InterruptedException {
+        if (slots.isEmpty()) return;
+        ConcurrentLinkedQueue<Slot> queue = new ConcurrentLinkedQueue<>(slots);
         ExecutorService threads = Executors.newFixedThreadPool(Math.min(parallel, Math.max(1, slots.size())));
         try {
             List<Future<?>> running = new ArrayList<>();
             for (int t = 0; t < Math.min(parallel, Math.max(1, slots.size())); t++) {
                 running.add(threads.submit(() -> {
-                    drain(queue, repair, r -> {
-                        results.add(r);
-                        onResult.accept(r);
-                    });
+                    drain(queue, repair, collect);
                     return null;
                 }));
             }
@@ -134,8 +243,6 @@ public final class Verifier {
         } finally {
             threads.shutdownNow();
         }
-        results.sort((a, b) -> b.slot().compareTo(a.slot()));
-        return results;
     }
 
     private void drain(ConcurrentLinkedQueue<Slot> queue, boolean repair, Consumer<SlotResult> onResult)
@@ -163,8 +270,15 @@ public final class Verifier {
     private SlotResult verifyOne(Connection c, Slot slot, boolean repair) throws Exception {
         SlotResult first = slots.verify(c, slot);
         if (!repair || first.verdict() != SlotResult.Verdict.MISMATCH) return first;
-        int repaired = repairs.repair(
-                c, first.differences().stream().map(Difference::id).toList());
+        List<String> differing =
+                first.differences().stream().map(Difference::id).toList();
+        int repaired;
+        if (reads == primary) repaired = repairs.repair(c, differing);
+        else { // a standby may lag: a repair writes the rows as the source holds them
+            try (Connection p = primary.open()) {
+                repaired = repairs.repair(p, differing);
+            }
+        }
         log.info("slot {}: repaired {} ids; verifying again", slot, repaired);
         SlotResult second = slots.verify(c, slot);
         return new SlotResult(
@@ -204,11 +318,9 @@ public final class Verifier {
         }
     }
 
-    /** A Postgres session with the pinned settings and the canonical functions installed, for {@link #postgresSide}. */
+    /** A Postgres session with the pinned settings the canonical expressions need, for {@link #postgresSide}. */
     public Connection open() throws Exception {
-        Connection c = new SourceSession(config.source()).open();
-        CanonicalSql.install(c);
-        return c;
+        return reads.open();
     }
 
     private static void closeQuietly(Connection c) {
@@ -216,7 +328,7 @@ public final class Verifier {
         try {
             c.close();
         } catch (Exception ignored) {
-            // the session is being dropped after a failure; its temporary functions go with it
+            // the session is being dropped after a failure
         }
     }
 

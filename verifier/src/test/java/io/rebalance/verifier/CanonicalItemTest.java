@@ -8,7 +8,10 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
-/** The canonical item encoding's one rule for NULL: an absent attribute and a NULL attribute are the same value. */
+/**
+ * The canonical item encoding's one rule for NULL (an absent attribute and a NULL attribute are the same value), and
+ * its json text as Postgres writes jsonb.
+ */
 class CanonicalItemTest {
     private final CanonicalItem canonical = new CanonicalItem(
             List.of(ColumnSpec.scalar("id", "text"), ColumnSpec.scalar("data", "jsonb")), "id", "id", "_slot", true);
@@ -19,6 +22,23 @@ class CanonicalItemTest {
         Map<String, AttributeValue> nul = Map.of("id", s("k"), "data", AttributeValue.fromNul(true), "_slot", s("x"));
         assertThat(canonical.encode(absent)).isEqualTo(canonical.encode(nul));
         assertThat(canonical.token(1, absent)).isEqualTo("Z"); // what CanonicalSql gives a NULL column
+    }
+
+    @Test
+    void aJsonMapIsWrittenAsPostgresWritesItsJsonb() {
+        Map<String, AttributeValue> map = new java.util.LinkedHashMap<>();
+        map.put("ccc", AttributeValue.fromN("3.000"));
+        map.put("b", AttributeValue.fromS("q\"b\\s\n\u0001\u00e9/"));
+        map.put("aa", AttributeValue.fromL(List.of(AttributeValue.fromNul(true), AttributeValue.fromBool(false))));
+        map.put("\u00e9", AttributeValue.fromM(Map.of()));
+        Map<String, AttributeValue> item = Map.of("id", s("k"), "data", AttributeValue.fromM(map));
+        // keys by UTF-8 length, then bytes ("é" is two bytes); escape_json's escapes; numbers without trailing zeros
+        assertThat(canonical.token(1, item))
+                .isEqualTo(
+                        "J{\"b\": \"q\\\"b\\\\s\\n\\u0001\u00e9/\", \"aa\": [null, false], \"\u00e9\": {}, \"ccc\": 3}");
+        Map<String, AttributeValue> set =
+                Map.of("id", s("k"), "data", AttributeValue.fromM(Map.of("s", AttributeValue.fromSs(List.of("x")))));
+        assertThat(canonical.token(1, set)).startsWith("?"); // json never becomes a set: it can only mismatch
     }
 
     @Test

@@ -40,9 +40,7 @@ final class VerifierFixture implements AutoCloseable {
     }
 
     Connection session() throws Exception {
-        Connection c = new SourceSession(config().source()).open();
-        CanonicalSql.install(c);
-        return c;
+        return new SourceSession(config().source()).open();
     }
 
     SourceTable sourceTable() throws Exception {

@@ -46,7 +46,7 @@ public final class ConfigValidator {
         require(
                 s.jdbcUrl().startsWith("jdbc:postgresql:"),
                 "source.jdbcUrl",
-                s.jdbcUrl(),
+                Redact.url(s.jdbcUrl()), // a URL that is wrong may still carry a password
                 "a JDBC URL like jdbc:postgresql://127.0.0.1:5432/postgres");
         require(
                 TABLE.matcher(s.table()).matches(),
@@ -185,6 +185,12 @@ public final class ConfigValidator {
         duration("mover.keeperInterval", m.keeperInterval(), MigrationConfig.Mover::keeperIntervalDuration, m);
         range("verify.parallel", c.verify().parallel(), 1, 64);
         duration("verify.settle", c.verify()::settleDuration);
+        require(
+                c.verify().jdbcUrl().isEmpty() || c.verify().jdbcUrl().startsWith("jdbc:postgresql:"),
+                "verify.jdbcUrl",
+                Redact.url(c.verify().jdbcUrl()),
+                "a JDBC URL of a hot standby of the source like jdbc:postgresql://replica:5432/postgres, or empty to"
+                        + " read the source");
         var tail = c.tail();
         for (var name : new String[][] {{"tail.slotName", tail.slotName()}, {"tail.publication", tail.publication()}}) {
             require(

@@ -34,6 +34,11 @@ public record MigrationConfig(
             String keyColumn,
             List<String> keyColumns,
             List<String> columns) {
+        /** The same settings for another server of the source (a replica, one host of several). */
+        public Source at(String otherJdbcUrl) {
+            return new Source(otherJdbcUrl, user, password, table, keyColumn, keyColumns, columns);
+        }
+
         @Override
         public String toString() { // never print the password
             return "Source[jdbcUrl=" + Redact.url(jdbcUrl) + ", user=" + user + ", table=" + table + ", keyColumn="
@@ -176,10 +181,26 @@ public record MigrationConfig(
         }
     }
 
-    /** {@code rebalance verify}: slots checked at once, and how long a difference may be in flight before it counts. */
-    public record Verify(int parallel, String settle) {
+    /**
+     * {@code rebalance verify}: slots checked at once, how long a difference may be in flight before it counts, and
+     * where the fingerprints are read.
+     *
+     * @param jdbcUrl a hot standby of the source to read fingerprints from, with {@code source.user} and its password;
+     *     empty reads the source itself
+     */
+    public record Verify(int parallel, String settle, String jdbcUrl) {
         public Duration settleDuration() {
             return Durations.parse(settle);
+        }
+
+        @Override
+        public String toString() { // a URL may carry a password
+            return "Verify[parallel=" + parallel + ", settle=" + settle + ", jdbcUrl=" + Redact.url(jdbcUrl) + "]";
+        }
+
+        /** The source connection settings with the URL fingerprints are read from. */
+        public Source reads(Source source) {
+            return jdbcUrl == null || jdbcUrl.isEmpty() ? source : source.at(jdbcUrl);
         }
     }
 

@@ -41,6 +41,12 @@ public sealed interface SlotKeyspace {
     Object[] hourBounds(Slot slot);
 
     /**
+     * The SQL type {@link #hourBounds} compare as ({@code text}, {@code uuid}, {@code int8}, {@code timestamptz}): a
+     * bound's {@code toString()} cast to it is the bound, so many bounds travel as one text array.
+     */
+    String boundType();
+
+    /**
      * SQL giving the oldest and newest time source of {@code table} as two text columns (NULL when empty); used for
      * the run's range when it is not configured. It takes min and max of a column so the index answers it.
      */
@@ -138,6 +144,10 @@ public sealed interface SlotKeyspace {
             };
         }
 
+        public String boundType() {
+            return "text";
+        }
+
         public Instant instantOf(String text) {
             return Instant.ofEpochMilli(Ulid.millis(text));
         }
@@ -155,6 +165,10 @@ public sealed interface SlotKeyspace {
 
         public Object[] hourBounds(Slot slot) {
             return new Object[] {lowest(slot.start()), lowest(slot.end())};
+        }
+
+        public String boundType() {
+            return "uuid";
         }
 
         private static UUID lowest(Instant t) {
@@ -178,6 +192,10 @@ public sealed interface SlotKeyspace {
 
         public Object[] hourBounds(Slot slot) {
             return new Object[] {lowest(slot.start()), lowest(slot.end())};
+        }
+
+        public String boundType() {
+            return "int8";
         }
 
         private long lowest(Instant t) {
@@ -215,6 +233,10 @@ public sealed interface SlotKeyspace {
                 OffsetDateTime.ofInstant(slot.start(), ZoneOffset.UTC),
                 OffsetDateTime.ofInstant(slot.end(), ZoneOffset.UTC)
             };
+        }
+
+        public String boundType() {
+            return "timestamptz";
         }
 
         @Override
