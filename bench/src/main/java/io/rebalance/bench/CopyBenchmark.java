@@ -231,16 +231,10 @@ public final class CopyBenchmark {
         if (scrapes.get() == 0) throw new IllegalStateException("no scrape of the copy's metrics answered");
     }
 
-    /**
-     * @param exit what the copy must exit with: 0, or 21 when rows are refused
-     * @param metricsPort the port of its metrics endpoint, -1 for none
-     */
-    private static void rebalanceCopy(
-            String launcher, String endpoint, String source, String table, int workers, int exit, int metricsPort)
-            throws Exception {
-        String prefix = "bench:" + table + ":" + System.nanoTime() + ":";
-        // as a user runs it: the launcher (with its JVM flags), a 512 MB heap
-        List<String> cmd = new ArrayList<>(Arrays.asList(
+    /** {@code rebalance copy} of {@code source} into {@code table}, as the benchmarks run it. */
+    static List<String> copyCommand(
+            String launcher, String endpoint, String source, String table, String prefix, int workers) {
+        return new ArrayList<>(Arrays.asList(
                 launcher,
                 "copy",
                 "--no-progress",
@@ -255,6 +249,18 @@ public final class CopyBenchmark {
                 "redis.prefix=" + prefix,
                 "--set",
                 "mover.workers=" + workers));
+    }
+
+    /**
+     * @param exit what the copy must exit with: 0, or 21 when rows are refused
+     * @param metricsPort the port of its metrics endpoint, -1 for none
+     */
+    private static void rebalanceCopy(
+            String launcher, String endpoint, String source, String table, int workers, int exit, int metricsPort)
+            throws Exception {
+        String prefix = "bench:" + table + ":" + System.nanoTime() + ":";
+        // as a user runs it: the launcher (with its JVM flags), a 512 MB heap
+        List<String> cmd = copyCommand(launcher, endpoint, source, table, prefix, workers);
         if (metricsPort >= 0) cmd.addAll(List.of("--metrics-port", Integer.toString(metricsPort)));
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().put("REBALANCE_JAVA_OPTS", "-Xmx512m");

@@ -64,7 +64,7 @@ public final class VerifyRun implements AutoCloseable {
         this.copying = VerifyScope.stillCopying(c, slots);
         this.store = new VerificationStore(c.redis(), config.redis().keyspace());
         this.refused = new RefusedRows(c.redis(), config.redis().keyspace());
-        this.verifier = new Verifier(config, table, c.dynamo(), InFlightWait.of(config, c));
+        this.verifier = new Verifier(config, table, c.dynamo(), InFlightWait.of(config, c)).surveySparse();
         if (!config.verify().jdbcUrl().isEmpty())
             verifier.readFrom(config.verify().reads(config.source()));
         TailKeys tailKeys = config.redis().keyspace().tail();

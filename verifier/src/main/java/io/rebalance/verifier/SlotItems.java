@@ -98,6 +98,7 @@ final class SlotItems {
                 try {
                     f.get();
                 } catch (java.util.concurrent.ExecutionException e) {
+                    if (e.getCause() instanceof InterruptedException i) throw i;
                     throw new IllegalStateException("scanning " + table + " failed: " + e.getCause(), e.getCause());
                 }
             }
@@ -105,6 +106,11 @@ final class SlotItems {
             pool.shutdownNow();
         }
         return out;
+    }
+
+    /** DynamoDB's estimate of the table's items (it refreshes it about every six hours). */
+    long itemCountEstimate() {
+        return dynamo.describeTable(b -> b.tableName(table)).table().itemCount();
     }
 
     private void scanSegment(int segment, int segments, Map<Slot, Fingerprint> out) throws InterruptedException {

@@ -53,6 +53,8 @@ public final class Verifier {
     private final SourceSession primary;
     /** Where fingerprints are read: the source, or a hot standby of it ({@link #readFrom}). */
     private volatile SourceSession reads;
+    /** Whether a long span of a sparse table is surveyed first ({@link #surveySparse}). */
+    private volatile boolean survey;
 
     public Verifier(MigrationConfig config, SourceTable table, DynamoDbClient dynamo, InFlight inFlight) {
         this(config, table, dynamo, inFlight, SlotVerifier.BeforeRecheck.NONE);
@@ -99,6 +101,15 @@ public final class Verifier {
     Verifier readFrom(MigrationConfig.Source standby, java.time.Duration catchupBound) {
         this.reads = new SourceSession(standby);
         this.slots = slots.withCatchup(new StandbyCatchup(primary, catchupBound)::await);
+        return this;
+    }
+
+    /**
+     * A long span of a table sparse over its hours is surveyed before slots are verified alone ({@link #verify}); for
+     * {@code rebalance verify}, whose {@code --all} walks every hour of the run. The cutover verifies as before.
+     */
+    public Verifier surveySparse() {
+        this.survey = true;
         return this;
     }
 
@@ -162,8 +173,9 @@ public final class Verifier {
     }
 
     /**
-     * A table sparse over its hours (fewer than {@value #SPARSE_ROWS_PER_HOUR} rows per hour of the span on average)
-     * is surveyed before any slot is verified alone: every hour's fingerprint from Postgres in one query and from
+     * With {@link #surveySparse}, a table sparse over its hours (fewer than {@value #SPARSE_ROWS_PER_HOUR} rows per
+     * hour of the span on average, in Postgres and by DynamoDB's estimate of its items) is surveyed before any slot is
+     * verified alone: every hour's fingerprint from Postgres in one query and from
      * DynamoDB in one scan of the table, so the cost follows the rows, not the hours. An hour whose two fingerprints
      * are equal is a MATCH (an empty hour too); the others are verified alone, pinpointed and re-checked as always.
      *
@@ -171,6 +183,7 @@ public final class Verifier {
      *     few hours, or not sparse)
      */
     private java.util.Optional<Survey> survey(List<Slot> slots, int parallel) throws Exception {
+        if (!survey) return java.util.Optional.empty();
         List<Slot> hours = slots.stream().filter(s -> !s.noTime()).sorted().toList();
         if (hours.size() < SURVEY_MIN_HOURS) return java.util.Optional.empty();
         Slot oldest = hours.get(0);
@@ -178,7 +191,10 @@ public final class Verifier {
         long span = newest.hoursAfter(oldest) + 1;
         if (span > SURVEY_MAX_HOURS) return java.util.Optional.empty();
         try (Connection c = open()) {
-            if (!source.fewerRowsThan(c, span * SPARSE_ROWS_PER_HOUR)) return java.util.Optional.empty();
+            long sparse = span * SPARSE_ROWS_PER_HOUR;
+            // both stores: the scan reads every item, and DynamoDB may hold far more than Postgres (after a TRUNCATE)
+            if (!source.fewerRowsThan(c, sparse) || items.itemCountEstimate() >= sparse)
+                return java.util.Optional.empty();
             long at = System.currentTimeMillis();
             String lsn = SourceFingerprints.walLsn(c); // before the read: a change committed before it is in it
             java.util.Map<Slot, Fingerprint> rows = source.hours(c, oldest, newest);

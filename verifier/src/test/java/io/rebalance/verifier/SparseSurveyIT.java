@@ -78,11 +78,12 @@ class SparseSurveyIT {
             AtomicInteger requests = new AtomicInteger();
             try (DynamoDbClient counted = counting(requests, f)) {
                 Verifier verifier = new Verifier(
-                        f.config(),
-                        f.sourceTable(),
-                        counted,
-                        InFlight.settle(Duration.ZERO),
-                        SlotVerifier.BeforeRecheck.NONE);
+                                f.config(),
+                                f.sourceTable(),
+                                counted,
+                                InFlight.settle(Duration.ZERO),
+                                SlotVerifier.BeforeRecheck.NONE)
+                        .surveySparse();
 
                 long scans = scans(f);
                 List<SlotResult> clean = verifier.verify(hours, 4, false, r -> {});

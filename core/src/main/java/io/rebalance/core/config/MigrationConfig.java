@@ -189,6 +189,10 @@ public record MigrationConfig(
      *     empty reads the source itself
      */
     public record Verify(int parallel, String settle, String jdbcUrl) {
+        public Verify {
+            jdbcUrl = jdbcUrl == null ? "" : jdbcUrl; // `jdbcUrl: ~` in YAML means empty
+        }
+
         public Duration settleDuration() {
             return Durations.parse(settle);
         }
@@ -200,7 +204,7 @@ public record MigrationConfig(
 
         /** The source connection settings with the URL fingerprints are read from. */
         public Source reads(Source source) {
-            return jdbcUrl == null || jdbcUrl.isEmpty() ? source : source.at(jdbcUrl);
+            return jdbcUrl.isEmpty() ? source : source.at(jdbcUrl);
         }
     }
 

@@ -12,13 +12,14 @@ import java.util.Properties;
 /**
  * Opens Postgres connections whose text forms are the same everywhere: TimeZone UTC, ISO dates, hex bytea,
  * ISO-8601 intervals. The codec and the verifier's fingerprints read values as text, so these settings are part
- * of the data format, not a preference. Parallel plans are off: range readers are planned as parallel seq scans
+ * of the data format, not a preference; the fingerprints' regular expressions hold backslashes, read literally only
+ * with standard_conforming_strings on. Parallel plans are off: range readers are planned as parallel seq scans
  * plus a sort otherwise, which is slower for keyset pages (STACK.md).
  */
 public final class SourceSession {
     /** Sent at connection start, so no extra round trip and no way for a pooled session to drift. */
     static final String OPTIONS = "-c TimeZone=UTC -c DateStyle=ISO,YMD -c IntervalStyle=iso_8601 -c bytea_output=hex"
-            + " -c extra_float_digits=3 -c max_parallel_workers_per_gather=0";
+            + " -c extra_float_digits=3 -c max_parallel_workers_per_gather=0 -c standard_conforming_strings=on";
 
     private final MigrationConfig.Source source;
 
