@@ -54,6 +54,7 @@ final class StandbyCatchup {
                                 + " is small, or leave verify.jdbcUrl empty to read the source");
                     }
                 }
+                // Postgres 15 offers no wait for a replay position (nor a notification of one): polled
                 Thread.sleep(POLL_MS);
             }
         }

@@ -83,15 +83,21 @@ class StandbyVerifyIT {
                 Map<String, AttributeValue> carried = new HashMap<>(f.item(changed));
                 carried.put("t", AttributeValue.fromS("changed"));
                 f.dynamo.putItem(b -> b.tableName(f.table).item(carried)); // as the tail writes it
+                String since = now(s);
                 Verifier waiting = f.verifier((slot, suspects) -> {
                             assertThat(suspects)
                                     .extracting(Pinpointer.Suspect::id)
                                     .containsExactly(changed);
-                            // the standby replays a moment after the re-check begins: read at once, the row is old
+                            // replay resumes only once the re-check waits for it: read at once, the row is old
                             Thread later = new Thread(() -> {
                                 try {
-                                    Thread.sleep(500);
-                                    resume(s);
+                                    try {
+                                        Awaitility.await()
+                                                .atMost(Duration.ofSeconds(30))
+                                                .until(() -> waitingForReplay(s, since));
+                                    } finally {
+                                        resume(s);
+                                    }
                                 } catch (Exception e) {
                                     throw new IllegalStateException(e);
                                 }
@@ -145,6 +151,25 @@ class StandbyVerifyIT {
                 return rs.getBoolean(1);
             }
         });
+    }
+
+    private static String now(Connection standby) throws Exception {
+        try (Statement st = standby.createStatement();
+                ResultSet rs = st.executeQuery("SELECT clock_timestamp()::text")) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
+    /** A session opened on the standby since {@code since} has asked how far it has replayed (StandbyCatchup). */
+    private static boolean waitingForReplay(Connection standby, String since) throws Exception {
+        try (Statement st = standby.createStatement();
+                ResultSet rs = st.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid()"
+                        + " AND backend_start > '" + since + "'::timestamptz"
+                        + " AND query LIKE '%pg_last_wal_replay_lsn() >= CAST%'")) {
+            rs.next();
+            return rs.getLong(1) > 0;
+        }
     }
 
     private static void pause(Connection standby) throws Exception {
