@@ -88,6 +88,13 @@ class CopyRefusedRowsIT {
                         .path("count")
                         .asLong())
                 .isZero();
+        String after = CliRun.of(wayOut, "status").out();
+        assertThat(after)
+                .as("nothing says the retried rows are still refused")
+                .contains("status FINISHED")
+                .doesNotContain("copied except")
+                .doesNotContain("DynamoDB cannot hold")
+                .contains("retried-refused rows=" + bad + " written=" + bad + " still-refused=0");
         // one type per attribute: the items copied as maps before the setting differ, and the repair rewrites them
         CliRun mixed = CliRun.of(wayOut, "verify", "--all");
         assertThat(mixed.exitCode()).as(mixed.out()).isEqualTo(1);

@@ -39,4 +39,15 @@ class HelpTest {
         assertThat(CliRun.of("zzzzzz").err()).contains("unknown command 'zzzzzz';");
         assertThat(CliRun.of("help", "status").exitCode()).isZero();
     }
+
+    /** reset --help said --forget worked "even while in use"; each part is refused while it is in use. */
+    @Test
+    void resetHelpSaysWhenEachPartIsRefused() {
+        String help = CliRun.of("reset", "--help").out().replaceAll("\\s+", " ");
+        assertThat(help)
+                .doesNotContain("even while in use")
+                .contains("refused while copy processes run")
+                .contains("refused while a tail runs")
+                .contains("also refused while a route exists");
+    }
 }

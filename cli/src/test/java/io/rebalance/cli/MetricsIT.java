@@ -89,6 +89,16 @@ class MetricsIT {
             assertThat(notReady.statusCode()).isEqualTo(503);
             assertThat(notReady.body()).contains("\"status\":\"DOWN\"").contains("stands by");
             assertThat(value(standbyPort, "rebalance_tail_active")).isEqualTo(0.0);
+            // status counts it (it did not count standby tails)
+            CliRun status = run(direct, "status", "--json");
+            assertThat(new com.fasterxml.jackson.databind.ObjectMapper()
+                            .readTree(status.out())
+                            .path("tail")
+                            .path("standingBy")
+                            .asLong())
+                    .as(status.out())
+                    .isEqualTo(1);
+            assertThat(run(direct, "status").out()).contains("; 1 standing by");
 
             // the copy, paced so that it is scraped while it works (about 15 s)
             Future<CliRun> copy = threads.submit(() -> run(

@@ -28,6 +28,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -70,8 +71,11 @@ public final class MoverProcess implements AutoCloseable {
         t.setDaemon(true);
         return t;
     });
+    private final Heartbeat heartbeat;
+    /** At most one keeper tick waits to run after finished slots, however many finish meanwhile. */
+    private final AtomicBoolean keeperNudged = new AtomicBoolean();
+
     private final List<Thread> workers;
-    private final FailureStreak heartbeatFailures = new FailureStreak(log, "heartbeat");
     private final FailureStreak keeperFailures = new FailureStreak(log, "keeper tick");
 
     private volatile RunStatus status = RunStatus.NOT_STARTED;
@@ -124,6 +128,13 @@ public final class MoverProcess implements AutoCloseable {
             t.setDaemon(true);
             workers.add(t);
         }
+        this.heartbeat = new Heartbeat(
+                run,
+                processId,
+                limiter,
+                counters,
+                () -> ProcessInfo.json(workers.size(), busy, counters.rowsWritten(), keeper.active(), limiter.limit()),
+                s -> status = s);
     }
 
     /** Runs until the run is FINISHED or {@link #shutdown()} is called. @return the last status seen */
@@ -138,8 +149,7 @@ public final class MoverProcess implements AutoCloseable {
                 workers.size());
         if (config.mover().rateLimit() > 0 && run.rateLimit() == 0)
             run.setRateLimit(config.mover().rateLimit());
-        heartbeatSafely();
-        background.scheduleWithFixedDelay(this::heartbeatSafely, 1, 1, TimeUnit.SECONDS);
+        heartbeat.start();
         long keeperMs = config.mover().keeperIntervalDuration().toMillis();
         background.scheduleWithFixedDelay(this::keeperSafely, 0, keeperMs, TimeUnit.MILLISECONDS);
         background.scheduleWithFixedDelay(this::watchSchema, 1, 1, TimeUnit.SECONDS);
@@ -226,7 +236,11 @@ public final class MoverProcess implements AutoCloseable {
                 if (o == SlotWorker.Outcome.FINISHED) {
                     counters.slotFinished();
                     picker.finished(a.slot());
-                    if (keeper.active()) background.execute(this::keeperSafely); // compact now: it may be the last slot
+                    if (keeper.active() && keeperNudged.compareAndSet(false, true)) // compact now: it may be the last
+                    background.execute(() -> {
+                        keeperNudged.set(false);
+                        keeperSafely();
+                    });
                 }
                 return;
             } catch (InterruptedException e) {
@@ -290,27 +304,6 @@ public final class MoverProcess implements AutoCloseable {
         }
     }
 
-    private void heartbeatSafely() {
-        counters.ticked(); // even while Redis is away: that is not being wedged
-        MDC.put("phase", "heartbeat"); // removed after: run() calls this on the manager's thread too
-        try {
-            heartbeat();
-            heartbeatFailures.succeeded();
-        } catch (Exception e) {
-            heartbeatFailures.failed(e);
-        } finally {
-            MDC.remove("phase");
-        }
-    }
-
-    private void heartbeat() throws Exception {
-        status = run.status();
-        limiter.setLimit(run.rateLimit());
-        run.heartbeat(
-                processId,
-                ProcessInfo.json(workers.size(), busy, counters.rowsWritten(), keeper.active(), limiter.limit()));
-    }
-
     /** Synchronized: the schedule and a nudge after a finished slot must not run two ticks at once. */
     private synchronized void keeperSafely() {
         MDC.put("phase", "keeper");
@@ -360,6 +353,7 @@ public final class MoverProcess implements AutoCloseable {
         for (Thread t : workers) t.join(15_000);
         background.shutdownNow();
         background.awaitTermination(5, TimeUnit.SECONDS);
+        heartbeat.close();
         schemaWatch.close();
         try {
             keeper.resign();

@@ -181,7 +181,13 @@ public final class VerifyRun implements AutoCloseable {
                 verifier.repair(pg, ids);
             }
         }
-        return new Retried(ids.size(), refused.all());
+        List<RefusedRows.Refusal> still = refused.all();
+        // the run's events listed each refusal; without this line they read as still standing after the retry
+        if (!ids.isEmpty())
+            c.runState()
+                    .event("retried-refused rows=" + ids.size() + " written=" + (ids.size() - still.size())
+                            + " still-refused=" + still.size());
+        return new Retried(ids.size(), still);
     }
 
     /** Verifies {@link #slots}, {@link #threads} at a time; each result is saved, then handed to {@code each}. */
