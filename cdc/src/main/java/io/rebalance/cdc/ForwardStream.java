@@ -8,6 +8,7 @@ import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.CopyProgress;
 import io.rebalance.core.copy.KeyRefresher;
 import io.rebalance.core.dynamo.BatchWriter;
+import io.rebalance.core.dynamo.WritePacer;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.source.PageReader;
@@ -91,7 +92,7 @@ final class ForwardStream {
         KeyRefresher refresher = new KeyRefresher(
                 new PageReader(table),
                 table.codec(target),
-                new BatchWriter(dynamo, target.table(), 25, Retrier.standard(), BatchWriter.RateLimiter.NONE));
+                new BatchWriter(dynamo, target.table(), 25, Retrier.standard(), WritePacer.NONE));
         ScheduledExecutorService timers = Executors.newScheduledThreadPool(5, r -> {
             Thread th = new Thread(r, "tail-timer");
             th.setDaemon(true);

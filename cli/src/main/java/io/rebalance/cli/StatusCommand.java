@@ -89,6 +89,7 @@ public final class StatusCommand implements Callable<Integer> {
                 eta >= 0 ? ", ETA " + ProgressReporter.human(eta) : "");
         long limit = (Long) v.get("rateLimit");
         out.println("rate limit " + (limit == 0 ? "none" : limit + " rows/s"));
+        printWriteUnits((Map<String, Object>) v.get("writeUnits"), out);
         List<Map<String, Object>> processes = (List<Map<String, Object>>) v.get("processes");
         out.println("processes  " + processes.size() + " live");
         for (Map<String, Object> p : processes) {
@@ -138,6 +139,28 @@ public final class StatusCommand implements Callable<Integer> {
     }
 
     @SuppressWarnings("unchecked")
+    private static void printWriteUnits(Map<String, Object> w, PrintWriter out) {
+        long ceiling = (Long) w.get("ceiling");
+        long consumed = (Long) w.get("consumed");
+        if (ceiling == 0 && consumed == 0) return;
+        long cap = (Long) w.get("onDemandCap");
+        out.printf(
+                "write units %,d/s consumed%s; %,d in all, %,d throttling report%s, rate lowered %,d time%s%n",
+                (Long) w.get("consumedPerSecond"),
+                ceiling == 0
+                        ? " (no budget: mover.writeUnits)"
+                        : String.format(
+                                " of %,d/s allowed (ceiling %,d%s)",
+                                (Long) w.get("allowed"),
+                                ceiling,
+                                cap > 0 ? String.format(", on-demand ramp %,d", cap) : ""),
+                consumed,
+                (Long) w.get("throttles"),
+                (Long) w.get("throttles") == 1 ? "" : "s",
+                (Long) w.get("cuts"),
+                (Long) w.get("cuts") == 1 ? "" : "s");
+    }
+
     private static void printRefused(Map<String, Object> r, PrintWriter out) {
         int count = (Integer) r.get("count");
         if (count == 0) return;

@@ -165,6 +165,20 @@ class CommandsIT {
             assertThat(new RunState(redis, new Keyspace(prefix).run(), Retrier.standard()).rateLimit())
                     .isEqualTo(1500);
         }
+        // --units sets the write-unit budget and leaves the rows/s limit as it is
+        CliRun units = run("rate", "--json", "--units", "8000");
+        assertThat(units.exitCode()).as(units.err()).isZero();
+        JsonSchemas.assertValid("rate", units.out());
+        var both = new com.fasterxml.jackson.databind.ObjectMapper().readTree(units.out());
+        assertThat(both.path("rateLimit").asLong()).isEqualTo(1500);
+        assertThat(both.path("writeUnits").asLong()).isEqualTo(8000);
+        assertThat(run("rate", "--units", "0").out()).contains("write-unit budget removed");
+        CliRun neither = run("rate");
+        assertThat(neither.exitCode()).isEqualTo(10);
+        assertThat(neither.err()).contains("rate needs ROWS_PER_SECOND, --units N or both");
+        CliRun negative = run("rate", "--units", "-5");
+        assertThat(negative.exitCode()).isEqualTo(10);
+        assertThat(negative.err()).contains("--units -5 is negative");
     }
 
     @Test

@@ -8,7 +8,7 @@ import org.junit.jupiter.api.Test;
 class JsonSchemasIT {
     @Test
     void anOutputOffItsSchemaFails() {
-        JsonSchemas.assertValid("rate", "{\"prefix\": \"p:\", \"rateLimit\": 5}");
+        JsonSchemas.assertValid("rate", "{\"prefix\": \"p:\", \"rateLimit\": 5, \"writeUnits\": 0}");
         assertThatThrownBy(() -> JsonSchemas.assertValid("rate", "{\"prefix\": \"p:\", \"rateLimit\": \"5\"}"))
                 .isInstanceOf(AssertionError.class)
                 .hasMessageContaining("rateLimit");

@@ -14,9 +14,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
@@ -26,8 +24,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
-import software.amazon.awssdk.core.SdkBytes;
-import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /**
  * DynamoDB's write capacity, modelled in front of DynamoDB Local (which has none): an HTTP proxy every process of a
@@ -39,7 +35,9 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * BatchWriteItem hands the items that did not fit back as {@code UnprocessedItems}, or answers
  * {@code ProvisionedThroughputExceededException} when none fit; a PutItem, UpdateItem or DeleteItem gets the
  * exception. The exception names its reason as DynamoDB's {@code ThrottlingReasons} do:
- * {@code TableWriteProvisionedThroughputExceeded} or {@code KeyRangeThroughputExceeded}. Reads pass untouched.
+ * {@code TableWriteProvisionedThroughputExceeded} or {@code KeyRangeThroughputExceeded}. A write that asks for its
+ * {@code ConsumedCapacity} is told the units charged. Warm throughput, which DynamoDB Local ignores, is kept and
+ * described per table. Reads pass untouched.
  */
 public final class CapacityModel implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -54,11 +52,14 @@ public final class CapacityModel implements AutoCloseable {
     private final URI target;
     private final long unitsPerSecond;
     private final Map<String, Table> tables = new ConcurrentHashMap<>();
+    private final Map<String, Long> warmWrites = new ConcurrentHashMap<>();
 
     private final AtomicLong consumed = new AtomicLong();
     private final AtomicLong writeRequests = new AtomicLong();
     private final AtomicLong throttledRequests = new AtomicLong();
     private final AtomicLong throttledItems = new AtomicLong();
+    private final AtomicLong firstCharge = new AtomicLong();
+    private final AtomicLong lastCharge = new AtomicLong();
 
     private CapacityModel(URI target, long unitsPerSecond) throws IOException {
         this.target = target;
@@ -99,6 +100,18 @@ public final class CapacityModel implements AutoCloseable {
         return throttledRequests.get();
     }
 
+    /** The model's counts at one moment. */
+    public record Counts(long consumedUnits, long writeRequests, long throttledRequests, long throttledItems) {}
+
+    public Counts counts() {
+        return new Counts(consumedUnits(), writeRequests(), throttledRequests(), throttledItems());
+    }
+
+    /** Seconds from the first write charged to the last: how long writes were coming in. */
+    public double writingSeconds() {
+        return (lastCharge.get() - firstCharge.get()) / 1e9;
+    }
+
     /** Items handed back or refused for want of capacity. */
     public long throttledItems() {
         return throttledItems.get();
@@ -112,12 +125,14 @@ public final class CapacityModel implements AutoCloseable {
             switch (op) {
                 case "BatchWriteItem" -> batchWrite(exchange, body);
                 case "PutItem", "DeleteItem", "UpdateItem" -> singleWrite(exchange, body, op);
+                case "UpdateTable" -> updateTable(exchange, body);
+                case "DescribeTable" -> describeTable(exchange, body);
                 default -> forward(exchange, body);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
-            answer(exchange, 500, error("InternalServerError", "capacity model: " + e));
+            answer(exchange, 500, DynamoJson.error("InternalServerError", "capacity model: " + e));
         }
     }
 
@@ -126,6 +141,7 @@ public final class CapacityModel implements AutoCloseable {
         ObjectNode request = (ObjectNode) JSON.readTree(body);
         ObjectNode items = (ObjectNode) request.get("RequestItems");
         ObjectNode refused = JSON.createObjectNode();
+        Map<String, Long> charged = new HashMap<>();
         int kept = 0;
         int handedBack = 0;
         String reason = null;
@@ -138,11 +154,13 @@ public final class CapacityModel implements AutoCloseable {
                 JsonNode item = w.has("PutRequest")
                         ? w.get("PutRequest").get("Item")
                         : w.get("DeleteRequest").get("Key");
-                String why = table.charge(item);
-                if (why == null) keep.add(w);
-                else {
+                Charge c = table.charge(item);
+                if (c.refused() == null) {
+                    keep.add(w);
+                    charged.merge(e.getKey(), c.units(), Long::sum);
+                } else {
                     back.add(w);
-                    reason = why;
+                    reason = c.refused();
                 }
             }
             kept += keep.size();
@@ -156,15 +174,22 @@ public final class CapacityModel implements AutoCloseable {
             throttledItems.addAndGet(handedBack);
         }
         if (kept == 0) {
-            answer(exchange, 400, throttled(reason));
+            answer(exchange, 400, DynamoJson.throttled(reason));
             return;
         }
         Forwarded r = send(exchange, JSON.writeValueAsBytes(request));
-        if (r.status() != 200 || refused.isEmpty()) {
+        boolean metered = request.has("ReturnConsumedCapacity")
+                && !request.get("ReturnConsumedCapacity").asText().equals("NONE");
+        if (r.status() != 200 || (refused.isEmpty() && !metered)) {
             answer(exchange, r);
             return;
         }
         ObjectNode response = (ObjectNode) JSON.readTree(r.body());
+        if (metered) { // what the model charged, as DynamoDB reports what it bills
+            ArrayNode consumedCapacity = response.putArray("ConsumedCapacity");
+            charged.forEach((name, units) ->
+                    consumedCapacity.addObject().put("TableName", name).put("CapacityUnits", (double) units));
+        }
         ObjectNode unprocessed = response.has("UnprocessedItems")
                         && response.get("UnprocessedItems").isObject()
                 ? (ObjectNode) response.get("UnprocessedItems")
@@ -186,14 +211,61 @@ public final class CapacityModel implements AutoCloseable {
         JsonNode request = JSON.readTree(body);
         Table table = table(request.get("TableName").asText());
         JsonNode item = op.equals("PutItem") ? request.get("Item") : request.get("Key");
-        String why = table.charge(item);
-        if (why != null) {
+        Charge c = table.charge(item);
+        if (c.refused() != null) {
             throttledRequests.incrementAndGet();
             throttledItems.incrementAndGet();
-            answer(exchange, 400, throttled(why));
+            answer(exchange, 400, DynamoJson.throttled(c.refused()));
             return;
         }
         answer(exchange, send(exchange, body));
+    }
+
+    /**
+     * Warm throughput, which DynamoDB Local ignores: the model keeps it per table and reports it in DescribeTable.
+     * An UpdateTable that sets only it is answered here; other changes go on to DynamoDB Local without it.
+     */
+    private void updateTable(HttpExchange exchange, byte[] body) throws IOException, InterruptedException {
+        ObjectNode request = (ObjectNode) JSON.readTree(body);
+        JsonNode warm = request.remove("WarmThroughput");
+        String name = request.path("TableName").asText();
+        if (warm != null && warm.has("WriteUnitsPerSecond"))
+            warmWrites.put(name, warm.get("WriteUnitsPerSecond").asLong());
+        if (warm == null || request.size() > 1) {
+            answer(exchange, send(exchange, JSON.writeValueAsBytes(request)));
+            return;
+        }
+        byte[] describe = JSON.writeValueAsBytes(JSON.createObjectNode().put("TableName", name));
+        Forwarded r = described(send(exchange, describe, "DescribeTable"), name, "Table");
+        if (r.status() == 200) {
+            ObjectNode d = (ObjectNode) JSON.readTree(r.body());
+            ObjectNode out = JSON.createObjectNode();
+            out.set("TableDescription", d.get("Table"));
+            r = new Forwarded(200, r.headers(), JSON.writeValueAsBytes(out));
+        }
+        answer(exchange, r);
+    }
+
+    private void describeTable(HttpExchange exchange, byte[] body) throws IOException, InterruptedException {
+        String name = JSON.readTree(body).path("TableName").asText();
+        answer(exchange, described(send(exchange, body), name, "Table"));
+    }
+
+    /** The description with the warm throughput the model keeps for the table, if any. */
+    private Forwarded described(Forwarded r, String name, String field) throws IOException {
+        Long warm = warmWrites.get(name);
+        if (r.status() != 200 || warm == null) return r;
+        ObjectNode d = (ObjectNode) JSON.readTree(r.body());
+        ObjectNode w = ((ObjectNode) d.get(field)).putObject("WarmThroughput");
+        w.put("WriteUnitsPerSecond", warm).put("ReadUnitsPerSecond", 12_000).put("Status", "ACTIVE");
+        Map<String, List<String>> headers = new HashMap<>(r.headers());
+        headers.keySet().removeIf(h -> h.equalsIgnoreCase("x-amz-crc32")); // the body changed: the SDK checks it
+        return new Forwarded(200, headers, JSON.writeValueAsBytes(d));
+    }
+
+    /** The warm throughput set on {@code table} through the model (write units/s), or 0. */
+    public long warmWriteUnits(String table) {
+        return warmWrites.getOrDefault(table, 0L);
     }
 
     private void forward(HttpExchange exchange, byte[] body) throws IOException, InterruptedException {
@@ -203,12 +275,19 @@ public final class CapacityModel implements AutoCloseable {
     private record Forwarded(int status, Map<String, List<String>> headers, byte[] body) {}
 
     private Forwarded send(HttpExchange exchange, byte[] body) throws IOException, InterruptedException {
+        return send(exchange, body, null);
+    }
+
+    /** Forwards the request, as another operation when {@code op} names one. */
+    private Forwarded send(HttpExchange exchange, byte[] body, String op) throws IOException, InterruptedException {
         HttpRequest.Builder b = HttpRequest.newBuilder(target.resolve(exchange.getRequestURI()))
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body));
         exchange.getRequestHeaders().forEach((name, values) -> {
             if (HOP_HEADERS.contains(name.toLowerCase())) return;
+            if (op != null && name.equalsIgnoreCase("X-Amz-Target")) return;
             for (String v : values) b.header(name, v);
         });
+        if (op != null) b.header("X-Amz-Target", PREFIX + op);
         HttpResponse<byte[]> r = http.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
         return new Forwarded(r.statusCode(), r.headers().map(), r.body());
     }
@@ -230,26 +309,6 @@ public final class CapacityModel implements AutoCloseable {
         try (OutputStream out = exchange.getResponseBody()) {
             out.write(body);
         }
-    }
-
-    private static byte[] throttled(String reason) {
-        ObjectNode e = JSON.createObjectNode();
-        e.put("__type", "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException");
-        e.put(
-                "message",
-                "The level of configured provisioned throughput for the table was exceeded. Consider"
-                        + " increasing your provisioning level with the UpdateTable API. (capacity model: " + reason
-                        + ")");
-        ObjectNode r = e.putArray("ThrottlingReasons").addObject();
-        r.put("reason", reason);
-        return e.toString().getBytes(StandardCharsets.UTF_8);
-    }
-
-    private static byte[] error(String type, String message) {
-        ObjectNode e = JSON.createObjectNode();
-        e.put("__type", "com.amazonaws.dynamodb.v20120810#" + type);
-        e.put("message", message);
-        return e.toString().getBytes(StandardCharsets.UTF_8);
     }
 
     private Table table(String name) throws IOException, InterruptedException {
@@ -291,91 +350,42 @@ public final class CapacityModel implements AutoCloseable {
     private final class Table {
         private final String partitionKey;
         private final List<String> indexKeys;
-        private final Bucket table;
-        private final Bucket[] partitions;
+        private final TokenBucket table;
+        private final TokenBucket[] partitions;
 
         Table(String partitionKey, List<String> indexKeys, long units) {
             this.partitionKey = partitionKey;
             this.indexKeys = indexKeys;
-            this.table = new Bucket(units);
+            this.table = new TokenBucket(units);
             int n = (int) Math.max(1, (units + PARTITION_UNITS - 1) / PARTITION_UNITS);
-            this.partitions = new Bucket[n];
-            for (int i = 0; i < n; i++) partitions[i] = new Bucket(Math.min(units, PARTITION_UNITS));
+            this.partitions = new TokenBucket[n];
+            for (int i = 0; i < n; i++) partitions[i] = new TokenBucket(Math.min(units, PARTITION_UNITS));
         }
 
-        /** Charges one write; null when it fits, else DynamoDB's reason for refusing it. */
-        synchronized String charge(JsonNode item) {
-            long bytes = ItemSize.of(attributes(item));
+        /** Charges one write: the units it cost, or DynamoDB's reason for refusing it. */
+        synchronized Charge charge(JsonNode item) {
+            long bytes = ItemSize.of(DynamoJson.attributes(item));
             long units = ItemSize.tableUnits(bytes);
             for (String k : indexKeys) if (item.has(k)) units += ItemSize.indexUnits(bytes);
             JsonNode key = partitionKey == null ? null : item.get(partitionKey);
-            Bucket partition =
+            TokenBucket partition =
                     partitions[Math.floorMod(key == null ? 0 : key.toString().hashCode(), partitions.length)];
             long now = System.nanoTime();
             table.refill(now);
             partition.refill(now);
-            if (table.tokens < units) return "TableWriteProvisionedThroughputExceeded";
-            if (partition.tokens < units) return "KeyRangeThroughputExceeded";
+            if (table.tokens < units) return new Charge(0, "TableWriteProvisionedThroughputExceeded");
+            if (partition.tokens < units) return new Charge(0, "KeyRangeThroughputExceeded");
             table.tokens -= units;
             partition.tokens -= units;
             consumed.addAndGet(units);
-            return null;
+            firstCharge.compareAndSet(0, now);
+            lastCharge.set(now);
+            return new Charge(units, null);
         }
     }
 
-    /** Tokens refilled at {@code rate} per second, at most one second's worth held. */
-    private static final class Bucket {
-        final double rate;
-        double tokens;
-        long at = System.nanoTime();
-
-        Bucket(long rate) {
-            this.rate = rate;
-            this.tokens = rate;
-        }
-
-        void refill(long now) {
-            tokens = Math.min(rate, tokens + (now - at) / 1e9 * rate);
-            at = now;
-        }
-    }
-
-    /** DynamoDB's JSON form of an item ({@code {"id": {"S": "x"}}}) as the SDK's values, to size it. */
-    static Map<String, AttributeValue> attributes(JsonNode item) {
-        Map<String, AttributeValue> out = new HashMap<>();
-        item.fields().forEachRemaining(e -> out.put(e.getKey(), value(e.getValue())));
-        return out;
-    }
-
-    private static AttributeValue value(JsonNode v) {
-        String type = v.fieldNames().next();
-        JsonNode x = v.get(type);
-        return switch (type) {
-            case "S" -> AttributeValue.fromS(x.asText());
-            case "N" -> AttributeValue.fromN(x.asText());
-            case "B" ->
-                AttributeValue.fromB(SdkBytes.fromByteArray(Base64.getDecoder().decode(x.asText())));
-            case "BOOL" -> AttributeValue.fromBool(x.asBoolean());
-            case "NULL" -> AttributeValue.fromNul(true);
-            case "M" -> AttributeValue.fromM(attributes(x));
-            case "L" -> {
-                List<AttributeValue> l = new ArrayList<>();
-                for (JsonNode e : x) l.add(value(e));
-                yield AttributeValue.fromL(l);
-            }
-            case "SS" -> {
-                List<String> l = new ArrayList<>();
-                for (JsonNode e : x) l.add(e.asText());
-                yield AttributeValue.fromSs(l);
-            }
-            case "NS" -> {
-                List<String> l = new ArrayList<>();
-                for (JsonNode e : x) l.add(e.asText());
-                yield AttributeValue.fromNs(l);
-            }
-            default -> AttributeValue.fromS(x.toString()); // BS and anything newer: sized by its text
-        };
-    }
+    /** What one write was charged: its units, or the reason it was refused (then nothing was charged). */
+    private record Charge(long units, String refused) {}
 
     @Override
     public void close() {

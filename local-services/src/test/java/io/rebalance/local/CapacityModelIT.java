@@ -3,6 +3,7 @@ package io.rebalance.local;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.rebalance.core.dynamo.WriteCapacity;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -25,6 +26,7 @@ import software.amazon.awssdk.services.dynamodb.model.Projection;
 import software.amazon.awssdk.services.dynamodb.model.ProjectionType;
 import software.amazon.awssdk.services.dynamodb.model.ProvisionedThroughputExceededException;
 import software.amazon.awssdk.services.dynamodb.model.PutRequest;
+import software.amazon.awssdk.services.dynamodb.model.ReturnConsumedCapacity;
 import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
 import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
 
@@ -110,6 +112,37 @@ class CapacityModelIT {
                     .extracting(r -> r.reason())
                     .containsExactly("KeyRangeThroughputExceeded");
             assertThat(model.consumedUnits()).isLessThanOrEqualTo((long) (1_000 + seconds * 1_000) + 1);
+        }
+    }
+
+    @Test
+    void aWriteIsToldTheUnitsChargedAndWarmThroughputIsKeptPerTable() throws Exception {
+        try (DynamoDbLocalServer local = DynamoDbLocalServer.start(0);
+                CapacityModel model = CapacityModel.start(local.endpoint(), 10_000);
+                DynamoDbClient dynamo = client(model.endpoint());
+                DynamoDbClient direct = client(local.endpoint())) {
+            create(dynamo, "metered", false);
+            BatchWriteItemResponse r = dynamo.batchWriteItem(b -> b.requestItems(Map.of("metered", batch(0, PAD_1K)))
+                    .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL));
+            assertThat(r.consumedCapacity())
+                    .singleElement()
+                    .satisfies(c -> assertThat(c.tableName()).isEqualTo("metered"))
+                    .satisfies(c -> assertThat(c.capacityUnits()).isEqualTo(100.0));
+            assertThat(model.consumedUnits()).isEqualTo(100);
+
+            // a new on-demand table takes 4,000 writes/s at once; DynamoDB Local keeps no warm throughput, the model
+            // does
+            assertThat(WriteCapacity.of(dynamo, "metered")).isEqualTo(new WriteCapacity(true, 4_000));
+            assertThat(WriteCapacity.warm(direct, "metered", 12_000))
+                    .as("DynamoDB Local ignores it, and says so")
+                    .isNotNull();
+            assertThat(WriteCapacity.warm(dynamo, "metered", 12_000)).isNull();
+            assertThat(model.warmWriteUnits("metered")).isEqualTo(12_000);
+            assertThat(WriteCapacity.of(dynamo, "metered")).isEqualTo(new WriteCapacity(true, 12_000));
+            assertThat(WriteCapacity.warm(dynamo, "metered", 8_000))
+                    .as("already warmer")
+                    .isNull();
+            assertThat(model.warmWriteUnits("metered")).isEqualTo(12_000);
         }
     }
 

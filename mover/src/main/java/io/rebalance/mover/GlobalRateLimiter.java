@@ -1,6 +1,5 @@
 package io.rebalance.mover;
 
-import io.rebalance.core.dynamo.BatchWriter;
 import io.rebalance.protocol.keyspace.RunKeys;
 import java.util.concurrent.atomic.AtomicLong;
 import redis.clients.jedis.UnifiedJedis;
@@ -15,7 +14,7 @@ import redis.clients.jedis.UnifiedJedis;
  * reaches every process within a heartbeat. A Redis failure here lets the batch through: a limiter must not stop
  * a migration that Redis will also stop anyway at its next progress save.
  */
-public final class GlobalRateLimiter implements BatchWriter.RateLimiter {
+public final class GlobalRateLimiter {
     private final UnifiedJedis redis;
     private final RunKeys keys;
     private final AtomicLong limit = new AtomicLong();
@@ -34,7 +33,7 @@ public final class GlobalRateLimiter implements BatchWriter.RateLimiter {
         return limit.get();
     }
 
-    @Override
+    /** Blocks until {@code rows} more rows may be written. */
     public void acquire(int rows) throws InterruptedException {
         while (true) {
             long max = limit.get();

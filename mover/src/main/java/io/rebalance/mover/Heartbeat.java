@@ -11,7 +11,7 @@ import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
 
 /**
- * A copy process's heartbeat, once a second on a thread of its own: reads the run's status and rate limit, and says
+ * A copy process's heartbeat, once a second on a thread of its own: reads the run's status and rate limit, reports the write units consumed, and says
  * the process lives (with what it does) in the run's registry. Its own thread because a heartbeat that queued behind
  * the keeper's ticks read, to {@code status}, the cutover's checks and {@code reset}, as a process that died.
  */
@@ -20,7 +20,7 @@ final class Heartbeat implements AutoCloseable {
 
     private final RunState run;
     private final String processId;
-    private final GlobalRateLimiter limiter;
+    private final CopyPacer pacer;
     private final MoverCounters counters;
     private final Callable<String> info;
     private final Consumer<RunStatus> status;
@@ -38,13 +38,13 @@ final class Heartbeat implements AutoCloseable {
     Heartbeat(
             RunState run,
             String processId,
-            GlobalRateLimiter limiter,
+            CopyPacer pacer,
             MoverCounters counters,
             Callable<String> info,
             Consumer<RunStatus> status) {
         this.run = run;
         this.processId = processId;
-        this.limiter = limiter;
+        this.pacer = pacer;
         this.counters = counters;
         this.info = info;
         this.status = status;
@@ -62,7 +62,7 @@ final class Heartbeat implements AutoCloseable {
         MDC.put("phase", "heartbeat"); // removed after: start() runs it on the manager's thread too
         try {
             status.accept(run.status());
-            limiter.setLimit(run.rateLimit());
+            pacer.heartbeat(run.rateLimit());
             run.heartbeat(processId, info.call());
             failures.succeeded();
         } catch (Exception e) {

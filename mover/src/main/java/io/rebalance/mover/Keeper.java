@@ -55,6 +55,7 @@ public final class Keeper {
 
     private long lastLogMs;
     private final SampleLog history;
+    private final WriteUnitBudget budget;
 
     private static final long RATE_WINDOW_MS = 10_000;
 
@@ -69,6 +70,7 @@ public final class Keeper {
         this.processTimeoutMs = leaseTtl.toMillis();
         this.logEvery = logEvery;
         this.history = new SampleLog(run.redis(), run.keys().history());
+        this.budget = new WriteUnitBudget(run.redis(), run.keys());
     }
 
     /**
@@ -100,6 +102,7 @@ public final class Keeper {
         lease.check();
         run.pruneProcesses(processTimeoutMs);
         publishProgress(status, watermark);
+        ramp();
         return status;
     }
 
@@ -177,6 +180,14 @@ public final class Keeper {
                     Math.round(rate),
                     etaSeconds >= 0 ? " eta " + Duration.ofSeconds(etaSeconds) : "");
         }
+    }
+
+    /** On an on-demand table: the ramp's cap from the peak the copy consumed (OnDemandRamp). */
+    private void ramp() {
+        OnDemandRamp.State s = budget.ramp();
+        if (s.warm() <= 0) return;
+        OnDemandRamp.State next = OnDemandRamp.next(s, budget.read().consumedPerSecond(), System.currentTimeMillis());
+        budget.saveRamp(next, OnDemandRamp.cap(next));
     }
 
     /** Gives the keeper lease up at shutdown so a standby takes over at once instead of after the TTL. */

@@ -28,7 +28,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -54,9 +53,10 @@ public final class MoverProcess implements AutoCloseable {
     private final RunPlan plan;
     private final RunState run;
     private final SlotStore slots;
-    private final GlobalRateLimiter limiter;
+    private final CopyPacer pacer;
     private final Retrier retrier = Retrier.standard();
     private final Keeper keeper;
+    private final DynamoDbClient dynamo;
     private final MoverCounters counters = new MoverCounters();
 
     private final String processId;
@@ -72,11 +72,9 @@ public final class MoverProcess implements AutoCloseable {
         return t;
     });
     private final Heartbeat heartbeat;
-    /** At most one keeper tick waits to run after finished slots, however many finish meanwhile. */
-    private final AtomicBoolean keeperNudged = new AtomicBoolean();
+    private final KeeperTicks keeperTicks;
 
     private final List<Thread> workers;
-    private final FailureStreak keeperFailures = new FailureStreak(log, "keeper tick");
 
     private volatile RunStatus status = RunStatus.NOT_STARTED;
     private volatile boolean shuttingDown;
@@ -98,10 +96,14 @@ public final class MoverProcess implements AutoCloseable {
         RunKeys keys = config.redis().keyspace().run();
         this.run = new RunState(redis, keys, retrier);
         this.slots = new SlotStore(redis, keys, retrier, m.leaseTtlDuration(), m.stateTtlDuration());
-        this.limiter = new GlobalRateLimiter(redis, keys, m.rateLimit());
+        this.pacer = new CopyPacer(
+                new GlobalRateLimiter(redis, keys, m.rateLimit()),
+                new WriteUnitBudget(redis, keys),
+                config.target().slotIndex().isEmpty() ? "" : config.target().slotAttribute());
+        this.dynamo = dynamo;
         RowCodec codec = table.codec(config.target());
         PageReader reader = new PageReader(table);
-        BatchWriter writer = new BatchWriter(dynamo, config.target().table(), m.batchSize(), retrier, limiter);
+        BatchWriter writer = new BatchWriter(dynamo, config.target().table(), m.batchSize(), retrier, pacer);
         WorkerContext shared = new WorkerContext(
                 slots,
                 run,
@@ -119,6 +121,7 @@ public final class MoverProcess implements AutoCloseable {
         this.schemaWatch = new SchemaWatch(new SourceSession(config.source()), config, table.schema());
         this.processId = ProcessId.create();
         this.keeper = new Keeper(run, slots, plan, processId, m.leaseTtlDuration(), Duration.ofSeconds(10));
+        this.keeperTicks = new KeeperTicks(keeper, background, s -> status = s);
         this.picker = new SlotPicker(plan.range(), slots, run, this::newOwner);
         this.idleWorkers = new Semaphore(m.workers());
         this.workers = new java.util.ArrayList<>();
@@ -131,9 +134,9 @@ public final class MoverProcess implements AutoCloseable {
         this.heartbeat = new Heartbeat(
                 run,
                 processId,
-                limiter,
+                pacer,
                 counters,
-                () -> ProcessInfo.json(workers.size(), busy, counters.rowsWritten(), keeper.active(), limiter.limit()),
+                () -> ProcessInfo.json(workers.size(), busy, counters.rowsWritten(), keeper.active(), rateLimit()),
                 s -> status = s);
     }
 
@@ -149,9 +152,9 @@ public final class MoverProcess implements AutoCloseable {
                 workers.size());
         if (config.mover().rateLimit() > 0 && run.rateLimit() == 0)
             run.setRateLimit(config.mover().rateLimit());
+        retrier.run("start the write-unit budget", () -> pacer.start(config, dynamo));
         heartbeat.start();
-        long keeperMs = config.mover().keeperIntervalDuration().toMillis();
-        background.scheduleWithFixedDelay(this::keeperSafely, 0, keeperMs, TimeUnit.MILLISECONDS);
+        keeperTicks.start(config.mover().keeperIntervalDuration().toMillis());
         background.scheduleWithFixedDelay(this::watchSchema, 1, 1, TimeUnit.SECONDS);
         workers.forEach(Thread::start);
         try {
@@ -236,11 +239,7 @@ public final class MoverProcess implements AutoCloseable {
                 if (o == SlotWorker.Outcome.FINISHED) {
                     counters.slotFinished();
                     picker.finished(a.slot());
-                    if (keeper.active() && keeperNudged.compareAndSet(false, true)) // compact now: it may be the last
-                    background.execute(() -> {
-                        keeperNudged.set(false);
-                        keeperSafely();
-                    });
+                    keeperTicks.nudge(); // compact now: it may be the last slot
                 }
                 return;
             } catch (InterruptedException e) {
@@ -304,21 +303,6 @@ public final class MoverProcess implements AutoCloseable {
         }
     }
 
-    /** Synchronized: the schedule and a nudge after a finished slot must not run two ticks at once. */
-    private synchronized void keeperSafely() {
-        MDC.put("phase", "keeper");
-        try {
-            RunStatus s = keeper.tick();
-            if (s != null)
-                status = s; // the active keeper's own process learns a change at once, not at the next heartbeat
-            keeperFailures.succeeded();
-        } catch (Exception e) {
-            keeperFailures.failed(e);
-        } finally {
-            MDC.remove("phase");
-        }
-    }
-
     /**
      * Once a second: the table's copied columns must still be the plan's. Rows read after an ALTER TABLE would be
      * written in another shape than the rows before, silently; so the process stops and {@link #schemaChange} says
@@ -356,6 +340,11 @@ public final class MoverProcess implements AutoCloseable {
         heartbeat.close();
         schemaWatch.close();
         try {
+            pacer.report(); // the units of the last second, which no heartbeat reported
+        } catch (RuntimeException e) {
+            log.debug("the last second's write units went unreported: {}", e.toString());
+        }
+        try {
             keeper.resign();
             run.leave(processId);
         } catch (RuntimeException e) {
@@ -385,7 +374,17 @@ public final class MoverProcess implements AutoCloseable {
 
     /** The run's rate limit as this process last read it, rows/s, 0 for none. */
     public long rateLimit() {
-        return limiter.limit();
+        return pacer.rowsPerSecond();
+    }
+
+    /** The run's write-unit budget as this process last heard of it. */
+    public WriteUnitBudget.Snapshot writeUnits() {
+        return pacer.budget();
+    }
+
+    /** Write units this process's calls consumed, as DynamoDB reported them. */
+    public double writeUnitsConsumed() {
+        return pacer.consumed();
     }
 
     public MoverCounters counters() {

@@ -12,6 +12,7 @@ import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.mover.RunState;
 import io.rebalance.mover.SlotStore;
+import io.rebalance.mover.WriteUnitBudget;
 import io.rebalance.protocol.keyspace.TailKeys;
 import io.rebalance.verifier.SlotResult;
 import io.rebalance.verifier.VerificationStore;
@@ -85,6 +86,7 @@ public final class StatusView {
         rows.put("etaSeconds", processes.isEmpty() ? -1 : progress.etaSeconds());
         v.put("rows", rows);
         v.put("rateLimit", run.rateLimit());
+        v.put("writeUnits", writeUnits(new WriteUnitBudget(c.redis(), run.keys()).read()));
         v.put("processes", processes);
         v.put("leases", leased);
         v.put("events", run.events(10).stream().map(StatusView::stamped).toList());
@@ -95,6 +97,19 @@ public final class StatusView {
         v.put("refused", refused(new RefusedRows(c.redis(), config.redis().keyspace())));
         v.put("routing", RoutingStatus.of(c.redis(), config.redis().keyspace()));
         return v;
+    }
+
+    /** The run's write-unit budget: its ceiling, the rate allowed now, what the copy consumes, throttling met. */
+    static Map<String, Object> writeUnits(WriteUnitBudget.Snapshot b) {
+        Map<String, Object> w = new LinkedHashMap<>();
+        w.put("ceiling", b.ceiling());
+        w.put("allowed", Math.round(b.allowed()));
+        w.put("consumedPerSecond", Math.round(b.consumedPerSecond()));
+        w.put("consumed", Math.round(b.consumed()));
+        w.put("throttles", b.throttles());
+        w.put("cuts", b.cuts());
+        w.put("onDemandCap", Math.round(b.rampCap()));
+        return w;
     }
 
     /** An event as stored ({@code <epoch ms> <what>}) with its time written for people. */

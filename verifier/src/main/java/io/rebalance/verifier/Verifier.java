@@ -5,6 +5,7 @@ import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.KeyRefresher;
 import io.rebalance.core.dynamo.BatchWriter;
 import io.rebalance.core.dynamo.SlotIndex;
+import io.rebalance.core.dynamo.WritePacer;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
@@ -84,7 +85,7 @@ public final class Verifier {
         this.repairer = new KeyRefresher(
                 new PageReader(table),
                 codec,
-                new BatchWriter(dynamo, target.table(), 25, Retrier.standard(), BatchWriter.RateLimiter.NONE));
+                new BatchWriter(dynamo, target.table(), 25, Retrier.standard(), WritePacer.NONE));
         this.repairs = repairer::refresh;
     }
 

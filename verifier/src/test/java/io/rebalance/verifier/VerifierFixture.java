@@ -5,6 +5,7 @@ import io.rebalance.core.codec.SourceRow;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.BatchWriter;
 import io.rebalance.core.dynamo.TargetTable;
+import io.rebalance.core.dynamo.WritePacer;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.source.PageReader;
@@ -63,7 +64,7 @@ final class VerifierFixture implements AutoCloseable {
         SourceTable source = sourceTable();
         RowCodec codec = source.codec(config.target());
         PageReader reader = new PageReader(source);
-        BatchWriter writer = new BatchWriter(dynamo, table, 25, Retrier.standard(), BatchWriter.RateLimiter.NONE);
+        BatchWriter writer = new BatchWriter(dynamo, table, 25, Retrier.standard(), WritePacer.NONE);
         try (Connection c = new SourceSession(config.source()).open()) {
             for (Slot slot : slots) {
                 String last = null;

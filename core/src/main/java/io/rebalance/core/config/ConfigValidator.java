@@ -153,6 +153,11 @@ public final class ConfigValidator {
                 t.slotIndex(),
                 "an index name: 3-255 characters of a-z, A-Z, 0-9, _ - .");
         range("target.slotShards", t.slotShards(), 1, 256);
+        require(
+                t.warmWriteUnits() >= 0,
+                "target.warmWriteUnits",
+                String.valueOf(t.warmWriteUnits()),
+                "write units per second the table is to take at once (its warm throughput), 0 to leave it");
         if (s.columns().contains(t.slotAttribute())
                 || t.slotAttribute().equals(t.partitionKey())
                 || t.slotAttribute().equals(t.sortKey())) {
@@ -179,6 +184,11 @@ public final class ConfigValidator {
                 "mover.rateLimit",
                 String.valueOf(m.rateLimit()),
                 "rows per second, 0 for no limit");
+        require(
+                m.writeUnits() >= 0,
+                "mover.writeUnits",
+                String.valueOf(m.writeUnits()),
+                "DynamoDB write units per second for the whole copy, 0 for no budget");
         Duration lease = duration("mover.leaseTtl", m.leaseTtl(), MigrationConfig.Mover::leaseTtlDuration, m);
         Duration state = duration("mover.stateTtl", m.stateTtl(), MigrationConfig.Mover::stateTtlDuration, m);
         duration("mover.slotRetryDelay", m.slotRetryDelay(), MigrationConfig.Mover::slotRetryDelayDuration, m);

@@ -104,7 +104,8 @@ public record MigrationConfig(
             List<String> numbersAsString,
             String slotAttribute,
             String slotIndex,
-            int slotShards) {
+            int slotShards,
+            long warmWriteUnits) {
         public boolean embedded() {
             return "embedded".equals(endpoint);
         }
@@ -153,12 +154,16 @@ public record MigrationConfig(
         }
     }
 
-    /** The copy: threads per process, page and batch sizes, a global rate limit (rows/s, 0 = none), timings. */
+    /**
+     * The copy: threads per process, page and batch sizes, the run's limits (rows/s and DynamoDB write units/s, 0 =
+     * none), timings.
+     */
     public record Mover(
             int workers,
             int pageSize,
             int batchSize,
             long rateLimit,
+            long writeUnits,
             String leaseTtl,
             String stateTtl,
             String slotRetryDelay,

@@ -11,14 +11,17 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.BatchWriteItemRequest;
 import software.amazon.awssdk.services.dynamodb.model.BatchWriteItemResponse;
+import software.amazon.awssdk.services.dynamodb.model.ConsumedCapacity;
 import software.amazon.awssdk.services.dynamodb.model.PutRequest;
+import software.amazon.awssdk.services.dynamodb.model.ReturnConsumedCapacity;
 import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
 
 /**
  * Writes items with BatchWriteItem, at most 25 per call, and resubmits whatever DynamoDB hands back as
  * UnprocessedItems (it does so under throttling) with backoff until every item is written. Puts overwrite, so a
  * page written twice (a worker resumed from a slightly older last_id) leaves the same items: writes are
- * idempotent, which is what makes resuming safe. A lease holder passes its {@link WriteFence}: then no call or attempt
+ * idempotent, which is what makes resuming safe. Its {@link WritePacer} is asked before each batch and told what
+ * each call cost. A lease holder passes its {@link WriteFence}: then no call or attempt
  * is sent, resubmissions and SDK retries included, that could land after the lease passed to another holder.
  */
 public final class BatchWriter {
@@ -27,22 +30,14 @@ public final class BatchWriter {
     private final int batchSize;
     private final Retrier retrier;
     private final Backoff unprocessedBackoff;
-    private final RateLimiter limiter;
+    private final WritePacer pacer;
 
-    /** Blocks until {@code rows} more rows may be written (the mover's global rate limiter). */
-    @FunctionalInterface
-    public interface RateLimiter {
-        void acquire(int rows) throws InterruptedException;
-
-        RateLimiter NONE = rows -> {};
-    }
-
-    public BatchWriter(DynamoDbClient dynamo, String table, int batchSize, Retrier retrier, RateLimiter limiter) {
+    public BatchWriter(DynamoDbClient dynamo, String table, int batchSize, Retrier retrier, WritePacer pacer) {
         this.dynamo = dynamo;
         this.table = table;
         this.batchSize = batchSize;
         this.retrier = retrier;
-        this.limiter = limiter;
+        this.pacer = pacer;
         this.unprocessedBackoff = Backoff.DEFAULT;
     }
 
@@ -75,35 +70,55 @@ public final class BatchWriter {
     public void apply(List<WriteRequest> requests, WriteFence fence) throws InterruptedException {
         for (int i = 0; i < requests.size(); i += batchSize) {
             List<WriteRequest> batch = requests.subList(i, Math.min(requests.size(), i + batchSize));
-            limiter.acquire(batch.size());
-            writeBatch(batch, fence);
+            writeBatch(batch, pacer.acquire(batch), fence);
         }
     }
 
-    private void writeBatch(List<WriteRequest> batch, WriteFence fence) throws InterruptedException {
+    private void writeBatch(List<WriteRequest> batch, long reserved, WriteFence fence) throws InterruptedException {
         List<WriteRequest> pending = batch;
         for (int attempt = 0; !pending.isEmpty(); attempt++) {
             if (attempt > 0) {
                 if (attempt >= 50) {
                     throw new IllegalStateException(pending.size() + " items stayed unprocessed by DynamoDB after 50"
-                            + " resubmissions to " + table + "; the table is throttled: lower mover.rateLimit");
+                            + " resubmissions to " + table + "; the table is throttled: lower mover.writeUnits or"
+                            + " mover.rateLimit");
                 }
                 // backoff: DynamoDB hands items back when throttled, and resubmitting at once only repeats that
                 Thread.sleep(unprocessedBackoff.delay(Math.min(attempt, 6)).toMillis());
             }
             List<WriteRequest> toSend = pending;
-            BatchWriteItemResponse r = retrier.call("write batch to " + table, () -> {
-                BatchWriteItemRequest request = BatchWriteItemRequest.builder()
-                        .requestItems(Map.of(table, toSend))
-                        .build();
-                try {
-                    return dynamo.batchWriteItem(FencedWrites.bind(request, fence));
-                } catch (RuntimeException e) {
-                    LeaseLost lost = LeaseLost.in(e); // the SDK wraps what the fence's check before sending threw
-                    throw lost != null ? lost : e;
-                }
-            });
+            long paid = attempt == 0 ? reserved : pacer.reacquire(toSend); // items handed back go in turn, too
+            long throttledBefore = DynamoCounts.process().throttled();
+            BatchWriteItemResponse r;
+            try {
+                r = retrier.call("write batch to " + table, () -> {
+                    BatchWriteItemRequest.Builder request =
+                            BatchWriteItemRequest.builder().requestItems(Map.of(table, toSend));
+                    if (pacer.meters()) request.returnConsumedCapacity(ReturnConsumedCapacity.TOTAL);
+                    try {
+                        return dynamo.batchWriteItem(FencedWrites.bind(request.build(), fence));
+                    } catch (RuntimeException e) {
+                        LeaseLost lost = LeaseLost.in(e); // the SDK wraps what the fence's check before sending threw
+                        throw lost != null ? lost : e;
+                    }
+                });
+            } catch (RuntimeException e) {
+                pacer.settled(paid, Double.NaN, DynamoCounts.process().throttled() > throttledBefore);
+                throw e;
+            }
             pending = r.hasUnprocessedItems() ? r.unprocessedItems().getOrDefault(table, List.of()) : List.of();
+            // an attempt the SDK retried as throttled shows in the process's counts (any thread's: throttling is
+            // the table's, whoever met it)
+            boolean throttled = !pending.isEmpty() || DynamoCounts.process().throttled() > throttledBefore;
+            pacer.settled(paid, consumed(r), throttled);
         }
+    }
+
+    /** The units DynamoDB said a call consumed, tables and indexes together; NaN when it did not say. */
+    private static double consumed(BatchWriteItemResponse r) {
+        if (!r.hasConsumedCapacity() || r.consumedCapacity().isEmpty()) return Double.NaN;
+        double units = 0;
+        for (ConsumedCapacity c : r.consumedCapacity()) if (c.capacityUnits() != null) units += c.capacityUnits();
+        return units;
     }
 }

@@ -31,6 +31,17 @@ final class CopyMeters {
         Gauge.builder("rebalance.copy.rate.limit.rows.per.second", process, MoverProcess::rateLimit)
                 .description("The run's rate limit, rows/s for all processes together; 0 for none")
                 .register(registry);
+        FunctionCounter.builder("rebalance.copy.write.units", process, MoverProcess::writeUnitsConsumed)
+                .description("Write units this process's calls consumed, as DynamoDB reported them")
+                .register(registry);
+        Gauge.builder("rebalance.copy.write.units.allowed.per.second", process, p -> p.writeUnits()
+                        .allowed())
+                .description("Write units/s the run's budget allows now, all processes together; 0 for no budget")
+                .register(registry);
+        Gauge.builder("rebalance.copy.write.units.ceiling.per.second", process, p -> p.writeUnits()
+                        .ceiling())
+                .description("The budget's ceiling (mover.writeUnits, rate --units), write units/s; 0 for none")
+                .register(registry);
         AtomicReference<SlotCounts> slots = new AtomicReference<>(new SlotCounts(0, 0, 0));
         refresher.every("copy slots", () -> slots.set(SlotCounts.read(run, leaseTtlMs)));
         slotGauge(registry, slots, "finished", s -> s.finished());

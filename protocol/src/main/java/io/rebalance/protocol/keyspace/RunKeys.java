@@ -15,6 +15,7 @@ public final class RunKeys {
             "last_slot",
             "keeper",
             "rate_limit",
+            "write_units",
             "rows_copied",
             "slots_finished",
             "progress",
@@ -56,6 +57,14 @@ public final class RunKeys {
 
     public String rateLimit() {
         return prefix + "rate_limit";
+    }
+
+    /**
+     * Hash: the run's write-unit budget shared by every process (its ceiling, the rate allowed now, the schedule of
+     * reservations, the units consumed and the on-demand ramp's peaks).
+     */
+    public String writeUnits() {
+        return prefix + "write_units";
     }
 
     /** Per-second window of the global rate limiter. */

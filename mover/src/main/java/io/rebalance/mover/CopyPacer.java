@@ -1,0 +1,158 @@
+package io.rebalance.mover;
+
+import io.rebalance.core.codec.ItemSize;
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.dynamo.WriteCapacity;
+import io.rebalance.core.dynamo.WritePacer;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.DoubleAdder;
+import java.util.concurrent.atomic.LongAdder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
+
+/**
+ * The copy's pace: the run's rows/s limit ({@link GlobalRateLimiter}) and its write-unit budget
+ * ({@link WriteUnitBudget}), both shared by every process. Before a batch: its rows, then its units, estimated from
+ * the items' sizes as DynamoDB bills them. After each call: what DynamoDB said it consumed, summed here and reported
+ * with the heartbeat, and throttling, reported at once so that every process slows down.
+ *
+ * <p>A Redis failure lets the batch through, as the rows limiter does: a pacer must not stop a copy that Redis will
+ * stop anyway at its next progress save.
+ */
+final class CopyPacer implements WritePacer {
+    private static final Logger log = LoggerFactory.getLogger(CopyPacer.class);
+    /** A process reports throttling at most this often; the budget lowers the rate at most once per 2 s anyway. */
+    private static final long THROTTLE_REPORT_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+
+    private final GlobalRateLimiter rows;
+    private final WriteUnitBudget budget;
+    private final String indexAttribute;
+    private final DoubleAdder consumedSinceReport = new DoubleAdder();
+    private final DoubleAdder correction = new DoubleAdder();
+    private final DoubleAdder consumed = new DoubleAdder();
+    private final LongAdder throttled = new LongAdder();
+    private volatile WriteUnitBudget.Snapshot last = WriteUnitBudget.Snapshot.NONE;
+    private volatile long lastThrottleReport;
+
+    /** @param indexAttribute the attribute that puts an item in the slot index (it writes the item twice); "" for none */
+    CopyPacer(GlobalRateLimiter rows, WriteUnitBudget budget, String indexAttribute) {
+        this.rows = rows;
+        this.budget = budget;
+        this.indexAttribute = indexAttribute;
+    }
+
+    /**
+     * What a process does as it joins: the run's budget from {@code mover.writeUnits} unless it has one, the
+     * on-demand ramp for an on-demand table, and the table's warm throughput raised to {@code target.warmWriteUnits}.
+     */
+    void start(MigrationConfig config, DynamoDbClient dynamo) {
+        String table = config.target().table();
+        long warm = config.target().warmWriteUnits();
+        if (warm > 0) {
+            String refused = WriteCapacity.warm(dynamo, table, warm);
+            if (refused != null)
+                log.warn("the warm throughput of {} stays as it was ({}); the copy goes on without it", table, refused);
+        }
+        if (config.mover().writeUnits() > 0) budget.startCeiling(config.mover().writeUnits());
+        WriteCapacity capacity = WriteCapacity.of(dynamo, table);
+        if (capacity.onDemand()) budget.startRamp(Math.max(warm, capacity.warmWriteUnits()));
+        heartbeat(rows.limit());
+    }
+
+    @Override
+    public long acquire(List<WriteRequest> batch) throws InterruptedException {
+        rows.acquire(batch.size());
+        return reacquire(batch);
+    }
+
+    @Override
+    public long reacquire(List<WriteRequest> batch) throws InterruptedException {
+        if (!last.on()) return 0;
+        long units = 0;
+        for (WriteRequest w : batch) units += units(w);
+        WriteUnitBudget.Reservation r;
+        try {
+            r = budget.take(units);
+        } catch (RuntimeException e) {
+            return units;
+        }
+        if (r.waitMicros() > 0) TimeUnit.MICROSECONDS.sleep(r.waitMicros()); // the batch's turn in the run's schedule
+        return units;
+    }
+
+    /** Write units one request costs as DynamoDB bills it: a unit per started KB, again for the slot index. */
+    private long units(WriteRequest w) {
+        if (w.putRequest() == null) return indexAttribute.isEmpty() ? 1 : 2; // a delete: its item's size is unknown
+        Map<String, AttributeValue> item = w.putRequest().item();
+        long bytes = ItemSize.of(item);
+        long units = ItemSize.tableUnits(bytes);
+        if (!indexAttribute.isEmpty() && item.containsKey(indexAttribute)) units += ItemSize.indexUnits(bytes);
+        return units;
+    }
+
+    @Override
+    public void settled(long reserved, double consumedUnits, boolean wasThrottled) {
+        double c = Double.isNaN(consumedUnits) ? reserved : consumedUnits;
+        consumed.add(c);
+        consumedSinceReport.add(c);
+        correction.add(c - reserved);
+        if (!wasThrottled) return;
+        throttled.increment();
+        long now = System.nanoTime();
+        if (now - lastThrottleReport < THROTTLE_REPORT_NANOS) return;
+        lastThrottleReport = now;
+        try {
+            last = budget.report(0, 0, true);
+        } catch (RuntimeException e) {
+            log.debug("throttling not reported ({}); the next heartbeat tries again", e.toString());
+        }
+    }
+
+    @Override
+    public boolean meters() {
+        return true;
+    }
+
+    /** Once a second: the rows limit as the run has it now, and the units consumed since the last beat reported. */
+    void heartbeat(long rowsPerSecond) {
+        rows.setLimit(rowsPerSecond);
+        report();
+    }
+
+    /** Reports the units consumed since the last report (the heartbeat's, and the last one as the process stops). */
+    void report() {
+        double c = consumedSinceReport.sumThenReset();
+        double d = correction.sumThenReset();
+        try {
+            last = budget.report(c, d, false);
+        } catch (RuntimeException e) {
+            consumedSinceReport.add(c); // reported with the next beat
+            correction.add(d);
+            throw e;
+        }
+    }
+
+    long rowsPerSecond() {
+        return rows.limit();
+    }
+
+    /** The budget as this process last heard of it. */
+    WriteUnitBudget.Snapshot budget() {
+        return last;
+    }
+
+    /** Write units this process's calls consumed, as DynamoDB reported them. */
+    double consumed() {
+        return consumed.sum();
+    }
+
+    /** Calls of this process DynamoDB throttled (items handed back, or an attempt refused). */
+    long throttled() {
+        return throttled.sum();
+    }
+}
