@@ -46,6 +46,7 @@ final class ChangeApplier implements AutoCloseable {
     private final Runnable onCommitWait;
     private final TailHold hold;
     private final KeyLog keyLog;
+    private final StageTimes stages;
     private final RefusedRows refusedRows;
     private Connection connection;
 
@@ -58,8 +59,10 @@ final class ChangeApplier implements AutoCloseable {
             Runnable onCommitWait,
             TailHold hold,
             KeyLog keyLog,
-            RefusedRows refusedRows) {
+            RefusedRows refusedRows,
+            StageTimes stages) {
         this.refusedRows = refusedRows;
+        this.stages = stages;
         this.onCommitWait = onCommitWait;
         this.hold = hold;
         this.keyLog = keyLog;
@@ -110,9 +113,13 @@ final class ChangeApplier implements AutoCloseable {
                     + " hold is lifted (ADR 7)");
         }
         List<String> distinct = new ArrayList<>(new LinkedHashSet<>(keys));
+        long t = System.nanoTime();
         keyLog.record(distinct); // before the write and under this lock: the cutover's window compares these keys
+        t = stages.since(StageTimes.Stage.KEY_LOG, t);
         touched.beforeWrite(distinct); // recorded before the write, so reconciliation cannot miss it
+        t = stages.since(StageTimes.Stage.TOUCHED, t);
         awaitVisible(committed);
+        t = stages.since(StageTimes.Stage.VISIBILITY, t);
         // Read in chunks and hand each chunk's writes over at once: the next chunk's read overlaps them, and the
         // writers never wait for the whole batch to be read. The keys are distinct, so no two writes race.
         List<Future<List<RowRefusedException>>> pending = new ArrayList<>();
@@ -141,6 +148,7 @@ final class ChangeApplier implements AutoCloseable {
         List<String> landed = new ArrayList<>(distinct.size());
         for (String key : distinct) if (!refused.contains(key)) landed.add(key);
         refusedRows.clear(landed); // after the writes landed: a listed row stays listed until its item is its row
+        stages.since(StageTimes.Stage.READ_AND_WRITE, t);
         return written;
     }
 

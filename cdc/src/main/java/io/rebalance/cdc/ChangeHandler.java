@@ -56,11 +56,20 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             List<ChangeEvent<SourceRecord, SourceRecord>> events,
             DebeziumEngine.RecordCommitter<ChangeEvent<SourceRecord, SourceRecord>> committer)
             throws InterruptedException {
+        long start = System.nanoTime();
+        for (ChangeEvent<SourceRecord, SourceRecord> e : events) { // the oldest commit's wait before the tail had it
+            if (e.value() != null && e.value().sourceOffset().get("ts_usec") instanceof Long ts) {
+                stats.stages.record(StageTimes.Stage.DELIVERY, (System.currentTimeMillis() * 1_000 - ts) * 1_000);
+                break;
+            }
+        }
         List<String> keys = new ArrayList<>(events.size());
         List<String> reverseWritten = new ArrayList<>();
         Map<String, Long> keyLsn = new HashMap<>();
         Set<Long> transactions = new HashSet<>();
+        long t = System.nanoTime();
         ForwardHold.State hold = holdState(); // read once per batch; only this tail acknowledges
+        stats.stages.since(StageTimes.Stage.HOLD, t);
         long lsn = 0;
         int changes = 0;
         for (ChangeEvent<SourceRecord, SourceRecord> e : events) {
@@ -104,6 +113,7 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
         } finally {
             MDC.remove("lsn");
         }
+        long after = System.nanoTime();
         changed.record(keys, lsn);
         changed.record(reverseWritten, lsn); // nothing to do when empty; both are rarely non-empty in one batch
         for (ChangeEvent<SourceRecord, SourceRecord> e : events) committer.markProcessed(e);
@@ -115,6 +125,8 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
         if ((reached || hold.unanswered()) && !hold.fromFence()) { // the fence's own hold has nobody waiting
             applier.acknowledge(hold.request(), stats.appliedLsn());
         }
+        stats.stages.since(StageTimes.Stage.AFTER, after);
+        stats.stages.since(StageTimes.Stage.BATCH, start);
         if (changes > 0) {
             stats.events.addAndGet(changes);
             stats.items.addAndGet(keys.size());

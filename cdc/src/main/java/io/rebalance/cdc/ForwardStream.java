@@ -120,7 +120,8 @@ final class ForwardStream {
                         stats.commitWaits::incrementAndGet,
                         hold,
                         new KeyLog(redis, config.redis().keyspace().handoff()),
-                        refused)) {
+                        refused,
+                        stats.stages)) {
             Reconciler reconciler = new Reconciler(touched, applier, stats);
             long third = lease.ttl().toMillis() / 3;
             timers.scheduleWithFixedDelay(

@@ -6,6 +6,9 @@ import java.util.concurrent.atomic.AtomicLong;
 /** What the tail has applied: counted by the handler, published by {@link TailStatus}. */
 public final class TailStats {
     final AtomicLong events = new AtomicLong();
+    /** Where the batches' time goes, stage by stage. */
+    final StageTimes stages = new StageTimes();
+
     final AtomicLong items = new AtomicLong();
     final AtomicLong reconciled = new AtomicLong();
     /** LSN up to which every change is applied (the last event of the last batch landed), as a number; 0 before. */
@@ -78,6 +81,10 @@ public final class TailStats {
 
     public long restarts() {
         return restarts.get();
+    }
+
+    public StageTimes stages() {
+        return stages;
     }
 
     public long events() {
