@@ -100,14 +100,16 @@ final class Alignment {
     }
 
     /** Waits at most {@code lockWait} for transactions that checked the fence. */
-    void setPostgres(FenceWriter writer, long token, Duration lockWait) throws SQLException {
+    /** @return the fence's state as the set found it under its lock: the route and epoch the set leaves as they are */
+    FenceState setPostgres(FenceWriter writer, long token, Duration lockWait) throws SQLException {
         try (Connection c = session.open()) {
-            pgFence.set(c, scope, writer, token, lockWait);
+            return pgFence.set(c, scope, writer, token, lockWait);
         }
     }
 
-    void setDynamo(FenceWriter writer, long token) {
-        dynamoFence.set(scope, writer, token);
+    /** @return the fence as set (route and epoch unchanged) */
+    FenceState setDynamo(FenceWriter writer, long token) {
+        return dynamoFence.set(scope, writer, token);
     }
 
     /** A logical message: decoded at once, so the tail has an event at M to pass even on an idle table. */
@@ -122,12 +124,25 @@ final class Alignment {
     }
 
     /** @throws StepFailed when the tail did not acknowledge in time */
-    void holdTail(long lsn, Duration wait) throws StepFailed, InterruptedException {
+    void holdTail(long lsn, Duration wait) throws StepFailed, InterruptedException, SQLException {
+        long deadline = System.nanoTime() + wait.toNanos();
         ForwardHold.Request request = hold.request(lsn);
-        if (!hold.awaitHeld(request, wait)) {
+        if (hold.awaitHeld(request, min(wait, NUDGE_AFTER))) return;
+        // The tail answers after a batch that read the request; the batch carrying lsn may have read the hold before
+        // the request existed, and with applications closed out no change follows to make another batch (but the
+        // stream's heartbeat, seconds away). A logical message after the request makes one.
+        notePosition();
+        if (!hold.awaitHeld(request, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
             throw new StepFailed("the forward tail did not apply up to " + Lsn.text(lsn) + " and acknowledge within "
                     + wait.toMillis() + " ms; is `rebalance tail` running and caught up? (`rebalance status`)");
         }
+    }
+
+    /** How long the tail may take to answer before a logical message gives it a batch to answer with. */
+    static final Duration NUDGE_AFTER = Duration.ofMillis(50);
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
     }
 
     private void holdTail(Duration wait) throws Exception {

@@ -21,6 +21,14 @@ final class CommandRun implements AutoCloseable {
     CutoverStep current;
     /** The epoch this command's flip recorded on the fences (0 before it did). */
     long recordedEpoch;
+    /**
+     * The fences' epochs as this command's own fence writes found them under its exclusive lease (-1 until one did):
+     * only a holder of that lease records an epoch, so they stay current until this command's flip, which then needs
+     * to ask neither store again inside the window.
+     */
+    long postgresEpoch = -1;
+
+    long dynamoEpoch = -1;
     /** What the outcome adds: a route change no replica confirmed. */
     String unreplicated = "";
 

@@ -73,6 +73,11 @@ public final class Cutover {
     }
 
     /** An empty log of the keys applications write to DynamoDB under the TARGET route of {@code epoch}. */
+    /** Reads the target's key attributes now, before the window, so that FLIP asks DynamoDB nothing for them. */
+    void knowKeyAttributes() {
+        partitionKey.get();
+    }
+
     void beginWriteLog(long epoch) {
         writeLog.begin(epoch, settings.targetTable(), partitionKey.get());
     }
@@ -207,7 +212,9 @@ public final class Cutover {
     void flip(CommandRun run, Route start, RouteStatus to) throws Exception {
         RouteStatus from = start.status();
         long redisEpoch = start.epoch(); // read when the command started: only the exclusive lease's holder changes it
-        long fenceEpoch = stores.fenced().map(FencedRoute::epoch).orElse(0L);
+        long fenceEpoch = run.postgresEpoch >= 0 && run.dynamoEpoch >= 0
+                ? Math.max(run.postgresEpoch, run.dynamoEpoch) // seen by this command's fence writes, under its lease
+                : stores.fenced().map(FencedRoute::epoch).orElse(0L);
         long epoch = Math.max(redisEpoch, fenceEpoch) + 1;
         if (to == RouteStatus.TARGET) {
             hooks.inside(AlignInstruction.BEGIN_WRITE_LOG);

@@ -98,6 +98,11 @@ public final class CutoverJournal {
         append(op + " " + text);
     }
 
+    /** One field of the journal as the command set it ({@code marker_lsn}, say); null when unset. */
+    String field(String name) {
+        return redis.hget(keys.cutover(), name);
+    }
+
     void set(String field, String value) {
         redis.hset(keys.cutover(), field, value);
     }

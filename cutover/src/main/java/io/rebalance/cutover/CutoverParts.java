@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
 import redis.clients.jedis.UnifiedJedis;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.KeySchemaElement;
@@ -31,6 +32,7 @@ import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
 
 /** The pieces one scope's cutover works on, wired once: what {@code --prepare} installs and every command uses. */
 public final class CutoverParts {
+    private final AtomicReference<String> keyAttributes = new AtomicReference<>();
     private final CutoverSettings settings;
     private final UnifiedJedis redis;
     private final SourceSession session;
@@ -200,6 +202,8 @@ public final class CutoverParts {
      * partition key, then a sort key, joined by commas ({@link TargetWriteLog.Target#keyAttributes()}).
      */
     private String partitionKey() {
+        String known = keyAttributes.get();
+        if (known != null) return known; // a table's key schema never changes: read once, before any window
         List<KeySchemaElement> schema = dynamo.describeTable(b -> b.tableName(settings.targetTable()))
                 .table()
                 .keySchema();
@@ -209,11 +213,13 @@ public final class CutoverParts {
                 .findFirst()
                 .orElseThrow(() -> new IllegalStateException(
                         "DynamoDB table '" + settings.targetTable() + "' has no partition key"));
-        return schema.stream()
+        String attributes = schema.stream()
                 .filter(k -> k.keyType() == KeyType.RANGE)
                 .map(k -> hash + "," + k.attributeName())
                 .findFirst()
                 .orElse(hash);
+        keyAttributes.set(attributes);
+        return attributes;
     }
 
     public SharedExclusiveLock lock() {

@@ -64,7 +64,9 @@ final class ForwardCutover {
                 Step.of(
                         CLOSE_SOURCE,
                         () -> "token " + token,
-                        run -> c.stores.setPostgres(FenceWriter.REVERSE, token, run.remaining())),
+                        run -> run.postgresEpoch = c.stores
+                                .setPostgres(FenceWriter.REVERSE, token, run.remaining())
+                                .epoch()),
                 Step.of(NOTE_POSITION, run -> {
                     marker = c.stores.notePosition();
                     c.journal.set("marker_lsn", Lsn.text(marker));
@@ -79,7 +81,7 @@ final class ForwardCutover {
                     run.remaining();
                 }),
                 Step.of(OPEN_TARGET, () -> "token " + token, run -> {
-                    c.stores.setDynamo(FenceWriter.APP, token);
+                    run.dynamoEpoch = c.stores.setDynamo(FenceWriter.APP, token).epoch();
                     run.remaining();
                     done = "reads and writes go to DynamoDB; the rollback window is open. Verified before the window: "
                             + before.detail() + "; in it: " + inWindow.detail();
@@ -92,6 +94,7 @@ final class ForwardCutover {
     }
 
     private void precheck(CommandRun run) throws Exception {
+        c.knowKeyAttributes(); // a DynamoDB call fewer inside the window, at FLIP
         List<PreCheck> failed = c.failedChecks(checks);
         if (!failed.isEmpty()) {
             String why = "pre-checks failed: "

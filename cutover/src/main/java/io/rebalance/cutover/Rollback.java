@@ -47,7 +47,11 @@ final class Rollback {
                     run.acquire(false);
                     token = run.lease.token();
                 }),
-                Step.of(CLOSE_TARGET, () -> "token " + token, run -> c.stores.setDynamo(FenceWriter.NONE, token)),
+                Step.of(
+                        CLOSE_TARGET,
+                        () -> "token " + token,
+                        run -> run.dynamoEpoch =
+                                c.stores.setDynamo(FenceWriter.NONE, token).epoch()),
                 Step.of(DRAIN_REVERSE, run -> {
                     drained = new RollbackDrain(c.reverse, c.writeLog).drain(run, proof, route.epoch(), restartedLog);
                     c.journal.note(run.op, drained);
@@ -55,7 +59,9 @@ final class Rollback {
                 Step.of(
                         OPEN_SOURCE,
                         () -> "token " + token,
-                        run -> c.stores.setPostgres(FenceWriter.APP, token, run.remaining())),
+                        run -> run.postgresEpoch = c.stores
+                                .setPostgres(FenceWriter.APP, token, run.remaining())
+                                .epoch()),
                 Step.of(LIFT_HOLD, run -> {
                     c.stores.liftHold(); // before the flip: once writers resume on Postgres, the tail must carry them
                     run.remaining();

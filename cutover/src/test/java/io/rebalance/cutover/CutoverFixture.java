@@ -112,6 +112,12 @@ final class CutoverFixture implements AutoCloseable {
                 .build();
     }
 
+    /** Sets a key of the migration's configuration, for the tail started after (its heartbeat, say). */
+    CutoverFixture set(String key, String value) {
+        migration.set(key, value);
+        return this;
+    }
+
     MigrationConfig config() {
         return migration.config();
     }

@@ -12,6 +12,7 @@ import software.amazon.awssdk.services.dynamodb.model.GetItemResponse;
 import software.amazon.awssdk.services.dynamodb.model.KeySchemaElement;
 import software.amazon.awssdk.services.dynamodb.model.KeyType;
 import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
+import software.amazon.awssdk.services.dynamodb.model.ReturnValue;
 import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
 import software.amazon.awssdk.services.dynamodb.model.TransactionCanceledException;
@@ -118,7 +119,10 @@ public final class DynamoFence {
             throw new IllegalStateException("no item for scope '" + scope + "' in DynamoDB table " + table
                     + ": the fence is not installed; run `rebalance cutover --prepare` first");
         }
-        Map<String, AttributeValue> item = r.item();
+        return state(r.item());
+    }
+
+    private static FenceState state(Map<String, AttributeValue> item) {
         AttributeValue route = item.get("route");
         AttributeValue epoch = item.get("epoch");
         return new FenceState(
@@ -132,16 +136,19 @@ public final class DynamoFence {
     /**
      * Sets the fence; transactions that checked the old state either committed before or fail their check.
      *
+     * @return the fence as set (its route and epoch as they are: a set changes neither)
      * @throws TokenBehindException when {@code minToken} is below the fence's (nothing is changed: tokens only rise)
      */
-    public void set(String scope, FenceWriter writer, long minToken) {
+    public FenceState set(String scope, FenceWriter writer, long minToken) {
         try {
-            dynamo.updateItem(b -> b.tableName(table)
-                    .key(Map.of(SCOPE, s(scope)))
-                    .updateExpression("SET #w = :w, #m = :m")
-                    .conditionExpression("attribute_exists(#s) AND #m <= :m")
-                    .expressionAttributeNames(Map.of("#w", "writer", "#m", "min_token", "#s", SCOPE))
-                    .expressionAttributeValues(Map.of(":w", s(writer.wire()), ":m", n(minToken))));
+            return state(dynamo.updateItem(b -> b.tableName(table)
+                            .key(Map.of(SCOPE, s(scope)))
+                            .updateExpression("SET #w = :w, #m = :m")
+                            .conditionExpression("attribute_exists(#s) AND #m <= :m")
+                            .expressionAttributeNames(Map.of("#w", "writer", "#m", "min_token", "#s", SCOPE))
+                            .expressionAttributeValues(Map.of(":w", s(writer.wire()), ":m", n(minToken)))
+                            .returnValues(ReturnValue.ALL_NEW))
+                    .attributes());
         } catch (ConditionalCheckFailedException e) {
             throw new TokenBehindException(
                     "DynamoDB", scope, minToken, state(scope).minToken());
