@@ -103,7 +103,7 @@ final class RateCommand implements Callable<Integer> {
                         .getOut()
                         .println("run " + prefix + ": write-unit budget "
                                 + (units == 0 ? "removed" : units + " write units/s")
-                                + "; processes apply it at their next batch");
+                                + "; processes apply it within a second, and the rate allowed moves towards it");
             return 0;
         }
     }

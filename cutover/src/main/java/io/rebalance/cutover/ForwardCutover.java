@@ -94,7 +94,6 @@ final class ForwardCutover {
     }
 
     private void precheck(CommandRun run) throws Exception {
-        c.knowKeyAttributes(); // a DynamoDB call fewer inside the window, at FLIP
         List<PreCheck> failed = c.failedChecks(checks);
         if (!failed.isEmpty()) {
             String why = "pre-checks failed: "
@@ -103,6 +102,7 @@ final class ForwardCutover {
             throw new RebalanceException(ErrorCode.CUTOVER_REFUSED, why + ". Nothing was changed.");
         }
         changing = true; // from here on, a failure puts back what was done
+        c.knowKeyAttributes(); // a DynamoDB call fewer inside the window, at FLIP; a failure aborts like any step's
     }
 
     /**

@@ -37,7 +37,7 @@ final class CopyPacer implements WritePacer {
     private final DoubleAdder consumed = new DoubleAdder();
     private final LongAdder throttled = new LongAdder();
     private volatile WriteUnitBudget.Snapshot last = WriteUnitBudget.Snapshot.NONE;
-    private volatile long lastThrottleReport;
+    private volatile long lastThrottleReport = System.nanoTime() - THROTTLE_REPORT_NANOS;
 
     /** @param indexAttribute the attribute that puts an item in the slot index (it writes the item twice); "" for none */
     CopyPacer(GlobalRateLimiter rows, WriteUnitBudget budget, String indexAttribute) {

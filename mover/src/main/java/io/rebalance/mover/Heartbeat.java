@@ -62,8 +62,8 @@ final class Heartbeat implements AutoCloseable {
         MDC.put("phase", "heartbeat"); // removed after: start() runs it on the manager's thread too
         try {
             status.accept(run.status());
+            run.heartbeat(processId, info.call()); // first: a budget that cannot be read must not hide the process
             pacer.heartbeat(run.rateLimit());
-            run.heartbeat(processId, info.call());
             failures.succeeded();
         } catch (Exception e) {
             failures.failed(e);

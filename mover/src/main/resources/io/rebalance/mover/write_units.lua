@@ -25,8 +25,10 @@ local f = redis.call('HMGET', key, 'ceiling', 'allowed', 'since', 'tat', 'ramp_c
 local ceiling = tonumber(f[1]) or 0
 local ramp = tonumber(f[5]) or 0
 
+local fresh = false -- a budget set where there was none starts at its cap, not at what was left of an old one
 if op == 'ceiling' then
   if ARGV[3] == '1' and f[1] then return {} end
+  fresh = ceiling <= 0
   ceiling = tonumber(ARGV[2])
   redis.call('HSET', key, 'ceiling', n(ceiling))
 end
@@ -37,6 +39,7 @@ if ramp > 0 and ramp < cap then cap = ramp end
 local floor = math.min(cap, math.max(10, ceiling * 0.01))
 local since = tonumber(f[3]) or now
 local allowed = tonumber(f[2]) or cap
+if fresh then allowed = cap end
 local took = tonumber(f[13]) or 0
 local fast = ceiling * INCREASE
 local dt = (now - since) / 1000000
@@ -78,7 +81,7 @@ if op == 'report' then
   sum = sum + c
   consumed = consumed + c
   redis.call('HSET', key, 'sum', n(sum), 'sum_at', n(now), 'consumed', n(consumed))
-  if not f[12] then redis.call('HSET', key, 'sum_from', n(now)) end
+  if not f[12] and c > 0 then redis.call('HSET', key, 'sum_from', n(now)) end
   if ceiling > 0 and f[4] then
     redis.call('HSET', key, 'tat', n(tonumber(f[4]) + tonumber(ARGV[3]) / allowed * 1000000))
   end
@@ -88,10 +91,12 @@ if op == 'report' then
     if ceiling > 0 and now - (tonumber(f[8]) or 0) >= COOL then
       -- down by BETA, and at once below what the table took (the consumed rate) when that is lower still: a
       -- budget far above the table's capacity comes down in one step, not in many
-      local r = rate()
-      if sum > 0 and r * 0.95 < allowed * BETA then allowed = r * 0.95 else allowed = allowed * BETA end
+      -- what the table took is known once consumption has been reported for TAU: before, the average is low
+      local known = sum > 0 and f[12] and now - sumFrom >= TAU
+      local r = known and rate() or 0
+      if known and r * 0.95 < allowed * BETA then allowed = r * 0.95 else allowed = allowed * BETA end
       allowed = math.max(floor, allowed)
-      if sum > 0 then redis.call('HSET', key, 'took', n(r)) end
+      if known then redis.call('HSET', key, 'took', n(r)) end
       cuts = cuts + 1
       redis.call('HSET', key, 'allowed', n(allowed), 'since', n(now), 'last_cut', n(now), 'cuts', n(cuts))
     end

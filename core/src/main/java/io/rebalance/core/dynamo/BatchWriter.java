@@ -102,8 +102,8 @@ public final class BatchWriter {
                         throw lost != null ? lost : e;
                     }
                 });
-            } catch (RuntimeException e) {
-                pacer.settled(paid, Double.NaN, DynamoCounts.process().throttled() > throttledBefore);
+            } catch (RuntimeException e) { // counted as consuming nothing: the schedule gives its turn back
+                pacer.settled(paid, 0, DynamoCounts.process().throttled() > throttledBefore);
                 throw e;
             }
             pending = r.hasUnprocessedItems() ? r.unprocessedItems().getOrDefault(table, List.of()) : List.of();

@@ -28,7 +28,8 @@ public interface WritePacer {
      * What one call cost.
      *
      * @param reserved what {@link #acquire} or {@link #reacquire} reserved for the call
-     * @param consumed the write units DynamoDB said the call consumed, table and indexes; NaN when it did not say
+     * @param consumed the write units DynamoDB said the call consumed, table and indexes; NaN when it did not say, 0
+     *     for a call that failed
      * @param throttled whether DynamoDB handed items back or refused an attempt as throttled
      */
     default void settled(long reserved, double consumed, boolean throttled) {}
