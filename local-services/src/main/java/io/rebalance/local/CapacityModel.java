@@ -19,7 +19,6 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -43,8 +42,6 @@ public final class CapacityModel implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String PREFIX = "DynamoDB_20120810.";
     private static final long PARTITION_UNITS = 1_000;
-    private static final Set<String> HOP_HEADERS =
-            Set.of("host", "content-length", "connection", "transfer-encoding", "expect");
 
     private final HttpServer server;
     private final ExecutorService threads;
@@ -272,35 +269,18 @@ public final class CapacityModel implements AutoCloseable {
         answer(exchange, send(exchange, body));
     }
 
-    private record Forwarded(int status, Map<String, List<String>> headers, byte[] body) {}
-
     private Forwarded send(HttpExchange exchange, byte[] body) throws IOException, InterruptedException {
         return send(exchange, body, null);
     }
 
     /** Forwards the request, as another operation when {@code op} names one. */
     private Forwarded send(HttpExchange exchange, byte[] body, String op) throws IOException, InterruptedException {
-        HttpRequest.Builder b = HttpRequest.newBuilder(target.resolve(exchange.getRequestURI()))
-                .POST(HttpRequest.BodyPublishers.ofByteArray(body));
-        exchange.getRequestHeaders().forEach((name, values) -> {
-            if (HOP_HEADERS.contains(name.toLowerCase())) return;
-            if (op != null && name.equalsIgnoreCase("X-Amz-Target")) return;
-            for (String v : values) b.header(name, v);
-        });
-        if (op != null) b.header("X-Amz-Target", PREFIX + op);
-        HttpResponse<byte[]> r = http.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
-        return new Forwarded(r.statusCode(), r.headers().map(), r.body());
+        return Forwarded.of(
+                http.send(Forwarded.request(target, exchange, body, op), HttpResponse.BodyHandlers.ofByteArray()));
     }
 
     private static void answer(HttpExchange exchange, Forwarded r) throws IOException {
-        r.headers().forEach((name, values) -> {
-            if (HOP_HEADERS.contains(name.toLowerCase()) || name.startsWith(":")) return;
-            exchange.getResponseHeaders().put(name, values);
-        });
-        exchange.sendResponseHeaders(r.status(), r.body().length == 0 ? -1 : r.body().length);
-        try (OutputStream out = exchange.getResponseBody()) {
-            out.write(r.body());
-        }
+        r.answer(exchange);
     }
 
     private static void answer(HttpExchange exchange, int status, byte[] body) throws IOException {
