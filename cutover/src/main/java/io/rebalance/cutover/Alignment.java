@@ -99,11 +99,24 @@ final class Alignment {
         dynamoFence.record(scope, route, epoch);
     }
 
-    /** Waits at most {@code lockWait} for transactions that checked the fence. */
-    /** @return the fence's state as the set found it under its lock: the route and epoch the set leaves as they are */
+    /**
+     * Waits at most {@code lockWait} for transactions that checked the fence.
+     *
+     * @return the fence's state as the set found it under its lock: the route and epoch the set leaves as they are
+     */
     FenceState setPostgres(FenceWriter writer, long token, Duration lockWait) throws SQLException {
         try (Connection c = session.open()) {
             return pgFence.set(c, scope, writer, token, lockWait);
+        }
+    }
+
+    /**
+     * Waits at most {@code lockWait} for the reverse-stream batches (and guarded writes) holding the fence's lock: each
+     * takes it before it reads items, so every batch left after this read them after this call began.
+     */
+    void awaitReverseBatches(Duration lockWait) throws SQLException {
+        try (Connection c = session.open()) {
+            pgFence.awaitHolders(c, scope, lockWait);
         }
     }
 

@@ -110,7 +110,7 @@ public final class Cutover {
 
     /**
      * Moves reads and writes back to Postgres, once {@code proof} shows Postgres holds every key applications wrote to
-     * DynamoDB since the flip (ADR 9): reverse-stream rounds until each compares equal ({@link Rollback}).
+     * DynamoDB since the flip (ADR 9): compared until each is equal ({@link Rollback}).
      *
      * @throws RebalanceException CUTOVER_REFUSED (window closed, route not TARGET, reverse stream not running, the
      *     log of written keys incomplete and {@code proof} may not compare every key) or CUTOVER_ABORTED

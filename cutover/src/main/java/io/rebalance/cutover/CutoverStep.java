@@ -17,8 +17,8 @@ public enum CutoverStep {
     OPEN_TARGET("open the DynamoDB fence to this cutover's token and later ones"),
     FLIP("flip reads and writes to DynamoDB: the point of no return"),
     CLOSE_TARGET("close the DynamoDB fence to applications"),
-    DRAIN_REVERSE("reverse-stream rounds, each reading every shard to its end, until every key applications wrote to"
-            + " DynamoDB since the flip compares equal in Postgres"),
+    DRAIN_REVERSE("wait for the reverse-stream batches that read items before DynamoDB closed, then compare until every"
+            + " key applications wrote to DynamoDB since the flip is equal in Postgres"),
     OPEN_SOURCE("open the Postgres fence to this rollback's token and later ones"),
     LIFT_HOLD("let the forward tail apply again"),
     FLIP_BACK("flip reads and writes back to Postgres: the point of no return"),

@@ -7,11 +7,13 @@ import java.util.Optional;
 /**
  * How a rollback knows Postgres holds every write applications made to DynamoDB under TARGET before it reopens
  * Postgres (ADR 9): the keys they wrote, compared row by row with their items while DynamoDB takes no writes.
- * Supplied by the caller (ops runs the verifier).
+ * Supplied by the caller (ops runs the verifier). One serves one rollback's window, where DynamoDB takes no writes:
+ * it may read a key's item once and compare only the key's row again.
  */
 public interface DrainProof {
     /**
-     * @param keys the keys to compare; empty for every key either store holds (the log of written keys is incomplete)
+     * @param keys the keys to compare, only while DynamoDB takes no writes; empty for every key either store holds
+     *     (the log of written keys is incomplete), which reads both stores every time
      * @param budget what is left of the write block; take no longer
      * @return the keys whose row and item differ; a key whose row Postgres lacks or still has counts
      * @throws java.util.concurrent.TimeoutException when the budget ran out first

@@ -53,7 +53,8 @@ final class Rollback {
                         run -> run.dynamoEpoch =
                                 c.stores.setDynamo(FenceWriter.NONE, token).epoch()),
                 Step.of(DRAIN_REVERSE, run -> {
-                    drained = new RollbackDrain(c.reverse, c.writeLog).drain(run, proof, route.epoch(), restartedLog);
+                    drained = new RollbackDrain(c.reverse, c.writeLog, c.stores)
+                            .drain(run, proof, route.epoch(), restartedLog);
                     c.journal.note(run.op, drained);
                 }),
                 Step.of(

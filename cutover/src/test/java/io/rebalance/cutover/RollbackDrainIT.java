@@ -13,13 +13,24 @@ import io.rebalance.core.dynamo.DynamoClients;
 import io.rebalance.protocol.RebalanceException;
 import io.rebalance.protocol.route.RouteStatus;
 import io.rebalance.testkit.SharedServices;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
 
 /**
  * A rollback reopens Postgres only once it has compared every key applications wrote to DynamoDB since the flip
@@ -144,7 +155,76 @@ class RollbackDrainIT {
                     .isPositive();
             assertThat(back.detail())
                     .contains("20 keys written to DynamoDB since the flip equal in Postgres")
-                    .containsPattern("after \\d+ reverse-stream rounds \\(20 differed after the first\\)");
+                    .containsPattern("after \\d+ compares \\(20 differed at the first\\)");
+        }
+    }
+
+    /**
+     * A reverse-stream batch that read a key's item before DynamoDB closed, and is held at its write to Postgres (the
+     * test locks the row), is waited for before the keys are compared. The key was written back to the value Postgres
+     * holds, so a comparison that did not wait would find it equal and reopen Postgres; the held batch would then
+     * commit the older value, and the record of the last write, arriving after Postgres reopened, would be passed
+     * over: Postgres would keep a value DynamoDB no longer has.
+     */
+    @Test
+    void aBatchThatReadAnItemBeforeDynamoDbClosedIsWaitedForBeforeTheCompare() throws Exception {
+        try (CutoverFixture f = new CutoverFixture(SharedServices.get().redisUrl, Duration.ofSeconds(30));
+                WriteGuard guard = f.guard()) {
+            f.startTail();
+            f.cutover("forward").cutover(PASS, MATCH);
+            String id = "01JAKTE878" + "0000000000000STA"; // 2024-10-20T02, as guardedPut's slot attribute says
+            guard.run(f.table, permit -> permit.writeDynamo(f.dynamo, put(f, id, "first")));
+            await().atMost(Duration.ofSeconds(30)).until(() -> "first".equals(kind(f, id)));
+
+            ExecutorService rollback = Executors.newSingleThreadExecutor();
+            try (Connection holder = f.services.postgres()) {
+                holder.setAutoCommit(false);
+                try (PreparedStatement ps =
+                        holder.prepareStatement("SELECT 1 FROM " + f.table + " WHERE id = ? FOR UPDATE")) {
+                    ps.setString(1, id);
+                    ps.executeQuery().close();
+                }
+                guard.run(f.table, permit -> permit.writeDynamo(f.dynamo, put(f, id, "second")));
+                await("the batch carrying 'second' waits for the row")
+                        .atMost(Duration.ofSeconds(30))
+                        .until(() -> waiting(f, "wait_event IN ('transactionid', 'tuple')") > 0);
+                guard.run(f.table, permit -> permit.writeDynamo(f.dynamo, put(f, id, "first")));
+
+                Future<CutoverOutcome> back =
+                        rollback.submit(() -> f.cutover("back").rollback(f.proof()));
+                await("the rollback waits for the fence's lock")
+                        .atMost(Duration.ofSeconds(30))
+                        .until(() -> waiting(f, "wait_event = 'advisory'") > 0);
+                holder.rollback(); // the held batch writes 'second' now
+
+                assertThat(back.get(60, TimeUnit.SECONDS).detail())
+                        .contains("1 keys written to DynamoDB since the flip equal in Postgres");
+            } finally {
+                rollback.shutdownNow();
+            }
+            assertThat(f.parts.routes().get(f.table).orElseThrow().status()).isEqualTo(RouteStatus.SOURCE);
+            assertThat(kind(f, id)).as("Postgres holds DynamoDB's last value").isEqualTo("first");
+        }
+    }
+
+    /** The application's item for {@code id}, the same every time for the same kind. */
+    private static TransactWriteItem put(CutoverFixture f, String id, String kind) {
+        TransactWriteItem put = CutoverIT.guardedPut(f, id);
+        Map<String, AttributeValue> item = new HashMap<>(put.put().item());
+        item.put("kind", AttributeValue.fromS(kind));
+        item.put("room_id", AttributeValue.fromS("5e2a2b1c-1f6b-4f6e-9a59-2f0d7a3c6b10"));
+        return put.toBuilder().put(put.put().toBuilder().item(item).build()).build();
+    }
+
+    /** Backends of this database waiting for a lock of the kind {@code condition} names. */
+    private static int waiting(CutoverFixture f, String condition) throws Exception {
+        try (Connection c = f.services.postgres();
+                PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE"
+                        + " datname = current_database() AND wait_event_type = 'Lock' AND " + condition)) {
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
         }
     }
 }

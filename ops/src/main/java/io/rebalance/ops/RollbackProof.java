@@ -5,6 +5,7 @@ import io.rebalance.core.slot.TableKey;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.cutover.DrainProof;
 import io.rebalance.verifier.Difference;
+import io.rebalance.verifier.FrozenTarget;
 import io.rebalance.verifier.Verifier;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -28,7 +29,8 @@ import software.amazon.awssdk.services.dynamodb.model.ScanResponse;
 
 /**
  * The rollback's proof that Postgres holds what applications wrote to DynamoDB (ADR 9): the verifier compares the
- * logged keys row by row, each row's canonical hash against its item's. When the log is incomplete and {@code
+ * logged keys row by row, each row's canonical hash against its item's; a key compared again reads only its row, as
+ * DynamoDB takes no writes in the window. When the log is incomplete and {@code
  * --verify-all} allows it, every key either store holds is compared instead: Postgres' keys in key order, then
  * DynamoDB's by a scan, a page at a time.
  */
@@ -42,6 +44,7 @@ public final class RollbackProof implements DrainProof, AutoCloseable {
     private final SourceTable table;
     private final boolean everyKey;
     private Verifier verifier;
+    private FrozenTarget logged;
     private Connection pg;
 
     /** @param everyKey whether an incomplete log may be made up for by comparing every key ({@code --verify-all}) */
@@ -67,12 +70,13 @@ public final class RollbackProof implements DrainProof, AutoCloseable {
     public Collection<String> differing(Optional<Collection<String>> keys, Duration budget) throws Exception {
         if (verifier == null) {
             verifier = new Verifier(config, table, c.dynamo(), lsn -> {});
+            logged = verifier.frozenTarget();
             pg = verifier.open();
         }
         ExecutorService runner = Executors.newSingleThreadExecutor();
         try {
-            Future<Collection<String>> f =
-                    runner.submit(() -> keys.isPresent() ? compare(keys.get()) : compareEveryKey());
+            Future<Collection<String>> f = runner.submit(() ->
+                    keys.isPresent() ? differences(logged.compare(pg, keys.get(), parallel())) : compareEveryKey());
             try {
                 return f.get(budget.toMillis(), TimeUnit.MILLISECONDS);
             } catch (TimeoutException e) {
@@ -87,10 +91,19 @@ public final class RollbackProof implements DrainProof, AutoCloseable {
         }
     }
 
-    private Collection<String> compare(Collection<String> keys) throws Exception {
+    private int parallel() {
+        return config.verify().parallel();
+    }
+
+    private static Collection<String> differences(List<Difference> found) {
         List<String> out = new ArrayList<>();
-        for (Difference d : verifier.compareKeys(pg, keys, config.verify().parallel())) out.add(d.id());
+        for (Difference d : found) out.add(d.id());
         return out;
+    }
+
+    /** One page of every key: read from both stores, none kept (a page at a time is all the window holds). */
+    private Collection<String> compare(Collection<String> keys) throws Exception {
+        return differences(verifier.compareKeys(pg, keys, parallel()));
     }
 
     private Collection<String> compareEveryKey() throws Exception {

@@ -4,6 +4,7 @@ import io.rebalance.core.codec.ColumnForms;
 import io.rebalance.core.codec.ColumnKind;
 import io.rebalance.core.codec.ColumnSpec;
 import io.rebalance.core.slot.SlotKeyspace;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -23,6 +24,14 @@ public final class CanonicalSql {
     /** Whether a jsonb text may hold such a number; most texts do not, and for them the text is the token as is. */
     static final String MAY_HAVE_TRAILING_ZEROS = "\\.[0-9]*0([^0-9]|$)";
 
+    /**
+     * The subquery beside the table that makes each json column's jsonb text once per row, and its columns' names:
+     * Postgres evaluates an expression as often as it is written, and the text is the costliest part of a token.
+     * OFFSET 0 keeps the planner from folding it back into the expressions. The names hold spaces, so they cannot be
+     * the name of a column the table's expressions read unqualified.
+     */
+    static final String JSON_TEXTS = "\"rebalance json texts\"";
+
     private final ColumnForms forms;
 
     public CanonicalSql(boolean jsonAsMap) {
@@ -36,12 +45,7 @@ public final class CanonicalSql {
 
     /** The row's canonical text: its column tokens concatenated in column order. */
     public String row(List<ColumnSpec> columns) {
-        StringBuilder out = new StringBuilder();
-        for (ColumnSpec col : columns) {
-            if (out.length() > 0) out.append(" || ");
-            out.append(column(col));
-        }
-        return out.toString();
+        return String.join(" || ", columns(columns));
     }
 
     /** The 64-bit row hash: the first 16 hex digits of the MD5 of the row's canonical text, as a signed int8. */
@@ -49,11 +53,46 @@ public final class CanonicalSql {
         return "('x' || substr(md5(" + row(columns) + "), 1, 16))::bit(64)::int8";
     }
 
-    /** One column's token; never NULL. */
-    public String column(ColumnSpec col) {
+    /**
+     * What the expressions read from: {@code table}, and beside it, where the row has json columns, the subquery
+     * making their texts. Every query using {@link #row}, {@link #rowHash} or {@link #columns} reads from this.
+     */
+    public String from(String table, List<ColumnSpec> columns) {
+        StringBuilder texts = new StringBuilder();
+        for (int i = 0; i < columns.size(); i++) {
+            ColumnSpec col = columns.get(i);
+            if (col.array() || col.kind() != ColumnKind.JSON) continue;
+            texts.append(texts.length() == 0 ? "" : ", ")
+                    .append(SlotKeyspace.quote(col.name()))
+                    .append("::jsonb::text AS ")
+                    .append(jsonText(i));
+        }
+        if (texts.length() == 0) return table;
+        return table + ", LATERAL (SELECT " + texts + " OFFSET 0) AS " + JSON_TEXTS;
+    }
+
+    /** Each column's token, in column order; never NULL. */
+    public List<String> columns(List<ColumnSpec> columns) {
+        List<String> out = new ArrayList<>(columns.size());
+        for (int i = 0; i < columns.size(); i++) out.add(column(columns.get(i), i));
+        return out;
+    }
+
+    private static String jsonText(int column) {
+        return "\"rebalance json " + column + "\"";
+    }
+
+    /** The token of the column at {@code index}. */
+    private String column(ColumnSpec col, int index) {
         String q = SlotKeyspace.quote(col.name());
         boolean jsonAsMap = forms.jsonAsMap(col.name());
-        if (!col.array()) return "(" + nullable(q, col.kind(), col.typname(), jsonAsMap) + ")";
+        if (!col.array()) {
+            if (col.kind() != ColumnKind.JSON) return "(" + nullable(q, col.kind(), col.typname(), false) + ")";
+            String text = JSON_TEXTS + "." + jsonText(index);
+            // the codec stores a json null as the NULL attribute, as it does SQL NULL (docs/codec.md)
+            String nullTest = q + " IS NULL" + (jsonAsMap ? " OR " + text + " = 'null'" : "");
+            return "(CASE WHEN " + nullTest + " THEN 'Z' ELSE " + json(text) + " END)";
+        }
         String element = nullable("e", col.kind(), col.typname(), jsonAsMap);
         return "(CASE WHEN " + q + " IS NULL THEN 'Z' ELSE 'L' || coalesce(array_ndims(" + q + "), 0) || ':'"
                 + " || coalesce(array_to_string(ARRAY(SELECT array_length(" + q + ", d) FROM generate_series(1,"
@@ -102,7 +141,9 @@ public final class CanonicalSql {
 
     /** {@code J} and the jsonb text, its numbers' trailing fractional zeros dropped where it has any. */
     private static String json(String t) {
-        return "'J' || CASE WHEN " + t + " ~ '" + MAY_HAVE_TRAILING_ZEROS + "' THEN regexp_replace(" + t + ", '"
+        // the LIKE goes first: it costs a tenth of the regular expression and rules out most texts alone
+        return "'J' || CASE WHEN " + t + " LIKE '%.%0%' AND " + t + " ~ '" + MAY_HAVE_TRAILING_ZEROS
+                + "' THEN regexp_replace(" + t + ", '"
                 + TRAILING_ZEROS + "', '\\1\\2\\3\\4', 'g') ELSE " + t + " END";
     }
 

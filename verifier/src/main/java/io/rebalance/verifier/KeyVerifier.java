@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
@@ -50,17 +51,40 @@ final class KeyVerifier {
         this.keyspace = keyspace;
     }
 
-    List<Difference> compare(Connection c, Collection<String> ids, ExecutorService readers) throws Exception {
+    /**
+     * Compares these ids, reading their items with {@code parallel} readers while Postgres hashes their rows.
+     *
+     * @param read receives the items read, by id (those DynamoDB lacks are absent)
+     */
+    List<Difference> compare(
+            Connection c, Collection<String> ids, int parallel, Map<String, Map<String, AttributeValue>> read)
+            throws Exception {
+        if (ids.isEmpty()) return List.of();
+        ExecutorService readers = Executors.newFixedThreadPool(Math.max(1, parallel), r -> {
+            Thread t = new Thread(r, "verify-keys");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            return compare(c, ids, readers, read);
+        } finally {
+            readers.shutdownNow();
+        }
+    }
+
+    private List<Difference> compare(
+            Connection c,
+            Collection<String> ids,
+            ExecutorService readers,
+            Map<String, Map<String, AttributeValue>> read)
+            throws Exception {
         List<String> all = new ArrayList<>(new LinkedHashSet<>(ids));
         List<Future<Map<String, Map<String, AttributeValue>>>> reads = new ArrayList<>();
         for (int i = 0; i < all.size(); i += ITEMS) {
             List<String> part = all.subList(i, Math.min(all.size(), i + ITEMS));
             reads.add(readers.submit(() -> items.get(part))); // while Postgres hashes the rows
         }
-        Map<String, RowAt> rows = new HashMap<>();
-        for (int i = 0; i < all.size(); i += ROWS) {
-            rows.putAll(source.byKey(c, all.subList(i, Math.min(all.size(), i + ROWS))));
-        }
+        Map<String, RowAt> rows = rows(c, all);
         Map<String, Map<String, AttributeValue>> found = new HashMap<>();
         for (Future<Map<String, Map<String, AttributeValue>>> r : reads) {
             try {
@@ -69,6 +93,33 @@ final class KeyVerifier {
                 throw e.getCause() instanceof Exception x ? x : e;
             }
         }
+        read.putAll(found);
+        return differences(c, all, rows, found);
+    }
+
+    /**
+     * Compares these ids against items read before, reading only their rows: for a store that takes no writes, where
+     * its items are final.
+     *
+     * @param found the items, by id; an id absent here is one DynamoDB lacks
+     */
+    List<Difference> compareRows(Connection c, Collection<String> ids, Map<String, Map<String, AttributeValue>> found)
+            throws Exception {
+        List<String> all = new ArrayList<>(new LinkedHashSet<>(ids));
+        return differences(c, all, rows(c, all), found);
+    }
+
+    private Map<String, RowAt> rows(Connection c, List<String> all) throws Exception {
+        Map<String, RowAt> rows = new HashMap<>();
+        for (int i = 0; i < all.size(); i += ROWS) {
+            rows.putAll(source.byKey(c, all.subList(i, Math.min(all.size(), i + ROWS))));
+        }
+        return rows;
+    }
+
+    private List<Difference> differences(
+            Connection c, List<String> all, Map<String, RowAt> rows, Map<String, Map<String, AttributeValue>> found)
+            throws Exception {
         List<Difference> out = new ArrayList<>();
         Map<String, Slot> differing = new HashMap<>();
         for (String id : all) {

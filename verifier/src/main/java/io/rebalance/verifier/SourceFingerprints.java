@@ -25,6 +25,7 @@ final class SourceFingerprints {
     private final String key;
     private final String keyOperand;
     private final String rowHash;
+    private final String from;
     private final List<String> tokenColumns;
 
     SourceFingerprints(SourceTable table, CanonicalSql sql) {
@@ -32,7 +33,8 @@ final class SourceFingerprints {
         this.key = table.key().selectText("");
         this.keyOperand = KeyOrder.sqlOperand(table.key());
         this.rowHash = sql.rowHash(table.columns());
-        this.tokenColumns = table.columns().stream().map(sql::column).toList();
+        this.from = sql.from(table.name(), table.columns());
+        this.tokenColumns = sql.columns(table.columns());
     }
 
     /**
@@ -49,7 +51,7 @@ final class SourceFingerprints {
     }
 
     Fingerprint slot(Connection c, Slot slot) throws SQLException {
-        String sql = "SELECT count(*), coalesce(sum(" + rowHash + "), 0)::text FROM " + table.name() + " WHERE "
+        String sql = "SELECT count(*), coalesce(sum(" + rowHash + "), 0)::text FROM " + from + " WHERE "
                 + table.keyspace().predicate(slot);
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             bindSlot(ps, 1, slot);
@@ -97,7 +99,7 @@ final class SourceFingerprints {
         bounds.add(keyspace.hourBounds(newest)[1].toString());
         String type = keyspace.boundType();
         String sql = "SELECT width_bucket(CAST(" + keyspace.column() + " AS " + type + "), CAST(CAST(? AS text[]) AS "
-                + type + "[])), count(*), sum(" + rowHash + ")::text FROM " + table.name() + " WHERE "
+                + type + "[])), count(*), sum(" + rowHash + ")::text FROM " + from + " WHERE "
                 + keyspace.predicate() + " GROUP BY 1";
         Map<Slot, Fingerprint> out = new HashMap<>();
         try (PreparedStatement ps = c.prepareStatement(sql)) {
@@ -130,7 +132,7 @@ final class SourceFingerprints {
                     .append(i);
         bucket.append(" ELSE ").append(splits.size()).append(" END");
         String sql = "SELECT b, count(*), sum(h)::text FROM (SELECT " + bucket + " AS b, " + rowHash + " AS h FROM "
-                + table.name() + " WHERE " + table.keyspace().predicate(slot) + rangePredicate(range)
+                + from + " WHERE " + table.keyspace().predicate(slot) + rangePredicate(range)
                 + ") p GROUP BY b";
         List<Fingerprint> out = new ArrayList<>();
         for (int i = 0; i <= splits.size(); i++) out.add(Fingerprint.EMPTY);
@@ -148,7 +150,7 @@ final class SourceFingerprints {
 
     /** Per-row hashes of one part, keyed by id: ids and 8 bytes per row, used where the differences are. */
     NavigableMap<String, Long> rowHashes(Connection c, Slot slot, KeyRange range) throws SQLException {
-        String sql = "SELECT " + key + ", " + rowHash + " FROM " + table.name() + " WHERE "
+        String sql = "SELECT " + key + ", " + rowHash + " FROM " + from + " WHERE "
                 + table.keyspace().predicate(slot) + rangePredicate(range);
         NavigableMap<String, Long> out = new TreeMap<>(KeyOrder.of(table.key()));
         try (PreparedStatement ps = c.prepareStatement(sql)) {
@@ -165,8 +167,8 @@ final class SourceFingerprints {
 
     /** The rows with these ids, wherever they are now; ids without a row are absent from the result. */
     Map<String, RowNow> now(Connection c, Slot slot, Collection<String> ids) throws SQLException {
-        String sql = "SELECT " + key + ", " + rowHash + ", (" + table.keyspace().predicate(slot) + ") FROM "
-                + table.name() + " WHERE " + table.key().anyOf("");
+        String sql = "SELECT " + key + ", " + rowHash + ", (" + table.keyspace().predicate(slot) + ") FROM " + from
+                + " WHERE " + table.key().anyOf("");
         Map<String, RowNow> out = new HashMap<>();
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             int p = bindSlot(ps, 1, slot);
@@ -183,7 +185,7 @@ final class SourceFingerprints {
 
     /** The rows with these ids, whichever slot they are in; ids without a row are absent from the result. */
     Map<String, RowAt> byKey(Connection c, Collection<String> ids) throws SQLException {
-        String sql = "SELECT " + key + ", " + rowHash + ", " + table.keyspace().instantSql() + " FROM " + table.name()
+        String sql = "SELECT " + key + ", " + rowHash + ", " + table.keyspace().instantSql() + " FROM " + from
                 + " WHERE " + table.key().anyOf("");
         Map<String, RowAt> out = new HashMap<>();
         try (PreparedStatement ps = c.prepareStatement(sql)) {
@@ -197,7 +199,7 @@ final class SourceFingerprints {
 
     /** Per-column canonical tokens of a few rows (those that differ), to name the attributes that differ. */
     Map<String, List<String>> tokens(Connection c, Collection<String> ids) throws SQLException {
-        String sql = "SELECT " + key + ", " + String.join(", ", tokenColumns) + " FROM " + table.name() + " WHERE "
+        String sql = "SELECT " + key + ", " + String.join(", ", tokenColumns) + " FROM " + from + " WHERE "
                 + table.key().anyOf("");
         Map<String, List<String>> out = new HashMap<>();
         try (PreparedStatement ps = c.prepareStatement(sql)) {

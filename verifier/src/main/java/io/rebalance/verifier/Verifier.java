@@ -16,6 +16,7 @@ import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
@@ -322,17 +323,15 @@ public final class Verifier {
      * @return what differs, by id
      */
     public List<Difference> compareKeys(Connection c, Collection<String> ids, int parallel) throws Exception {
-        if (ids.isEmpty()) return List.of();
-        ExecutorService readers = Executors.newFixedThreadPool(Math.max(1, parallel), r -> {
-            Thread t = new Thread(r, "verify-keys");
-            t.setDaemon(true);
-            return t;
-        });
-        try {
-            return keys.compare(c, ids, readers);
-        } finally {
-            readers.shutdownNow();
-        }
+        return keys.compare(c, ids, parallel, new HashMap<>());
+    }
+
+    /**
+     * Compares keys as {@link #compareKeys} does, for a DynamoDB that takes no writes: each key's item is read once,
+     * and comparing it again reads only its row (a rollback waiting for Postgres to catch up).
+     */
+    public FrozenTarget frozenTarget() {
+        return new FrozenTarget(keys);
     }
 
     /** A Postgres session with the pinned settings the canonical expressions need, for {@link #postgresSide}. */

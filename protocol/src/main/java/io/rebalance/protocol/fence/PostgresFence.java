@@ -309,11 +309,7 @@ public final class PostgresFence {
      */
     public FenceState set(Connection c, String scope, FenceWriter writer, long minToken, Duration lockWait)
             throws SQLException {
-        boolean auto = c.getAutoCommit();
-        c.setAutoCommit(false);
-        try (Statement s = c.createStatement()) {
-            s.execute("SET LOCAL lock_timeout = " + Math.max(1, lockWait.toMillis()));
-            lockExclusive(c, scope);
+        return underLock(c, scope, lockWait, () -> {
             FenceState before = read(c, scope, " FOR UPDATE");
             if (minToken < before.minToken())
                 throw new TokenBehindException("Postgres", scope, minToken, before.minToken());
@@ -326,14 +322,17 @@ public final class PostgresFence {
                 ps.setString(3, scope);
                 ps.executeUpdate();
             }
-            c.commit();
             return before;
-        } catch (SQLException | RuntimeException e) {
-            c.rollback();
-            throw e;
-        } finally {
-            c.setAutoCommit(auto);
-        }
+        });
+    }
+
+    /**
+     * Waits at most {@code lockWait} for every transaction holding the scope's lock (a guarded write that checked the
+     * fence, a reverse-stream batch) to end, and changes nothing: one begun before the call has committed or rolled
+     * back when it returns.
+     */
+    public void awaitHolders(Connection c, String scope, Duration lockWait) throws SQLException {
+        underLock(c, scope, lockWait, () -> null);
     }
 
     /**
@@ -342,19 +341,37 @@ public final class PostgresFence {
      */
     public void record(Connection c, String scope, RouteStatus route, long epoch, Duration lockWait)
             throws SQLException {
+        underLock(c, scope, lockWait, () -> {
+            try (PreparedStatement ps = c.prepareStatement("UPDATE " + table
+                    + " SET route = ?, epoch = ?, updated_at = now() WHERE scope = ? AND epoch <= ?")) {
+                ps.setString(1, route.name());
+                ps.setLong(2, epoch);
+                ps.setString(3, scope);
+                ps.setLong(4, epoch);
+                ps.executeUpdate();
+            }
+            return null;
+        });
+    }
+
+    /** Work done in a transaction of its own under the scope's lock. */
+    private interface Locked<T> {
+        T run() throws SQLException;
+    }
+
+    /**
+     * Runs {@code work} in its own transaction after taking the scope's lock exclusive, waiting at most {@code
+     * lockWait} for it; commits, or rolls back when the work fails.
+     */
+    private <T> T underLock(Connection c, String scope, Duration lockWait, Locked<T> work) throws SQLException {
         boolean auto = c.getAutoCommit();
         c.setAutoCommit(false);
-        try (Statement s = c.createStatement();
-                PreparedStatement ps = c.prepareStatement("UPDATE " + table
-                        + " SET route = ?, epoch = ?, updated_at = now() WHERE scope = ? AND epoch <= ?")) {
+        try (Statement s = c.createStatement()) {
             s.execute("SET LOCAL lock_timeout = " + Math.max(1, lockWait.toMillis()));
             lockExclusive(c, scope);
-            ps.setString(1, route.name());
-            ps.setLong(2, epoch);
-            ps.setString(3, scope);
-            ps.setLong(4, epoch);
-            ps.executeUpdate();
+            T out = work.run();
             c.commit();
+            return out;
         } catch (SQLException | RuntimeException e) {
             c.rollback();
             throw e;
