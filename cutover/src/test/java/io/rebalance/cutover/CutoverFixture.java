@@ -15,6 +15,7 @@ import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.testkit.SharedServices;
 import io.rebalance.testkit.TestMigration;
 import io.rebalance.verifier.Difference;
+import io.rebalance.verifier.FrozenTarget;
 import io.rebalance.verifier.Verifier;
 import java.net.URI;
 import java.sql.Connection;
@@ -189,12 +190,17 @@ final class CutoverFixture implements AutoCloseable {
     /** @param everyKey as {@code --verify-all}: an incomplete log is made up for by comparing every key */
     DrainProof proof(boolean everyKey) {
         return new DrainProof() {
+            /** The logged keys' items, read once: one proof serves one rollback's window, as the cli's does. */
+            private FrozenTarget logged;
+
             @Override
             public Collection<String> differing(Optional<Collection<String>> keys, Duration budget) throws Exception {
                 Verifier v = new Verifier(config(), sourceTable(), dynamo, lsn -> {});
+                if (logged == null) logged = v.frozenTarget();
                 try (Connection c = v.open()) {
-                    Collection<String> ids = keys.isPresent() ? keys.get() : everyKey(c);
-                    return v.compareKeys(c, ids, 4).stream().map(Difference::id).toList();
+                    List<Difference> found =
+                            keys.isPresent() ? logged.compare(c, keys.get(), 4) : v.compareKeys(c, everyKey(c), 4);
+                    return found.stream().map(Difference::id).toList();
                 }
             }
 

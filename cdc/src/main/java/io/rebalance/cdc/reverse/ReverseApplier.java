@@ -95,6 +95,8 @@ final class ReverseApplier implements AutoCloseable {
                 c.rollback();
                 return gate;
             }
+            // read only now, under the fence's lock: a rollback waits for the batches holding it, so every batch
+            // after that read its items after DynamoDB closed (ADR 9); reading before the gate would break that
             Map<String, Map<String, AttributeValue>> items = read(byKey);
             List<String[]> rows = new ArrayList<>(items.size());
             List<String> gone = new ArrayList<>();

@@ -133,7 +133,7 @@ final class ReverseStream {
         return read;
     }
 
-    /** How long to wait after a round that read nothing: short while a stream is read (rollback waits for rounds). */
+    /** How long to wait after a round that read nothing: short while a stream is read (a rollback waits on it). */
     long idleWaitMs() {
         if (waited) return 250; // until the forward tail is held: it acknowledges at its next batch
         return streaming ? 20 : 1_000;

@@ -7,11 +7,11 @@ import java.util.UUID;
 import redis.clients.jedis.UnifiedJedis;
 
 /**
- * Rollback's handshake with the reverse stream (ADR 7, point 6). Rollback closes the DynamoDB fence, then asks for a
- * drain; the reverse stream answers only after a round that began after the request and read every shard to its end
- * without an error. An answer says only that the records delivered by then are in Postgres: DynamoDB Streams may
- * deliver a record later, so the rollback compares the keys written since the flip and asks again for those that
- * still differ (ADR 9).
+ * Rollback's handshake with the reverse stream (ADR 7, point 6). The reverse stream answers a request only after a
+ * round that began after it and read every shard to its end without an error, and a pending request makes that round
+ * list the stream's shards first. An answer says only that the records delivered by then are in Postgres: DynamoDB
+ * Streams may deliver a record later. A rollback comparing every key ({@code --verify-all}) waits for answers between
+ * comparisons; one comparing the logged keys only asks, after 250 ms of differences, so new shards are listed (ADR 9).
  */
 public final class ReverseDrain {
     private final UnifiedJedis redis;

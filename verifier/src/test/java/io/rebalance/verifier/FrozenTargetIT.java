@@ -1,0 +1,86 @@
+package io.rebalance.verifier;
+
+import static io.rebalance.verifier.CorruptionIT.ZOO_SLOTS;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rebalance.testkit.TypeZoo;
+import io.rebalance.verifier.Difference.Kind;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+
+/**
+ * A rollback's comparison while DynamoDB takes no writes: a key's item is read the first time the key is compared,
+ * and comparing it again reads only its row. The item stays what was read (DynamoDB changed under it here, which
+ * the window rules out, shows that nothing is read again), an item DynamoDB lacked stays lacking, and a row that
+ * catches up compares equal.
+ */
+class FrozenTargetIT {
+    @Test
+    void keysComparedAgainReadOnlyTheirRows() throws Exception {
+        try (VerifierFixture f = new VerifierFixture()) {
+            List<String> ids;
+            try (Connection c = f.services.postgres()) {
+                ids = TypeZoo.create(c, f.table, 1);
+            }
+            f.copy(ZOO_SLOTS);
+            Verifier verifier = f.verifier(SlotVerifier.BeforeRecheck.NONE);
+            Connection session = f.session();
+            String lacking = ids.get(0);
+            String behind = ids.get(1);
+            Map<String, AttributeValue> item = f.item(lacking);
+            f.dynamo.deleteItem(b -> b.tableName(f.table).key(Map.of("id", AttributeValue.fromS(lacking))));
+            String before = text(f, behind);
+            setText(f, behind, "not yet written back");
+
+            FrozenTarget frozen = verifier.frozenTarget();
+            List<Difference> first = frozen.compare(session, ids, 2);
+            assertThat(first).extracting(Difference::id).containsExactly(lacking, behind);
+            assertThat(first).extracting(Difference::kind).containsExactly(Kind.MISSING, Kind.DIFFERENT);
+            assertThat(first.get(1).attributes())
+                    .extracting(Difference.AttributeDifference::attribute)
+                    .containsExactly("t");
+
+            f.dynamo.putItem(b -> b.tableName(f.table).item(item)); // not read again
+            assertThat(frozen.compare(session, List.of(lacking, behind), 2))
+                    .as("the item read as absent stays absent; the row is read again")
+                    .extracting(Difference::id, Difference::kind)
+                    .containsExactly(
+                            org.assertj.core.groups.Tuple.tuple(lacking, Kind.MISSING),
+                            org.assertj.core.groups.Tuple.tuple(behind, Kind.DIFFERENT));
+
+            setText(f, behind, before);
+            try (Connection c = f.services.postgres();
+                    PreparedStatement ps = c.prepareStatement("DELETE FROM " + f.table + " WHERE id = ?")) {
+                ps.setString(1, lacking);
+                ps.executeUpdate();
+            }
+            assertThat(frozen.compare(session, List.of(lacking, behind), 2))
+                    .as("rows that caught up with the items as read")
+                    .isEmpty();
+        }
+    }
+
+    private static String text(VerifierFixture f, String id) throws Exception {
+        try (Connection c = f.services.postgres();
+                PreparedStatement ps = c.prepareStatement("SELECT t FROM " + f.table + " WHERE id = ?")) {
+            ps.setString(1, id);
+            try (var rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getString(1);
+            }
+        }
+    }
+
+    private static void setText(VerifierFixture f, String id, String t) throws Exception {
+        try (Connection c = f.services.postgres();
+                PreparedStatement ps = c.prepareStatement("UPDATE " + f.table + " SET t = ? WHERE id = ?")) {
+            ps.setString(1, t);
+            ps.setString(2, id);
+            ps.executeUpdate();
+        }
+    }
+}
