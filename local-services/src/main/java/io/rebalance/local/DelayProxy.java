@@ -7,19 +7,18 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpResponse;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A slower DynamoDB: an HTTP proxy in front of DynamoDB Local that passes every call (DynamoDB's and its Streams')
- * on a fixed time after it arrived, so a benchmark measures what a target farther away than this machine costs. Each
- * call holds a thread while it waits and while DynamoDB Local answers, as a client's call to a far target does: a
- * schedule that answered from the HTTP client's own threads left calls unanswered for 30 s under a cutover bench's
- * load (500 writes/s on 40 threads, and a scan of 200,000 items).
+ * on a fixed time after it arrived, so a benchmark measures what a target farther away than this machine costs. The
+ * calls wait on a schedule, not on a thread each.
  */
 public final class DelayProxy implements AutoCloseable {
     private final HttpServer server;
-    private final ExecutorService threads = Executors.newCachedThreadPool(r -> {
+    private final ScheduledExecutorService schedule = Executors.newScheduledThreadPool(2, r -> {
         Thread t = new Thread(r, "delay-proxy");
         t.setDaemon(true);
         return t;
@@ -33,7 +32,7 @@ public final class DelayProxy implements AutoCloseable {
         this.delayMillis = delayMillis;
         this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 512);
         server.createContext("/", this::handle);
-        server.setExecutor(threads);
+        server.setExecutor(schedule);
         server.start();
     }
 
@@ -46,22 +45,28 @@ public final class DelayProxy implements AutoCloseable {
         return "http://127.0.0.1:" + server.getAddress().getPort();
     }
 
-    /** Reads the call, waits, passes it on and answers with what came back. */
+    /** Reads the call, then passes it on after the delay; the exchange is answered and closed when the reply comes. */
     private void handle(HttpExchange exchange) throws IOException {
-        try (exchange) {
-            byte[] body = exchange.getRequestBody().readAllBytes();
-            Thread.sleep(delayMillis); // the point of the proxy: each call takes this much longer
-            Forwarded.of(http.send(
-                            Forwarded.request(target, exchange, body, null), HttpResponse.BodyHandlers.ofByteArray()))
-                    .answer(exchange);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        byte[] body = exchange.getRequestBody().readAllBytes();
+        schedule.schedule(
+                () -> http.sendAsync(
+                                Forwarded.request(target, exchange, body, null),
+                                HttpResponse.BodyHandlers.ofByteArray())
+                        .whenComplete((r, failed) -> {
+                            try (exchange) {
+                                if (r != null) Forwarded.of(r).answer(exchange);
+                                else exchange.sendResponseHeaders(502, -1);
+                            } catch (IOException e) {
+                                // the client went away: nothing to answer
+                            }
+                        }),
+                delayMillis,
+                TimeUnit.MILLISECONDS);
     }
 
     @Override
     public void close() {
         server.stop(0);
-        threads.shutdownNow();
+        schedule.shutdownNow();
     }
 }

@@ -14,6 +14,9 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /** The simulated table's seq in either store: whole, to compare the stores, or one event's, for a read. */
 final class StoreSeqs {
+    /** Items per scan call. */
+    private static final int PAGE = 2_000;
+
     private final SourceSession session;
     private final String table;
     private final DynamoDbClient dynamo;
@@ -63,6 +66,9 @@ final class StoreSeqs {
         Map<String, Long> out = new HashMap<>();
         dynamo.scanPaginator(b -> b.tableName(targetTable)
                         .consistentRead(true)
+                        // short pages: on 2 busy cores, DynamoDB Local left an unlimited page of 200,000 items
+                        // unanswered past the client's 30 s call timeout, and the other calls on the table with it
+                        .limit(PAGE)
                         .projectionExpression("#k, #s")
                         .expressionAttributeNames(Map.of("#k", key, "#s", AppSimulator.SEQ)))
                 .items()
