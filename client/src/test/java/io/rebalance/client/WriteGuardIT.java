@@ -455,12 +455,12 @@ class WriteGuardIT {
                     })
                     .hasMessageContaining("permission denied");
             app.rollback();
-            assertThat(pgFence.unfitRoles(admin, List.of(role))).isEmpty();
+            assertThat(pgFence.roles().unfitRoles(admin, List.of(role))).isEmpty();
 
             try (Statement s = admin.createStatement()) {
                 s.execute("GRANT UPDATE ON " + table + " TO " + role);
             }
-            assertThat(pgFence.unfitRoles(admin, List.of(role, "postgres", "no_such_role_x")))
+            assertThat(pgFence.roles().unfitRoles(admin, List.of(role, "postgres", "no_such_role_x")))
                     .hasEntrySatisfying(
                             role, why -> assertThat(why).contains("REVOKE INSERT, UPDATE, DELETE, TRUNCATE"))
                     .hasEntrySatisfying("postgres", why -> assertThat(why).contains("superuser"))

@@ -139,11 +139,11 @@ public final class CutoverParts {
                     + " applications write as, and --prepare grants them SELECT on the fence and refuses any that"
                     + " could change it (docs/cutover.md, \"Grants\")";
         }
-        Map<String, String> missing = pgFence.unfitRoles(c, roles);
+        Map<String, String> missing = pgFence.roles().unfitRoles(c, roles);
         for (String role : roles) {
-            if (!"no such role".equals(missing.get(role))) pgFence.grantCheck(c, role);
+            if (!"no such role".equals(missing.get(role))) pgFence.roles().grantCheck(c, role);
         }
-        Map<String, String> unfit = pgFence.unfitRoles(c, roles);
+        Map<String, String> unfit = pgFence.roles().unfitRoles(c, roles);
         if (!unfit.isEmpty()) throw unfitRoles(unfit, pgFence.table());
         return "application roles " + String.join(", ", roles) + " may read " + pgFence.table()
                 + " (to check it) and not change it";
@@ -154,7 +154,7 @@ public final class CutoverParts {
         List<String> roles = settings.applicationRoles();
         if (roles.isEmpty()) return PreCheck.pass("fence grants", "not checked (cutover.applicationRoles is empty)");
         try (Connection c = session.open()) {
-            Map<String, String> unfit = pgFence.unfitRoles(c, roles);
+            Map<String, String> unfit = pgFence.roles().unfitRoles(c, roles);
             if (unfit.isEmpty()) {
                 return PreCheck.pass(
                         "fence grants", String.join(", ", roles) + " may read " + pgFence.table() + ", not change it");

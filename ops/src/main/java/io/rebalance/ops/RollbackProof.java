@@ -101,7 +101,7 @@ public final class RollbackProof implements DrainProof, AutoCloseable {
         return out;
     }
 
-    /** One page of every key: read from both stores, none kept (a page at a time is all the window holds). */
+    /** One page of every key, read from both stores; nothing is kept: every key is more than a window should hold. */
     private Collection<String> compare(Collection<String> keys) throws Exception {
         return differences(verifier.compareKeys(pg, keys, parallel()));
     }

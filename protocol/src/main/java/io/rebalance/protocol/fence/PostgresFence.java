@@ -9,11 +9,8 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -32,9 +29,6 @@ import java.util.Set;
  * Uses only {@code java.sql}: applications bring their own driver.
  */
 public final class PostgresFence {
-    /** The one privilege an application role needs on the fence table; any of the others would let it reopen it. */
-    public static final String MODIFYING_PRIVILEGES = "INSERT, UPDATE, DELETE, TRUNCATE, TRIGGER";
-
     private static final String COPY_RECORD = "copy_record";
 
     private final String table;
@@ -231,52 +225,9 @@ public final class PostgresFence {
         return "rebalance.fence:" + table + ":" + scope;
     }
 
-    /** Lets {@code role} check the fence (SELECT), and nothing more. Needs the table's owner or the grant option. */
-    public void grantCheck(Connection c, String role) throws SQLException {
-        try (Statement s = c.createStatement()) {
-            s.execute("GRANT SELECT ON " + table + " TO \"" + role.replace("\"", "\"\"") + "\"");
-        }
-    }
-
-    /**
-     * The roles among {@code roles} that could reopen the fence (any of {@link #MODIFYING_PRIVILEGES} on the table:
-     * superusers and the table's owner have them all), or that cannot check it (no SELECT), each with why.
-     *
-     * @return role to what is wrong with it; empty when every role may check the fence and none may change it
-     */
-    public Map<String, String> unfitRoles(Connection c, Collection<String> roles) throws SQLException {
-        Map<String, String> unfit = new LinkedHashMap<>();
-        try (PreparedStatement ps = c.prepareStatement("SELECT r.oid IS NOT NULL,"
-                + " coalesce(r.rolsuper, false),"
-                + " r.oid IS NOT NULL AND has_table_privilege(r.oid, ?::regclass, 'SELECT'),"
-                + " r.oid IS NOT NULL AND has_table_privilege(r.oid, ?::regclass, '" + MODIFYING_PRIVILEGES + "')"
-                + " FROM (SELECT ?::text AS name) n LEFT JOIN pg_roles r ON r.rolname = n.name")) {
-            for (String role : roles) {
-                ps.setString(1, table);
-                ps.setString(2, table);
-                ps.setString(3, role);
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    if (!rs.getBoolean(1)) unfit.put(role, "no such role");
-                    else if (rs.getBoolean(2)) unfit.put(role, "is a superuser, so it could reopen the fence");
-                    else if (rs.getBoolean(4))
-                        unfit.put(
-                                role,
-                                "may change " + table + " (one of " + MODIFYING_PRIVILEGES
-                                        + "), so it could reopen the fence: REVOKE " + MODIFYING_PRIVILEGES + " ON "
-                                        + table
-                                        + " FROM " + role
-                                        + " (an owner keeps them: the fence table must belong to another"
-                                        + " role)");
-                    else if (!rs.getBoolean(3))
-                        unfit.put(
-                                role,
-                                "cannot read " + table + ", so every guarded write fails: GRANT SELECT ON " + table
-                                        + " TO " + role);
-                }
-            }
-        }
-        return unfit;
+    /** Who may check this fence and who could reopen it. */
+    public FenceRoles roles() {
+        return new FenceRoles(table);
     }
 
     public FenceState state(Connection c, String scope) throws SQLException {
