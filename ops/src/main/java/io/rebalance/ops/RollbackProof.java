@@ -46,6 +46,12 @@ public final class RollbackProof implements DrainProof, AutoCloseable {
     private Verifier verifier;
     private FrozenTarget logged;
     private Connection pg;
+    /** Runs each comparison, so it can be given up at the budget; one for the proof's life (a drain polls often). */
+    private final ExecutorService runner = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "rollback-proof");
+        t.setDaemon(true);
+        return t;
+    });
 
     /** @param everyKey whether an incomplete log may be made up for by comparing every key ({@code --verify-all}) */
     public RollbackProof(MigrationConfig config, Connections c, SourceTable table, boolean everyKey) {
@@ -73,21 +79,16 @@ public final class RollbackProof implements DrainProof, AutoCloseable {
             logged = verifier.frozenTarget();
             pg = verifier.open();
         }
-        ExecutorService runner = Executors.newSingleThreadExecutor();
+        Future<Collection<String>> f = runner.submit(
+                () -> keys.isPresent() ? differences(logged.compare(pg, keys.get(), parallel())) : compareEveryKey());
         try {
-            Future<Collection<String>> f = runner.submit(() ->
-                    keys.isPresent() ? differences(logged.compare(pg, keys.get(), parallel())) : compareEveryKey());
-            try {
-                return f.get(budget.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (TimeoutException e) {
-                f.cancel(true);
-                throw new TimeoutException(
-                        (keys.map(k -> k.size() + " keys").orElse("every key")) + " in " + budget.toMillis() + " ms");
-            } catch (ExecutionException e) {
-                throw e.getCause() instanceof Exception x ? x : e;
-            }
-        } finally {
-            runner.shutdownNow();
+            return f.get(budget.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            f.cancel(true);
+            throw new TimeoutException(
+                    (keys.map(k -> k.size() + " keys").orElse("every key")) + " in " + budget.toMillis() + " ms");
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof Exception x ? x : e;
         }
     }
 
@@ -151,6 +152,7 @@ public final class RollbackProof implements DrainProof, AutoCloseable {
 
     @Override
     public void close() throws Exception {
+        runner.shutdownNow();
         if (pg != null) pg.close();
     }
 }
