@@ -77,22 +77,7 @@ final class SlotVerifier {
         String lsn = SourceFingerprints.walLsn(c);
         Fingerprint pg = source.slot(c, slot);
         SlotItems.Read dynamo = items.read(slot);
-        if (pg.equals(dynamo.fingerprint())) {
-            return new SlotResult(
-                    slot.name(),
-                    SlotResult.Verdict.MATCH,
-                    pg.count(),
-                    dynamo.fingerprint().count(),
-                    pg.toString(),
-                    dynamo.fingerprint().toString(),
-                    List.of(),
-                    0,
-                    lsn,
-                    at,
-                    System.currentTimeMillis() - at,
-                    null,
-                    List.of());
-        }
+        if (pg.equals(dynamo.fingerprint())) return match(slot, pg, lsn, at);
         List<Suspect> suspects = pinpointer.find(c, slot, dynamo.hashes(), pg);
         inFlight.awaitPast(lsn);
         hook.run(slot, suspects);
@@ -106,6 +91,35 @@ final class SlotVerifier {
                 dynamo.fingerprint().toString(),
                 differences,
                 suspects.size() - differences.size(),
+                lsn,
+                at,
+                System.currentTimeMillis() - at,
+                null,
+                List.of());
+    }
+
+    /** A slot's Postgres fingerprint taken with its span's ({@link HourSpans}): the WAL position before it, and when. */
+    record Spanned(Fingerprint fingerprint, String lsn, long at) {}
+
+    /**
+     * Verifies a slot whose Postgres fingerprint was taken with its span's: equal to its items' is a MATCH, as {@link
+     * #verify(Connection, Slot)} finds one; otherwise the slot is verified alone, from a fingerprint taken now.
+     */
+    SlotResult verify(Connection c, Slot slot, Spanned pg) throws Exception {
+        if (!pg.fingerprint().equals(items.read(slot).fingerprint())) return verify(c, slot);
+        return match(slot, pg.fingerprint(), pg.lsn(), pg.at());
+    }
+
+    private static SlotResult match(Slot slot, Fingerprint both, String lsn, long at) {
+        return new SlotResult(
+                slot.name(),
+                SlotResult.Verdict.MATCH,
+                both.count(),
+                both.count(),
+                both.toString(),
+                both.toString(),
+                List.of(),
+                0,
                 lsn,
                 at,
                 System.currentTimeMillis() - at,

@@ -86,11 +86,41 @@ final class SourceFingerprints {
     }
 
     /**
+     * The table's rows by the planner's counts (a partitioned table's leaves summed), or, where a table was never
+     * analyzed, its rows counted up to {@code limit}; {@link Long#MAX_VALUE} when there are at least that many.
+     */
+    long rowEstimate(Connection c, long limit) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT CASE WHEN bool_or(reltuples < 0) THEN -1 ELSE"
+                + " sum(reltuples) END FROM pg_class WHERE oid = CAST(? AS regclass) AND relkind <> 'p' OR oid IN"
+                + " (SELECT relid FROM pg_partition_tree(CAST(? AS regclass)) WHERE isleaf)")) {
+            ps.setString(1, table.name());
+            ps.setString(2, table.name());
+            try (ResultSet rs = ps.executeQuery()) {
+                // -1: never analyzed; 0 is also what Postgres 13 and older say then
+                if (rs.next() && rs.getDouble(1) > 0) return (long) rs.getDouble(1);
+            }
+        }
+        try (PreparedStatement ps =
+                c.prepareStatement("SELECT count(*) FROM (SELECT 1 FROM " + table.name() + " LIMIT ?) r")) {
+            ps.setLong(1, limit);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1) < limit ? rs.getLong(1) : Long.MAX_VALUE;
+            }
+        }
+    }
+
+    /**
      * The fingerprint of every hour from {@code oldest} to {@code newest} that holds rows, in one query: each row's
      * hour is found by {@code width_bucket} over the hours' lower bounds (a binary search), so the query costs what
      * its rows cost, however many hours are empty. Hours without rows are absent from the result.
      */
     Map<Slot, Fingerprint> hours(Connection c, Slot oldest, Slot newest) throws SQLException {
+        return hours(c, oldest, newest, 0);
+    }
+
+    /** As {@link #hours(Connection, Slot, Slot)}, cancelled after {@code timeoutSeconds} (0: never). */
+    Map<Slot, Fingerprint> hours(Connection c, Slot oldest, Slot newest, int timeoutSeconds) throws SQLException {
         var keyspace = table.keyspace();
         List<Slot> span = new ArrayList<>();
         for (Slot s = oldest; !newest.isOlderThan(s); s = s.newer()) span.add(s);
@@ -98,11 +128,13 @@ final class SourceFingerprints {
         for (Slot s : span) bounds.add(keyspace.hourBounds(s)[0].toString());
         bounds.add(keyspace.hourBounds(newest)[1].toString());
         String type = keyspace.boundType();
-        String sql = "SELECT width_bucket(CAST(" + keyspace.column() + " AS " + type + "), CAST(CAST(? AS text[]) AS "
-                + type + "[])), count(*), sum(" + rowHash + ")::text FROM " + from + " WHERE "
+        // the bounds in a sub-select: made once per query (a cast to timestamptz is not folded by the planner)
+        String sql = "SELECT width_bucket(CAST(" + keyspace.column() + " AS " + type + "), (SELECT CAST(CAST(? AS"
+                + " text[]) AS " + type + "[]))), count(*), sum(" + rowHash + ")::text FROM " + from + " WHERE "
                 + keyspace.predicate() + " GROUP BY 1";
         Map<Slot, Fingerprint> out = new HashMap<>();
         try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setQueryTimeout(timeoutSeconds);
             ps.setArray(1, c.createArrayOf("text", bounds.toArray()));
             Object[] lo = keyspace.hourBounds(oldest);
             Object[] hi = keyspace.hourBounds(newest);

@@ -18,6 +18,7 @@ import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -37,12 +38,6 @@ public final class Verifier {
     static final int LEAF_ROWS = 64;
     /** How long a re-check waits for a standby to replay the primary's position, besides verify.settle. */
     static final java.time.Duration STANDBY_CATCHUP = java.time.Duration.ofSeconds(30);
-    /** Fewer slots than this are verified one by one without a survey: their queries cost less than a scan. */
-    static final int SURVEY_MIN_HOURS = 100;
-    /** A survey's hours travel as one array of bounds; spans beyond this (114 years) are verified one by one. */
-    static final long SURVEY_MAX_HOURS = 1_000_000;
-    /** A table with fewer rows per hour of the span than this on average is surveyed first. */
-    static final long SPARSE_ROWS_PER_HOUR = 10;
 
     private final MigrationConfig config;
     private final SourceTable table;
@@ -52,6 +47,7 @@ public final class Verifier {
     private final SourceFingerprints source;
     private final SlotItems items;
     private final KeyVerifier keys;
+    private final SparseSurvey sparse;
     private final SourceSession primary;
     /** Where fingerprints are read: the source, or a hot standby of it ({@link #readFrom}). */
     private volatile SourceSession reads;
@@ -81,6 +77,7 @@ public final class Verifier {
         this.slots =
                 new SlotVerifier(source, items, canonical, new Pinpointer(source, FANOUT, LEAF_ROWS), inFlight, hook);
         this.keys = new KeyVerifier(source, items, canonical, slots, table.keyspace());
+        this.sparse = new SparseSurvey(source, items, this::open);
         RowCodec codec = table.codec(target);
         // repair re-copies exactly the differing ids from Postgres as it is now: a row is put, a missing row deleted
         this.repairer = new KeyRefresher(
@@ -159,10 +156,11 @@ public final class Verifier {
         };
         List<Slot> left = slots;
         try {
-            java.util.Optional<Survey> survey = survey(slots, parallel);
-            if (survey.isPresent()) {
-                survey.get().matched().forEach(collect);
-                left = survey.get().left();
+            java.util.Optional<SparseSurvey.Outcome> surveyed =
+                    survey ? sparse.survey(slots, parallel) : java.util.Optional.empty();
+            if (surveyed.isPresent()) {
+                surveyed.get().matched().forEach(collect);
+                left = surveyed.get().left();
             }
         } catch (InterruptedException e) {
             throw e;
@@ -174,78 +172,24 @@ public final class Verifier {
         return results;
     }
 
-    /**
-     * With {@link #surveySparse}, a table sparse over its hours (fewer than {@value #SPARSE_ROWS_PER_HOUR} rows per
-     * hour of the span on average, in Postgres and by DynamoDB's estimate of its items) is surveyed before any slot is
-     * verified alone: every hour's fingerprint from Postgres in one query and from
-     * DynamoDB in one scan of the table, so the cost follows the rows, not the hours. An hour whose two fingerprints
-     * are equal is a MATCH (an empty hour too); the others are verified alone, pinpointed and re-checked as always.
-     *
-     * @return the hours that match and the slots left to verify alone, or empty when the slots were not surveyed (too
-     *     few hours, or not sparse)
-     */
-    private java.util.Optional<Survey> survey(List<Slot> slots, int parallel) throws Exception {
-        if (!survey) return java.util.Optional.empty();
-        List<Slot> hours = slots.stream().filter(s -> !s.noTime()).sorted().toList();
-        if (hours.size() < SURVEY_MIN_HOURS) return java.util.Optional.empty();
-        Slot oldest = hours.get(0);
-        Slot newest = hours.get(hours.size() - 1);
-        long span = newest.hoursAfter(oldest) + 1;
-        if (span > SURVEY_MAX_HOURS) return java.util.Optional.empty();
-        try (Connection c = open()) {
-            long sparse = span * SPARSE_ROWS_PER_HOUR;
-            // both stores: the scan reads every item, and DynamoDB may hold far more than Postgres (after a TRUNCATE)
-            if (!source.fewerRowsThan(c, sparse) || items.itemCountEstimate() >= sparse)
-                return java.util.Optional.empty();
-            long at = System.currentTimeMillis();
-            String lsn = SourceFingerprints.walLsn(c); // before the read: a change committed before it is in it
-            java.util.Map<Slot, Fingerprint> rows = source.hours(c, oldest, newest);
-            java.util.Map<Slot, Fingerprint> found = items.scan(Math.max(1, parallel));
-            List<Slot> left = new ArrayList<>();
-            List<SlotResult> matched = new ArrayList<>();
-            for (Slot slot : slots) {
-                Fingerprint pg = rows.getOrDefault(slot, Fingerprint.EMPTY);
-                Fingerprint dynamo = found.getOrDefault(slot, Fingerprint.EMPTY);
-                if (slot.noTime() || !pg.equals(dynamo)) {
-                    left.add(slot);
-                    continue;
-                }
-                matched.add(new SlotResult(
-                        slot.name(),
-                        SlotResult.Verdict.MATCH,
-                        pg.count(),
-                        dynamo.count(),
-                        pg.toString(),
-                        dynamo.toString(),
-                        List.of(),
-                        0,
-                        lsn,
-                        at,
-                        0,
-                        null,
-                        List.of()));
-            }
-            log.info(
-                    "surveyed {} hours ({} with rows) in one query and one scan in {} ms; {} to verify alone",
-                    span,
-                    rows.size(),
-                    System.currentTimeMillis() - at,
-                    left.size());
-            return java.util.Optional.of(new Survey(matched, left));
-        }
-    }
-
-    /** What a survey settled: hours whose fingerprints are equal, and the slots to verify alone. */
-    private record Survey(List<SlotResult> matched, List<Slot> left) {}
-
     private void perSlot(List<Slot> slots, int parallel, boolean repair, Consumer<SlotResult> collect)
             throws InterruptedException {
         if (slots.isEmpty()) return;
-        ConcurrentLinkedQueue<Slot> queue = new ConcurrentLinkedQueue<>(slots);
-        ExecutorService threads = Executors.newFixedThreadPool(Math.min(parallel, Math.max(1, slots.size())));
+        List<List<Slot>> spans;
+        try {
+            spans = spans(slots, parallel);
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) { // each slot is then verified alone, which reports what fails there
+            log.warn("the table's rows could not be estimated ({}); fingerprinting hours one by one", e.toString());
+            spans = slots.stream().map(List::of).toList();
+        }
+        ConcurrentLinkedQueue<List<Slot>> queue = new ConcurrentLinkedQueue<>(spans);
+        int threadCount = Math.min(parallel, Math.max(1, queue.size()));
+        ExecutorService threads = Executors.newFixedThreadPool(threadCount);
         try {
             List<Future<?>> running = new ArrayList<>();
-            for (int t = 0; t < Math.min(parallel, Math.max(1, slots.size())); t++) {
+            for (int t = 0; t < threadCount; t++) {
                 running.add(threads.submit(() -> {
                     drain(queue, repair, collect);
                     return null;
@@ -263,21 +207,53 @@ public final class Verifier {
         }
     }
 
-    private void drain(ConcurrentLinkedQueue<Slot> queue, boolean repair, Consumer<SlotResult> onResult)
+    /**
+     * {@code slots} cut into spans of adjacent hours whose Postgres fingerprints are taken in one query each ({@link
+     * HourSpans}); one slot a span when there are no more slots than threads (nothing to gain, one query fewer).
+     */
+    public List<List<Slot>> spans(List<Slot> slots, int parallel) throws Exception {
+        if (slots.size() <= parallel) return slots.stream().map(List::of).toList();
+        try (Connection c = open()) {
+            return HourSpans.split(slots, parallel, source.rowEstimate(c, 2 * HourSpans.SPAN_ROWS));
+        }
+    }
+
+    private void drain(ConcurrentLinkedQueue<List<Slot>> queue, boolean repair, Consumer<SlotResult> onResult)
             throws InterruptedException {
         Connection c = null;
         try {
-            for (Slot slot = queue.poll(); slot != null; slot = queue.poll()) {
-                try {
-                    if (c == null || !c.isValid(2)) c = open();
-                    onResult.accept(verifyOne(c, slot, repair));
-                } catch (InterruptedException e) {
-                    throw e;
-                } catch (Exception e) {
-                    log.warn("slot {} could not be verified: {}", slot, e.toString());
-                    onResult.accept(SlotResult.error(slot.name(), System.currentTimeMillis(), e.toString()));
-                    closeQuietly(c);
-                    c = null;
+            for (List<Slot> span = queue.poll(); span != null; span = queue.poll()) {
+                Map<Slot, SlotVerifier.Spanned> spanned = Map.of();
+                if (span.size() > 1) {
+                    try {
+                        if (c == null || !c.isValid(2)) c = open();
+                        spanned = spanned(c, span);
+                    } catch (InterruptedException e) {
+                        throw e;
+                    } catch (Exception e) { // its halves are tried instead, down to single hours
+                        log.warn(
+                                "hours {}..{} could not be fingerprinted at once ({}); trying each half",
+                                span.get(0),
+                                span.get(span.size() - 1),
+                                e.toString());
+                        closeQuietly(c);
+                        c = null;
+                        queue.addAll(HourSpans.halves(span));
+                        continue;
+                    }
+                }
+                for (Slot slot : span) {
+                    try {
+                        if (c == null || !c.isValid(2)) c = open();
+                        onResult.accept(verifyOne(c, slot, repair, spanned.get(slot)));
+                    } catch (InterruptedException e) {
+                        throw e;
+                    } catch (Exception e) {
+                        log.warn("slot {} could not be verified: {}", slot, e.toString());
+                        onResult.accept(SlotResult.error(slot.name(), System.currentTimeMillis(), e.toString()));
+                        closeQuietly(c);
+                        c = null;
+                    }
                 }
             }
         } finally {
@@ -285,8 +261,22 @@ public final class Verifier {
         }
     }
 
-    private SlotResult verifyOne(Connection c, Slot slot, boolean repair) throws Exception {
-        SlotResult first = slots.verify(c, slot);
+    /** Every hour of {@code span} fingerprinted by one query, with the WAL position noted before it. */
+    private Map<Slot, SlotVerifier.Spanned> spanned(Connection c, List<Slot> span) throws Exception {
+        long at = System.currentTimeMillis();
+        String lsn = SourceFingerprints.walLsn(c); // before the read: a change committed before it is in it
+        Map<Slot, Fingerprint> hours =
+                source.hours(c, HourSpans.oldest(span), HourSpans.newest(span), HourSpans.TIMEOUT_SECONDS);
+        Map<Slot, SlotVerifier.Spanned> out = new HashMap<>();
+        for (Slot slot : span) {
+            out.put(slot, new SlotVerifier.Spanned(hours.getOrDefault(slot, Fingerprint.EMPTY), lsn, at));
+        }
+        return out;
+    }
+
+    private SlotResult verifyOne(Connection c, Slot slot, boolean repair, SlotVerifier.Spanned spanned)
+            throws Exception {
+        SlotResult first = spanned == null ? slots.verify(c, slot) : slots.verify(c, slot, spanned);
         if (!repair || first.verdict() != SlotResult.Verdict.MISMATCH) return first;
         List<String> differing =
                 first.differences().stream().map(Difference::id).toList();
@@ -355,6 +345,11 @@ public final class Verifier {
     /** The Postgres half alone: one slot's fingerprint, computed by the server (for benchmarks and tools). */
     public Fingerprint postgresSide(Connection session, Slot slot) throws Exception {
         return source.slot(session, slot);
+    }
+
+    /** The Postgres half alone: the fingerprints of a span of {@link #spans}, one query for all its hours. */
+    public Map<Slot, Fingerprint> postgresSide(Connection session, List<Slot> span) throws Exception {
+        return source.hours(session, HourSpans.oldest(span), HourSpans.newest(span));
     }
 
     /** The DynamoDB half alone: one slot's items read through the slot index and hashed. */

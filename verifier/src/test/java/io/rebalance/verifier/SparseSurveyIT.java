@@ -7,7 +7,6 @@ import io.rebalance.core.slot.Ulid;
 import io.rebalance.verifier.Difference.Kind;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
@@ -17,7 +16,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.awaitility.Awaitility;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import software.amazon.awssdk.core.interceptor.Context;
@@ -85,7 +83,7 @@ class SparseSurveyIT {
                                 SlotVerifier.BeforeRecheck.NONE)
                         .surveySparse();
 
-                long scans = scans(f);
+                long scans = f.scans();
                 List<SlotResult> clean = verifier.verify(hours, 4, false, r -> {});
                 assertThat(clean).hasSize(hours.size()).allSatisfy(r -> assertThat(r.verdict())
                         .as(r.toString())
@@ -94,7 +92,7 @@ class SparseSurveyIT {
                         .isEqualTo(ROWS);
                 int budget = hours.size() / 100;
                 assertThat(requests.get()).as("DynamoDB requests").isPositive().isLessThanOrEqualTo(budget);
-                assertThat(scansSince(f, scans))
+                assertThat(f.scansSince(scans))
                         .as("Postgres scans of the table")
                         .isLessThanOrEqualTo(budget);
 
@@ -118,7 +116,7 @@ class SparseSurveyIT {
                 f.dynamo.putItem(b -> b.tableName(f.table).item(c2));
 
                 requests.set(0);
-                scans = scans(f);
+                scans = f.scans();
                 List<SlotResult> found = verifier.verify(hours, 4, false, r -> {});
                 assertThat(found.stream().filter(r -> r.verdict() == SlotResult.Verdict.MISMATCH))
                         .extracting(SlotResult::slot)
@@ -129,7 +127,7 @@ class SparseSurveyIT {
                                 org.assertj.core.groups.Tuple.tuple(changed, Kind.DIFFERENT),
                                 org.assertj.core.groups.Tuple.tuple(moved, Kind.DIFFERENT));
                 assertThat(requests.get()).as("DynamoDB requests").isLessThanOrEqualTo(budget);
-                assertThat(scansSince(f, scans))
+                assertThat(f.scansSince(scans))
                         .as("Postgres scans of the table")
                         .isLessThanOrEqualTo(budget);
             }
@@ -157,34 +155,5 @@ class SparseSurveyIT {
                         software.amazon.awssdk.auth.credentials.AwsBasicCredentials.create("local", "local")))
                 .overrideConfiguration(o -> o.addExecutionInterceptor(counter))
                 .build();
-    }
-
-    /** Sequential and index scans Postgres counted on the table, once the verifier's sessions have ended. */
-    private static long scans(VerifierFixture f) throws Exception {
-        try (Connection c = f.services.postgres()) {
-            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> {
-                try (Statement st = c.createStatement();
-                        ResultSet rs = st.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE application_name"
-                                + " = 'rebalance' AND pid <> pg_backend_pid() AND query LIKE '%" + f.table + "%'")) {
-                    rs.next();
-                    return rs.getLong(1) == 0; // their counts are flushed when they end
-                }
-            });
-            try (Statement st = c.createStatement()) {
-                st.execute("SELECT pg_stat_force_next_flush()");
-                st.execute("SELECT pg_stat_clear_snapshot()");
-                try (ResultSet rs = st.executeQuery("SELECT coalesce(seq_scan, 0) + coalesce(idx_scan, 0) FROM"
-                        + " pg_stat_user_tables WHERE relname = '" + f.table + "'")) {
-                    rs.next();
-                    return rs.getLong(1);
-                }
-            }
-        }
-    }
-
-    private static long scansSince(VerifierFixture f, long before) throws Exception {
-        long after = scans(f);
-        assertThat(after).as("Postgres counted the verifier's scans").isGreaterThan(before);
-        return after - before;
     }
 }

@@ -91,6 +91,41 @@ final class VerifierFixture implements AutoCloseable {
                 .item();
     }
 
+    /** Sequential and index scans Postgres counted on the table, once the verifier's sessions have ended. */
+    long scans() throws Exception {
+        try (Connection c = services.postgres()) {
+            org.awaitility.Awaitility.await()
+                    .atMost(java.time.Duration.ofSeconds(10))
+                    .until(() -> {
+                        try (java.sql.Statement st = c.createStatement();
+                                java.sql.ResultSet rs =
+                                        st.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE application_name"
+                                                + " = 'rebalance' AND pid <> pg_backend_pid() AND query LIKE '%" + table
+                                                + "%'")) {
+                            rs.next();
+                            return rs.getLong(1) == 0; // their counts are flushed when they end
+                        }
+                    });
+            try (java.sql.Statement st = c.createStatement()) {
+                st.execute("SELECT pg_stat_force_next_flush()");
+                st.execute("SELECT pg_stat_clear_snapshot()");
+                try (java.sql.ResultSet rs = st.executeQuery("SELECT coalesce(seq_scan, 0) + coalesce(idx_scan, 0) FROM"
+                        + " pg_stat_user_tables WHERE relname = '" + table + "'")) {
+                    rs.next();
+                    return rs.getLong(1);
+                }
+            }
+        }
+    }
+
+    long scansSince(long before) throws Exception {
+        long after = scans();
+        org.assertj.core.api.Assertions.assertThat(after)
+                .as("Postgres counted the verifier's scans")
+                .isGreaterThan(before);
+        return after - before;
+    }
+
     @Override
     public void close() {
         try {
