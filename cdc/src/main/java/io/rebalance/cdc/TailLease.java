@@ -4,6 +4,7 @@ import io.rebalance.protocol.keyspace.TailKeys;
 import io.rebalance.protocol.lease.LeaseLost;
 import io.rebalance.protocol.lease.LeaseStore;
 import io.rebalance.protocol.lease.OwnedLease;
+import io.rebalance.protocol.lease.RedisLeaseStore;
 import io.rebalance.protocol.lease.WriteFence;
 import java.time.Duration;
 import redis.clients.jedis.UnifiedJedis;
@@ -24,7 +25,7 @@ public final class TailLease implements WriteFence {
     private volatile OwnedLease held;
 
     public TailLease(UnifiedJedis redis, TailKeys keys, String owner, Duration ttl) {
-        this.store = new LeaseStore(redis);
+        this.store = new RedisLeaseStore(redis);
         this.key = keys.lease();
         this.owner = owner;
         this.ttl = ttl;

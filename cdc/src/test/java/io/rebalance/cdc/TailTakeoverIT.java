@@ -7,7 +7,7 @@ import io.rebalance.core.Finding;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import io.rebalance.protocol.lease.LeaseReply;
-import io.rebalance.protocol.lease.LeaseStore;
+import io.rebalance.protocol.lease.RedisLeaseStore;
 import io.rebalance.testkit.RoomEventsComparison;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -71,7 +71,8 @@ class TailTakeoverIT {
 
             // a tail that lost its lease may not renew it or move the offsets: both compare the lease's member,
             // and the successor's token is larger
-            LeaseReply stale = new LeaseStore(f.redis).renew(first.keys().lease(), firstMember, Duration.ofSeconds(3));
+            LeaseReply stale =
+                    new RedisLeaseStore(f.redis).renew(first.keys().lease(), firstMember, Duration.ofSeconds(3));
             assertThat(stale.granted()).isFalse();
             assertThat(stale.member()).startsWith("tail-second#");
             assertThat(stale.token()).isGreaterThan(new LeaseReply(1, firstMember, 0, null).token());

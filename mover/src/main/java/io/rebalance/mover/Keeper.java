@@ -11,6 +11,7 @@ import io.rebalance.core.slot.SlotRange;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.protocol.lease.LeaseStore;
 import io.rebalance.protocol.lease.OwnedLease;
+import io.rebalance.protocol.lease.RedisLeaseStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -65,7 +66,7 @@ public final class Keeper {
         this.plan = plan;
         this.range = plan.range();
         this.owner = owner;
-        this.leases = new LeaseStore(run.redis());
+        this.leases = new RedisLeaseStore(run.redis());
         this.leaseTtl = leaseTtl;
         this.processTimeoutMs = leaseTtl.toMillis();
         this.logEvery = logEvery;

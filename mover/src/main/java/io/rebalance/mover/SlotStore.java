@@ -8,6 +8,7 @@ import io.rebalance.protocol.keyspace.RunKeys;
 import io.rebalance.protocol.lease.LeaseReply;
 import io.rebalance.protocol.lease.LeaseStore;
 import io.rebalance.protocol.lease.OwnedLease;
+import io.rebalance.protocol.lease.RedisLeaseStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -33,7 +34,7 @@ public final class SlotStore {
 
     public SlotStore(UnifiedJedis redis, RunKeys keys, Retrier retrier, Duration leaseTtl, Duration stateTtl) {
         this.redis = redis;
-        this.leases = new LeaseStore(redis);
+        this.leases = new RedisLeaseStore(redis);
         this.leaseTtl = leaseTtl;
         this.keys = keys;
         this.retrier = retrier;

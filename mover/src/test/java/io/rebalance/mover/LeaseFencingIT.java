@@ -12,6 +12,7 @@ import io.rebalance.protocol.keyspace.RunKeys;
 import io.rebalance.protocol.lease.LeaseLost;
 import io.rebalance.protocol.lease.LeaseStore;
 import io.rebalance.protocol.lease.OwnedLease;
+import io.rebalance.protocol.lease.RedisLeaseStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -127,7 +128,7 @@ class LeaseFencingIT {
     @Test
     void aLeaseFoundLostStaysLostWhateverALaterRenewalSays() throws Exception {
         try (MoverFixture f = new MoverFixture()) {
-            LeaseStore leases = new LeaseStore(f.redis());
+            LeaseStore leases = new RedisLeaseStore(f.redis());
             String key = new Keyspace(f.prefix)
                     .run()
                     .slotLease(Slot.parse("20241020.03").name());

@@ -1,0 +1,72 @@
+package io.rebalance.core.coordinator;
+
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.RebalanceException;
+import io.rebalance.protocol.lease.PostgresLeaseStore;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+
+/**
+ * The copy's coordination tables in a Postgres schema of their own ({@code rebalance} unless named), created on first
+ * use with a version row, so a later release can tell which tables it finds and migrate them. Creation runs in one
+ * transaction under an advisory lock, so processes starting together create the tables once.
+ */
+public final class CoordinatorSchema {
+    /** The version of the tables this release creates and reads. */
+    public static final int VERSION = 1;
+
+    private final String schema;
+
+    /** @param schema the schema's name, unquoted */
+    public CoordinatorSchema(String schema) {
+        if (schema == null || schema.isBlank())
+            throw new IllegalArgumentException("the coordinator's schema needs a name");
+        this.schema = "\"" + schema.replace("\"", "\"\"") + "\"";
+    }
+
+    /** The single-holder leases ({@link PostgresLeaseStore}), qualified. */
+    public String leases() {
+        return schema + ".leases";
+    }
+
+    /**
+     * Creates the schema and its tables unless they exist.
+     *
+     * @throws RebalanceException when the tables were made by a newer release (CONFIG_INVALID, naming the version)
+     */
+    public void ensure(Connection c) throws SQLException {
+        boolean autoCommit = c.getAutoCommit();
+        c.setAutoCommit(false);
+        try (Statement st = c.createStatement()) {
+            st.execute("SELECT pg_advisory_xact_lock(hashtextextended('rebalance coordinator ' || "
+                    + quoteLiteral(schema) + ", 0))");
+            st.execute("CREATE SCHEMA IF NOT EXISTS " + schema);
+            st.execute("CREATE TABLE IF NOT EXISTS " + schema + ".version (version int NOT NULL)");
+            int found = 0;
+            try (ResultSet rs = st.executeQuery("SELECT max(version) FROM " + schema + ".version")) {
+                if (rs.next()) found = rs.getInt(1);
+            }
+            if (found > VERSION) {
+                throw new RebalanceException(
+                        ErrorCode.CONFIG_INVALID,
+                        "the coordinator tables in schema " + schema + " are version " + found
+                                + ", made by a newer rebalance than this one (version " + VERSION
+                                + "); run that release, or name another schema");
+            }
+            st.execute("CREATE TABLE IF NOT EXISTS " + leases() + " (" + PostgresLeaseStore.COLUMNS + ")");
+            if (found < VERSION) st.execute("INSERT INTO " + schema + ".version VALUES (" + VERSION + ")");
+            c.commit();
+        } catch (SQLException | RuntimeException e) {
+            c.rollback();
+            throw e;
+        } finally {
+            c.setAutoCommit(autoCommit);
+        }
+    }
+
+    private static String quoteLiteral(String s) {
+        return "'" + s.replace("'", "''") + "'";
+    }
+}
