@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.mover.RedisSlotStore;
 import io.rebalance.mover.RunState;
 import io.rebalance.mover.SlotStore;
 import io.rebalance.protocol.keyspace.Keyspace;
@@ -45,8 +46,8 @@ class CutoverRefusalsIT {
             assertThat(alive.out()).contains("FAILED copy processes: 1 copy process runs (host-a:123)");
             run.leave("host-a:123");
 
-            SlotStore slots =
-                    new SlotStore(t.redis, run.keys(), Retrier.standard(), Duration.ofSeconds(2), Duration.ofDays(1));
+            SlotStore slots = new RedisSlotStore(
+                    t.redis, run.keys(), Retrier.standard(), Duration.ofSeconds(2), Duration.ofDays(1));
             Slot slot = run.plan().range().newest();
             slots.acquire(slot, "dead-worker"); // as a worker that died holding it would leave it
             CliRun leased = CliRun.of(flags, "cutover", "--dry-run");

@@ -95,7 +95,7 @@ public final class MoverProcess implements AutoCloseable {
         var m = config.mover();
         RunKeys keys = config.redis().keyspace().run();
         this.run = new RunState(redis, keys, retrier);
-        this.slots = new SlotStore(redis, keys, retrier, m.leaseTtlDuration(), m.stateTtlDuration());
+        this.slots = new RedisSlotStore(redis, keys, retrier, m.leaseTtlDuration(), m.stateTtlDuration());
         this.pacer = new CopyPacer(
                 new GlobalRateLimiter(redis, keys, m.rateLimit()),
                 new WriteUnitBudget(redis, keys),

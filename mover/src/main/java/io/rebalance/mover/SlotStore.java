@@ -2,46 +2,17 @@ package io.rebalance.mover;
 
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
-import io.rebalance.protocol.LuaScript;
-import io.rebalance.protocol.keyspace.Keyspace;
-import io.rebalance.protocol.keyspace.RunKeys;
-import io.rebalance.protocol.lease.LeaseReply;
 import io.rebalance.protocol.lease.LeaseStore;
 import io.rebalance.protocol.lease.OwnedLease;
-import io.rebalance.protocol.lease.RedisLeaseStore;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
-import redis.clients.jedis.UnifiedJedis;
 
 /**
- * A slot's lease and state in Redis, changed only through scripts that check ownership in the same step:
- * a worker can save progress or finish a slot only while it holds the slot's lease (the one lease of
- * {@code protocol/lease}; its member, {@code <owner>#<token>}, names one acquisition). Each call is retried with
- * backoff (the Redis layer of recovery); a refusal is an answer, not a failure, and is never retried.
+ * A slot's lease and state, kept in Redis ({@link RedisSlotStore}) or in a Postgres table ({@link PostgresSlotStore}).
+ * A worker can save progress or finish a slot only while it holds the slot's lease (the one lease of {@code
+ * protocol/lease}; its member, {@code <owner>#<token>}, names one acquisition), checked in the same step as the write.
  */
-public final class SlotStore {
-    private static final LuaScript SAVE = LuaScript.load(SlotStore.class, "slot_save.lua");
-    private static final LuaScript ERROR = LuaScript.load(SlotStore.class, "slot_error.lua");
-
-    private final UnifiedJedis redis;
-    private final LeaseStore leases;
-    private final Duration leaseTtl;
-    private final RunKeys keys;
-    private final Retrier retrier;
-    private final String leaseMs;
-    private final String stateMs;
-
-    public SlotStore(UnifiedJedis redis, RunKeys keys, Retrier retrier, Duration leaseTtl, Duration stateTtl) {
-        this.redis = redis;
-        this.leases = new RedisLeaseStore(redis);
-        this.leaseTtl = leaseTtl;
-        this.keys = keys;
-        this.retrier = retrier;
-        this.leaseMs = Long.toString(leaseTtl.toMillis());
-        this.stateMs = Long.toString(stateTtl.toMillis());
-    }
-
+public interface SlotStore {
     /**
      * The answer to an acquire: exactly one of finished, leased by someone else, or acquired with its progress.
      *
@@ -61,17 +32,57 @@ public final class SlotStore {
     }
 
     /**
-     * Takes the slot's lease (or extends it, when {@code owner} holds it already), then reads its state under the lease:
-     * a FINISHED slot's lease is given back at once.
+     * Takes the slot's lease (or extends it, when {@code owner} holds it already), then reads its state under the
+     * lease: a FINISHED slot's lease is given back at once.
      */
-    public Acquire acquire(Slot slot, String owner) {
-        OwnedLease.Attempt a = retrier.call(
-                "acquire slot " + slot, () -> OwnedLease.acquire(leases, keys.slotLease(slot.name()), owner, leaseTtl));
+    Acquire acquire(Slot slot, String owner);
+
+    /**
+     * Adds {@code rows} to the slot's count and saves {@code lastId} as where it resumes, only under the lease
+     * {@code member} holds. @return null when saved, otherwise the holder that owns the slot now ("" when it lapsed)
+     */
+    default String saveProgress(Slot slot, String member, String lastId, long rows) {
+        return save(slot, member, lastId, rows, "IN_PROGRESS");
+    }
+
+    /** Marks the slot FINISHED and frees its lease. @return null when done, otherwise the current holder */
+    default String finish(Slot slot, String member, String lastId, long rows) {
+        return save(slot, member, lastId == null ? "" : lastId, rows, "FINISHED");
+    }
+
+    /**
+     * Saves progress with {@code status} (IN_PROGRESS extends the lease, FINISHED gives it up) in one step that checks
+     * the lease. @return null when saved, otherwise the holder now
+     */
+    String save(Slot slot, String member, String lastId, long rows, String status);
+
+    /** Notes why a step of the slot failed, for {@code status}, only under the lease {@code member} holds. */
+    void recordError(Slot slot, String member, String message);
+
+    /** Gives the slot's lease back if {@code owner} (or the member {@code owner}) holds it. */
+    void release(Slot slot, String owner);
+
+    /** Gives back the lease of a slot compaction has passed (a worker raced the keeper to it). */
+    void releaseCompacted(Slot slot, OwnedLease lease);
+
+    /** The slot's state (status, last_id, rows, owner, error); empty when none is stored. */
+    Map<String, String> state(Slot slot);
+
+    /** The member holding the slot's lease, or null. */
+    String leaseHolder(Slot slot);
+
+    /**
+     * The acquire every store makes: the lease first (through {@code leases}, under {@code key}), then the state read
+     * under it; a FINISHED slot's lease is given back at once.
+     */
+    static Acquire acquire(
+            SlotStore store, Retrier retrier, LeaseStore leases, String key, Slot slot, String owner, Duration ttl) {
+        OwnedLease.Attempt a = retrier.call("acquire slot " + slot, () -> OwnedLease.acquire(leases, key, owner, ttl));
         if (a.lease() == null) {
             return new Acquire(
                     Acquire.Kind.LEASED, a.reply().member(), a.reply().remainingMs(), null, 0, null);
         }
-        Map<String, String> state = state(slot);
+        Map<String, String> state = store.state(slot);
         if ("FINISHED".equals(state.get("status"))) {
             retrier.run("release finished slot " + slot, () -> a.lease().release());
             return new Acquire(Acquire.Kind.FINISHED, null, 0, null, 0, null);
@@ -83,74 +94,5 @@ public final class SlotStore {
                 state.getOrDefault("last_id", ""),
                 Long.parseLong(state.getOrDefault("rows", "0")),
                 a.lease());
-    }
-
-    /** @return null when saved, otherwise the holder that owns the slot now ("" when the lease lapsed) */
-    public String saveProgress(Slot slot, String owner, String lastId, long rows) {
-        return save(slot, owner, lastId, rows, "IN_PROGRESS");
-    }
-
-    /** Marks the slot FINISHED and frees its lease. @return null when done, otherwise the current holder */
-    public String finish(Slot slot, String owner, String lastId, long rows) {
-        return save(slot, owner, lastId == null ? "" : lastId, rows, "FINISHED");
-    }
-
-    private String save(Slot slot, String owner, String lastId, long rows, String status) {
-        List<String> args = List.of(
-                owner,
-                lastId,
-                Long.toString(rows),
-                leaseMs,
-                stateMs,
-                status,
-                Long.toString(System.currentTimeMillis()));
-        return refusal(retrier.call("save progress of slot " + slot, () -> SAVE.eval(redis, slotKeys(slot), args)));
-    }
-
-    public void recordError(Slot slot, String member, String message) {
-        retrier.call(
-                "record error of slot " + slot,
-                () -> ERROR.eval(redis, slotKeys(slot), List.of(member, message, stateMs)));
-    }
-
-    /** Gives the slot's lease back if {@code owner} (or the member {@code owner}) holds it. */
-    public void release(Slot slot, String owner) {
-        retrier.call("release slot " + slot, () -> {
-            String holder = leases.holder(keys.slotLease(slot.name()));
-            if (holder != null && (holder.equals(owner) || holder.startsWith(owner + "#"))) {
-                leases.release(keys.slotLease(slot.name()), holder); // refused if it changed hands since the read
-            }
-            return null;
-        });
-    }
-
-    /**
-     * Gives back the lease of a slot compaction has passed (a worker raced the keeper to it) and deletes its token
-     * counter, as compaction does: nothing is fenced by that slot's tokens any more, and Redis keeps no key for it.
-     */
-    public void releaseCompacted(Slot slot, OwnedLease lease) {
-        retrier.run("release compacted slot " + slot, () -> {
-            lease.release();
-            redis.del(Keyspace.leaseToken(keys.slotLease(slot.name())));
-        });
-    }
-
-    /** The slot's state hash (status, last_id, rows, owner, error); empty when none is stored. */
-    public Map<String, String> state(Slot slot) {
-        return retrier.call("read state of slot " + slot, () -> redis.hgetAll(keys.slotState(slot.name())));
-    }
-
-    public String leaseHolder(Slot slot) {
-        return retrier.call("read lease of slot " + slot, () -> redis.get(keys.slotLease(slot.name())));
-    }
-
-    private List<String> slotKeys(Slot slot) {
-        return List.of(keys.slotLease(slot.name()), keys.slotState(slot.name()));
-    }
-
-    /** @return null when the script wrote, else who holds the lease now ("" for nobody) */
-    static String refusal(Object scriptResult) {
-        LeaseReply r = LeaseReply.of(scriptResult);
-        return r.granted() ? null : r.member();
     }
 }

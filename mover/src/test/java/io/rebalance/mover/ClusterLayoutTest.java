@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.protocol.keyspace.RunKeys;
-import io.rebalance.protocol.lease.LeaseStore;
+import io.rebalance.protocol.lease.RedisLeaseStore;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -62,8 +62,8 @@ class ClusterLayoutTest {
 
     @Test
     void everyScriptTouchesOnlyTheKeysItIsGiven() throws IOException {
-        for (String script : SCRIPTS) touchesOnlyItsKeys(SlotStore.class, script);
-        for (String script : LEASE_SCRIPTS) touchesOnlyItsKeys(LeaseStore.class, script);
+        for (String script : SCRIPTS) touchesOnlyItsKeys(RedisSlotStore.class, script);
+        for (String script : LEASE_SCRIPTS) touchesOnlyItsKeys(RedisLeaseStore.class, script);
     }
 
     private static void touchesOnlyItsKeys(Class<?> owner, String script) throws IOException {

@@ -32,7 +32,7 @@ class KeeperIT {
         try (UnifiedJedis redis = SharedServices.get().redis()) {
             RunState run = new RunState(redis, keys, Retrier.standard());
             SlotStore store =
-                    new SlotStore(redis, keys, Retrier.standard(), Duration.ofSeconds(20), Duration.ofDays(1));
+                    new RedisSlotStore(redis, keys, Retrier.standard(), Duration.ofSeconds(20), Duration.ofDays(1));
             run.claimPlan(plan);
             run.setStatus(RunStatus.TO_START);
             Keeper keeper = new Keeper(run, store, plan, "k1", Duration.ofSeconds(20), Duration.ofMinutes(1));
@@ -74,7 +74,7 @@ class KeeperIT {
         try (UnifiedJedis redis = SharedServices.get().redis()) {
             RunState run = new RunState(redis, keys, Retrier.standard());
             SlotStore store =
-                    new SlotStore(redis, keys, Retrier.standard(), Duration.ofSeconds(20), Duration.ofDays(1));
+                    new RedisSlotStore(redis, keys, Retrier.standard(), Duration.ofSeconds(20), Duration.ofDays(1));
             run.claimPlan(plan);
             Keeper a = new Keeper(run, store, plan, "a", Duration.ofSeconds(20), Duration.ofMinutes(1));
             Keeper b = new Keeper(run, store, plan, "b", Duration.ofSeconds(20), Duration.ofMinutes(1));

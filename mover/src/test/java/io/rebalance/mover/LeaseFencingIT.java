@@ -53,7 +53,8 @@ class LeaseFencingIT {
             var ra = f.start(a);
             assertThat(paused.await(60, TimeUnit.SECONDS)).isTrue();
             Slot slot = victim.get().slot();
-            SlotStore store = new SlotStore(redis, keys, Retrier.standard(), Duration.ofSeconds(2), Duration.ofDays(1));
+            SlotStore store =
+                    new RedisSlotStore(redis, keys, Retrier.standard(), Duration.ofSeconds(2), Duration.ofDays(1));
             RunState run = f.runState();
             String lastIdAtPause = store.state(slot).get("last_id");
 
@@ -89,7 +90,7 @@ class LeaseFencingIT {
     @Test
     void progressFromAStaleOwnerIsRefusedAndNamesTheRealHolder() throws Exception {
         try (MoverFixture f = new MoverFixture()) {
-            SlotStore store = new SlotStore(
+            SlotStore store = new RedisSlotStore(
                     f.redis(),
                     new Keyspace(f.prefix).run(),
                     Retrier.standard(),

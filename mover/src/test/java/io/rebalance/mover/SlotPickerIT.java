@@ -22,7 +22,7 @@ class SlotPickerIT {
             RunKeys keys = new Keyspace(prefix).run();
             RunState run = new RunState(redis, keys, Retrier.standard());
             SlotStore store =
-                    new SlotStore(redis, keys, Retrier.standard(), Duration.ofSeconds(20), Duration.ofDays(1));
+                    new RedisSlotStore(redis, keys, Retrier.standard(), Duration.ofSeconds(20), Duration.ofDays(1));
             SlotRange range = new SlotRange(Slot.parse("20241020.05"), Slot.parse("20241020.00"));
             AtomicInteger seq = new AtomicInteger();
             SlotPicker picker = new SlotPicker(range, store, run, () -> "me/" + seq.incrementAndGet());

@@ -10,6 +10,7 @@ import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.mover.RedisSlotStore;
 import io.rebalance.mover.RunState;
 import io.rebalance.mover.SlotStore;
 import io.rebalance.mover.WriteUnitBudget;
@@ -33,7 +34,7 @@ public final class StatusView {
 
     public static Map<String, Object> of(MigrationConfig config, Connections c) throws Exception {
         RunState run = c.runState();
-        SlotStore slots = new SlotStore(
+        SlotStore slots = new RedisSlotStore(
                 c.redis(),
                 run.keys(),
                 Retrier.standard(),

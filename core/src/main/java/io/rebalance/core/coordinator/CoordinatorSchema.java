@@ -32,6 +32,14 @@ public final class CoordinatorSchema {
     }
 
     /**
+     * A slot per row, named {@code <run>/<slot>}: its lease (the lease table's columns) and its state. Claimable rows
+     * (not FINISHED) are in a partial index, so finding work stays cheap however many slots are done.
+     */
+    public String slots() {
+        return schema + ".slots";
+    }
+
+    /**
      * Creates the schema and its tables unless they exist.
      *
      * @throws RebalanceException when the tables were made by a newer release (CONFIG_INVALID, naming the version)
@@ -56,6 +64,11 @@ public final class CoordinatorSchema {
                                 + "); run that release, or name another schema");
             }
             st.execute("CREATE TABLE IF NOT EXISTS " + leases() + " (" + PostgresLeaseStore.COLUMNS + ")");
+            st.execute("CREATE TABLE IF NOT EXISTS " + slots() + " (" + PostgresLeaseStore.COLUMNS + ", status text NOT"
+                    + " NULL DEFAULT 'PENDING', last_id text NOT NULL DEFAULT '', rows bigint NOT NULL DEFAULT 0,"
+                    + " error text, updated_at timestamptz)");
+            st.execute(
+                    "CREATE INDEX IF NOT EXISTS slots_claimable ON " + slots() + " (name) WHERE status <> 'FINISHED'");
             if (found < VERSION) st.execute("INSERT INTO " + schema + ".version VALUES (" + VERSION + ")");
             c.commit();
         } catch (SQLException | RuntimeException e) {

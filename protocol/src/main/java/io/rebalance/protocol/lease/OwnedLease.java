@@ -37,6 +37,14 @@ public final class OwnedLease implements Lease, WriteFence {
         return new Attempt(r.granted() ? new OwnedLease(store, key, r.member(), ttl, at) : null, r);
     }
 
+    /**
+     * A lease granted by another statement than {@link LeaseStore#acquire} (a claim that picks the lease and takes it
+     * at once), as held from {@code requestedAtNanos}, when that statement was sent.
+     */
+    public static OwnedLease granted(LeaseStore store, String key, String member, Duration ttl, long requestedAtNanos) {
+        return new OwnedLease(store, key, member, ttl, requestedAtNanos);
+    }
+
     /** The outcome of {@link #acquire}: {@code lease} is null when {@code reply} names another holder. */
     public record Attempt(OwnedLease lease, LeaseReply reply) {}
 

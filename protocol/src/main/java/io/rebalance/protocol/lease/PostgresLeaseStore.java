@@ -23,7 +23,8 @@ public final class PostgresLeaseStore implements LeaseStore {
 
     /** The table's columns; {@code core}'s coordinator schema creates it so. */
     public static final String COLUMNS =
-            "name text PRIMARY KEY, owner text NOT NULL, token bigint NOT NULL, lease_until timestamptz NOT NULL";
+            "name text COLLATE \"C\" PRIMARY KEY, owner text NOT NULL, token bigint NOT NULL,"
+                    + " lease_until timestamptz NOT NULL";
 
     private static final String LEFT_MS = "(extract(epoch FROM lease_until - clock_timestamp()) * 1000)::int8";
 

@@ -1,0 +1,112 @@
+package io.rebalance.mover;
+
+import io.rebalance.core.retry.Retrier;
+import io.rebalance.core.slot.Slot;
+import io.rebalance.protocol.LuaScript;
+import io.rebalance.protocol.keyspace.Keyspace;
+import io.rebalance.protocol.keyspace.RunKeys;
+import io.rebalance.protocol.lease.LeaseReply;
+import io.rebalance.protocol.lease.LeaseStore;
+import io.rebalance.protocol.lease.OwnedLease;
+import io.rebalance.protocol.lease.RedisLeaseStore;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import redis.clients.jedis.UnifiedJedis;
+
+/**
+ * A slot's lease and state in Redis, changed only through scripts that check ownership in the same step. Each call is
+ * retried with backoff (the Redis layer of recovery); a refusal is an answer, not a failure, and is never retried.
+ */
+public final class RedisSlotStore implements SlotStore {
+    private static final LuaScript SAVE = LuaScript.load(RedisSlotStore.class, "slot_save.lua");
+    private static final LuaScript ERROR = LuaScript.load(RedisSlotStore.class, "slot_error.lua");
+
+    private final UnifiedJedis redis;
+    private final LeaseStore leases;
+    private final Duration leaseTtl;
+    private final RunKeys keys;
+    private final Retrier retrier;
+    private final String leaseMs;
+    private final String stateMs;
+
+    public RedisSlotStore(UnifiedJedis redis, RunKeys keys, Retrier retrier, Duration leaseTtl, Duration stateTtl) {
+        this.redis = redis;
+        this.leases = new RedisLeaseStore(redis);
+        this.leaseTtl = leaseTtl;
+        this.keys = keys;
+        this.retrier = retrier;
+        this.leaseMs = Long.toString(leaseTtl.toMillis());
+        this.stateMs = Long.toString(stateTtl.toMillis());
+    }
+
+    @Override
+    public Acquire acquire(Slot slot, String owner) {
+        return SlotStore.acquire(this, retrier, leases, keys.slotLease(slot.name()), slot, owner, leaseTtl);
+    }
+
+    @Override
+    public String save(Slot slot, String owner, String lastId, long rows, String status) {
+        List<String> args = List.of(
+                owner,
+                lastId,
+                Long.toString(rows),
+                leaseMs,
+                stateMs,
+                status,
+                Long.toString(System.currentTimeMillis()));
+        return refusal(retrier.call("save progress of slot " + slot, () -> SAVE.eval(redis, slotKeys(slot), args)));
+    }
+
+    @Override
+    public void recordError(Slot slot, String member, String message) {
+        retrier.call(
+                "record error of slot " + slot,
+                () -> ERROR.eval(redis, slotKeys(slot), List.of(member, message, stateMs)));
+    }
+
+    /** Gives the slot's lease back if {@code owner} (or the member {@code owner}) holds it. */
+    @Override
+    public void release(Slot slot, String owner) {
+        retrier.call("release slot " + slot, () -> {
+            String holder = leases.holder(keys.slotLease(slot.name()));
+            if (holder != null && (holder.equals(owner) || holder.startsWith(owner + "#"))) {
+                leases.release(keys.slotLease(slot.name()), holder); // refused if it changed hands since the read
+            }
+            return null;
+        });
+    }
+
+    /**
+     * Gives back the lease of a slot compaction has passed (a worker raced the keeper to it) and deletes its token
+     * counter, as compaction does: nothing is fenced by that slot's tokens any more, and Redis keeps no key for it.
+     */
+    @Override
+    public void releaseCompacted(Slot slot, OwnedLease lease) {
+        retrier.run("release compacted slot " + slot, () -> {
+            lease.release();
+            redis.del(Keyspace.leaseToken(keys.slotLease(slot.name())));
+        });
+    }
+
+    /** The slot's state hash (status, last_id, rows, owner, error); empty when none is stored. */
+    @Override
+    public Map<String, String> state(Slot slot) {
+        return retrier.call("read state of slot " + slot, () -> redis.hgetAll(keys.slotState(slot.name())));
+    }
+
+    @Override
+    public String leaseHolder(Slot slot) {
+        return retrier.call("read lease of slot " + slot, () -> redis.get(keys.slotLease(slot.name())));
+    }
+
+    private List<String> slotKeys(Slot slot) {
+        return List.of(keys.slotLease(slot.name()), keys.slotState(slot.name()));
+    }
+
+    /** @return null when the script wrote, else who holds the lease now ("" for nobody) */
+    static String refusal(Object scriptResult) {
+        LeaseReply r = LeaseReply.of(scriptResult);
+        return r.granted() ? null : r.member();
+    }
+}
