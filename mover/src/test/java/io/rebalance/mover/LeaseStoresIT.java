@@ -3,7 +3,6 @@ package io.rebalance.mover;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.rebalance.core.coordinator.CoordinatorSchema;
 import io.rebalance.protocol.lease.LeaseLost;
 import io.rebalance.protocol.lease.LeaseReply;
 import io.rebalance.protocol.lease.LeaseStore;
@@ -11,8 +10,6 @@ import io.rebalance.protocol.lease.OwnedLease;
 import io.rebalance.protocol.lease.PostgresLeaseStore;
 import io.rebalance.protocol.lease.RedisLeaseStore;
 import io.rebalance.testkit.SharedServices;
-import java.sql.Connection;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,8 +18,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -34,28 +30,14 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class LeaseStoresIT {
     private static final SharedServices services = SharedServices.get();
-    private static final String SCHEMA = SharedServices.unique("coord");
 
-    @BeforeAll
-    static void createTables() throws Exception {
-        try (Connection c = services.postgres()) {
-            new CoordinatorSchema(SCHEMA).ensure(c);
-            new CoordinatorSchema(SCHEMA).ensure(c); // a second process finds them made
-        }
-    }
-
-    @AfterAll
-    static void dropTables() throws Exception {
-        try (Connection c = services.postgres();
-                Statement st = c.createStatement()) {
-            st.execute("DROP SCHEMA IF EXISTS \"" + SCHEMA + "\" CASCADE");
-        }
-    }
+    @RegisterExtension
+    static final CoordinatorTables COORDINATOR = new CoordinatorTables();
 
     private static LeaseStore store(String kind) {
         return kind.equals("redis")
                 ? new RedisLeaseStore(services.redis())
-                : new PostgresLeaseStore(services::postgres, new CoordinatorSchema(SCHEMA).leases());
+                : new PostgresLeaseStore(services::postgres, COORDINATOR.schema.leases());
     }
 
     private static String key() {

@@ -2,13 +2,10 @@ package io.rebalance.mover;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rebalance.core.coordinator.CoordinatorSchema;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.testkit.SharedServices;
-import java.sql.Connection;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -21,9 +18,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -35,24 +31,11 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class SlotStoresIT {
     private static final SharedServices services = SharedServices.get();
-    private static final String SCHEMA = SharedServices.unique("coord");
-    private static final CoordinatorSchema TABLES = new CoordinatorSchema(SCHEMA);
+
+    @RegisterExtension
+    static final CoordinatorTables COORDINATOR = new CoordinatorTables();
+
     private static final Slot SLOT = Slot.parse("20241020.05");
-
-    @BeforeAll
-    static void createTables() throws Exception {
-        try (Connection c = services.postgres()) {
-            TABLES.ensure(c);
-        }
-    }
-
-    @AfterAll
-    static void dropTables() throws Exception {
-        try (Connection c = services.postgres();
-                Statement st = c.createStatement()) {
-            st.execute("DROP SCHEMA IF EXISTS \"" + SCHEMA + "\" CASCADE");
-        }
-    }
 
     private static SlotStore store(String kind, String run, Duration ttl) {
         return kind.equals("redis")
@@ -62,7 +45,7 @@ class SlotStoresIT {
     }
 
     private static PostgresSlotStore postgres(String run, Duration ttl) {
-        return new PostgresSlotStore(services::postgres, TABLES, run, Retrier.standard(), ttl);
+        return new PostgresSlotStore(services::postgres, COORDINATOR.schema, run, Retrier.standard(), ttl);
     }
 
     @ParameterizedTest

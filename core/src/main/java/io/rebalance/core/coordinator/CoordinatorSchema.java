@@ -39,6 +39,11 @@ public final class CoordinatorSchema {
         return schema + ".slots";
     }
 
+    /** Rows taken per run and second of the database's clock, UNLOGGED: counts that need no WAL. */
+    public String rateWindows() {
+        return schema + ".rate_windows";
+    }
+
     /**
      * Creates the schema and its tables unless they exist.
      *
@@ -69,6 +74,8 @@ public final class CoordinatorSchema {
                     + " error text, updated_at timestamptz)");
             st.execute(
                     "CREATE INDEX IF NOT EXISTS slots_claimable ON " + slots() + " (name) WHERE status <> 'FINISHED'");
+            st.execute("CREATE UNLOGGED TABLE IF NOT EXISTS " + rateWindows() + " (run text NOT NULL, second bigint NOT"
+                    + " NULL, used bigint NOT NULL, PRIMARY KEY (run, second))");
             if (found < VERSION) st.execute("INSERT INTO " + schema + ".version VALUES (" + VERSION + ")");
             c.commit();
         } catch (SQLException | RuntimeException e) {
