@@ -73,31 +73,13 @@ public final class CoordinatorBenchmark {
                         String run = "bench" + STARTED + "x"
                                 + runs.incrementAndGet(); // apart from earlier invocations' keys
                         Sessions sessions = new Sessions(url);
-                        SlotStore store = postgres
-                                ? new PostgresSlotStore(
-                                        sessions, schema, run, Retrier.standard(), Duration.ofMinutes(5))
-                                : new RedisSlotStore(
-                                        redis,
-                                        new Keyspace("bench:" + run + ":").run(),
-                                        Retrier.standard(),
-                                        Duration.ofMinutes(5),
-                                        Duration.ofHours(1));
-                        if (postgres) ((PostgresSlotStore) store).plan(slots);
+                        SlotStore store = store(postgres, sessions, schema, redis, run, slots);
                         ConcurrentLinkedQueue<Held> held = new ConcurrentLinkedQueue<>();
                         Phase claimed = measure(url, sessions, () -> claimAll(store, slots, workers, held), slotCount);
                         sessions.closeAll();
                         Sessions saving = new Sessions(url);
                         String savers = run + "s";
-                        SlotStore saver = postgres
-                                ? new PostgresSlotStore(
-                                        saving, schema, savers, Retrier.standard(), Duration.ofMinutes(5))
-                                : new RedisSlotStore(
-                                        redis,
-                                        new Keyspace("bench:" + savers + ":").run(),
-                                        Retrier.standard(),
-                                        Duration.ofMinutes(5),
-                                        Duration.ofHours(1));
-                        if (postgres) ((PostgresSlotStore) saver).plan(slots.subList(0, workers));
+                        SlotStore saver = store(postgres, saving, schema, redis, savers, slots.subList(0, workers));
                         claimOneEach(saver, slots, workers, held);
                         AtomicLong count = new AtomicLong();
                         Phase saved = measure(
@@ -153,6 +135,28 @@ public final class CoordinatorBenchmark {
     }
 
     private record Held(Slot slot, String member) {}
+
+    /** A slot store of its own run; in Postgres with {@code slots} planned. */
+    private static SlotStore store(
+            boolean postgres,
+            Sessions sessions,
+            CoordinatorSchema schema,
+            UnifiedJedis redis,
+            String run,
+            List<Slot> slots) {
+        if (postgres) {
+            PostgresSlotStore store =
+                    new PostgresSlotStore(sessions, schema, run, Retrier.standard(), Duration.ofMinutes(5));
+            store.plan(slots);
+            return store;
+        }
+        return new RedisSlotStore(
+                redis,
+                new Keyspace("bench:" + run + ":").run(),
+                Retrier.standard(),
+                Duration.ofMinutes(5),
+                Duration.ofHours(1));
+    }
 
     /** Every worker claims a slot and finishes it, until none is left, as workers do with slots that copy at once. */
     private static void claimAll(SlotStore store, List<Slot> slots, int workers, ConcurrentLinkedQueue<Held> held)
