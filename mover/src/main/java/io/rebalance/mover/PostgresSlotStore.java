@@ -53,7 +53,7 @@ public final class PostgresSlotStore implements SlotStore {
     /** Adds the run's slots that have no row yet, as PENDING and free: the queue {@link #claimNext} takes from. */
     public void plan(List<Slot> slots) {
         retrier.run("plan " + slots.size() + " slots", () -> {
-            try (Connection c = sessions.open();
+            try (Connection c = sessions.autocommitted();
                     PreparedStatement ps = c.prepareStatement("INSERT INTO " + table + " (name, owner, token,"
                             + " lease_until) SELECT n, '', 0, '-infinity' FROM unnest(CAST(? AS text[])) n ON CONFLICT"
                             + " (name) DO NOTHING")) {
@@ -66,8 +66,9 @@ public final class PostgresSlotStore implements SlotStore {
     }
 
     /**
-     * Claims the newest claimable slot of the run (not FINISHED, its lease free) for {@code owner}, in one statement:
-     * rows other workers are claiming at that moment are skipped, not waited for.
+     * Claims the newest claimable slot of the run (not FINISHED, its lease free; the no-time slot last) for {@code
+     * owner}, in one statement: rows other workers are claiming at that moment are skipped, not waited for. A reply
+     * lost after the claim committed leaves that slot held until its lease lapses, and the retry claims another.
      *
      * @return the slot and its acquisition, or empty when none is claimable now
      */
@@ -75,16 +76,18 @@ public final class PostgresSlotStore implements SlotStore {
         if (owner.contains("#")) throw new IllegalArgumentException("a lease owner has no '#': " + owner);
         return retrier.call("claim a slot", () -> {
             long at = System.nanoTime();
-            try (Connection c = sessions.open();
+            try (Connection c = sessions.autocommitted();
                     PreparedStatement ps = c.prepareStatement("UPDATE " + table + " s SET owner = ?, token = s.token"
                             + " + 1, lease_until = clock_timestamp() + ? * interval '1 millisecond' WHERE s.name = ("
                             + "SELECT name FROM " + table + " WHERE name > ? AND name < ? AND status <> 'FINISHED' AND"
-                            + " lease_until <= clock_timestamp() ORDER BY name DESC LIMIT 1 FOR UPDATE SKIP LOCKED)"
+                            + " lease_until <= clock_timestamp() ORDER BY name = ?, name DESC LIMIT 1 FOR UPDATE SKIP"
+                            + " LOCKED)"
                             + " RETURNING s.name, s.owner || '#' || s.token, s.last_id, s.rows")) {
                 ps.setString(1, owner);
                 ps.setLong(2, leaseTtl.toMillis());
                 ps.setString(3, run + "/");
                 ps.setString(4, run + "0"); // '0' follows '/': every name of this run sorts between the two
+                ps.setString(5, name(Slot.NO_TIME)); // newest hour first, and the slot of rows without a time last
                 try (ResultSet rs = ps.executeQuery()) {
                     if (!rs.next()) return Optional.<Claimed>empty();
                     Slot slot = Slot.parse(rs.getString(1).substring(run.length() + 1));
@@ -113,10 +116,11 @@ public final class PostgresSlotStore implements SlotStore {
                 "save progress of slot " + slot,
                 slot,
                 member,
-                "last_id = ?, rows = rows + ?, status = ?, error = NULL, updated_at = clock_timestamp(), lease_until ="
+                "last_id = ?, rows = rows + ?, status = ?, saved_by = ?, error = NULL, updated_at = clock_timestamp(),"
+                        + " lease_until ="
                         + " CASE WHEN ? = 'FINISHED' THEN '-infinity' ELSE clock_timestamp() + ? * interval"
                         + " '1 millisecond' END",
-                List.of(lastId, rows, status, status, leaseTtl.toMillis()));
+                List.of(lastId, rows, status, member, status, leaseTtl.toMillis()));
     }
 
     @Override
@@ -127,7 +131,7 @@ public final class PostgresSlotStore implements SlotStore {
     /** Updates the row only while {@code member} holds its lease. @return null when updated, else the holder now */
     private String underLease(String what, Slot slot, String member, String set, List<Object> values) {
         return retrier.call(what, () -> {
-            try (Connection c = sessions.open();
+            try (Connection c = sessions.autocommitted();
                     PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET " + set + " WHERE name = ?"
                             + " AND owner || '#' || token = ? AND lease_until > clock_timestamp() RETURNING 1")) {
                 int p = 1;
@@ -159,22 +163,23 @@ public final class PostgresSlotStore implements SlotStore {
         retrier.run("release compacted slot " + slot, lease::release);
     }
 
+    /** As Redis's state hash: nothing for a slot never saved, only {@code error} for one whose first step failed. */
     @Override
     public Map<String, String> state(Slot slot) {
         return retrier.call("read state of slot " + slot, () -> {
-            try (Connection c = sessions.open();
-                    PreparedStatement ps = c.prepareStatement("SELECT status, last_id, rows, owner || '#' || token,"
-                            + " error, (extract(epoch FROM updated_at) * 1000)::int8 FROM " + table + " WHERE name = ?"
-                            + " AND (status <> 'PENDING' OR error IS NOT NULL)")) {
+            try (Connection c = sessions.autocommitted();
+                    PreparedStatement ps = c.prepareStatement("SELECT status, last_id, rows, saved_by, error,"
+                            + " (extract(epoch FROM updated_at) * 1000)::int8 FROM " + table + " WHERE name = ?")) {
                 ps.setString(1, name(slot));
                 try (ResultSet rs = ps.executeQuery()) {
                     Map<String, String> out = new HashMap<>();
                     if (!rs.next()) return out;
+                    if (rs.getString(5) != null) out.put("error", rs.getString(5));
+                    if ("PENDING".equals(rs.getString(1))) return out;
                     out.put("status", rs.getString(1));
                     out.put("last_id", rs.getString(2));
                     out.put("rows", Long.toString(rs.getLong(3)));
                     out.put("owner", rs.getString(4));
-                    if (rs.getString(5) != null) out.put("error", rs.getString(5));
                     if (rs.getString(6) != null) out.put("updated_ms", rs.getString(6));
                     return out;
                 }

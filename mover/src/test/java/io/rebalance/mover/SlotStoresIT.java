@@ -169,4 +169,35 @@ class SlotStoresIT {
         assertThat(store.acquire(SLOT, "b").lease().member())
                 .isEqualTo(second.acquire().lease().member());
     }
+
+    @Test
+    void aWorkerClaimsTheNewestHourFirstAndTheSlotWithoutTimeLast() {
+        String run = SharedServices.unique("run");
+        PostgresSlotStore store = postgres(run, Duration.ofSeconds(30));
+        List<Slot> planned =
+                List.of(SLOT.older(), Slot.NO_TIME, SLOT, SLOT.older().older());
+        store.plan(planned);
+        List<Slot> order = new ArrayList<>();
+        for (Optional<PostgresSlotStore.Claimed> c = store.claimNext("w"); c.isPresent(); c = store.claimNext("w")) {
+            order.add(c.get().slot());
+            assertThat(store.state(c.get().slot()))
+                    .as("claimed, nothing saved yet")
+                    .isEmpty();
+        }
+        assertThat(order).containsExactly(SLOT, SLOT.older(), SLOT.older().older(), Slot.NO_TIME);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"redis", "postgres"})
+    void aFirstStepThatFailedLeavesOnlyItsError(String kind) {
+        SlotStore store = store(kind, SharedServices.unique("run"), Duration.ofSeconds(30));
+        SlotStore.Acquire a = store.acquire(SLOT, "a");
+        store.recordError(SLOT, a.lease().member(), "boom");
+        assertThat(store.state(SLOT)).containsOnlyKeys("error").containsEntry("error", "boom");
+        assertThat(store.saveProgress(SLOT, a.lease().member(), "id-1", 1)).isNull();
+        assertThat(store.state(SLOT))
+                .containsEntry("owner", a.lease().member())
+                .containsEntry("status", "IN_PROGRESS")
+                .doesNotContainKey("error");
+    }
 }

@@ -45,22 +45,22 @@ public final class CoordinatorSchema {
     }
 
     /**
-     * Creates the schema and its tables unless they exist.
+     * Creates the schema and its tables unless they exist. Tables of this version found already are left alone, with
+     * no DDL: a process starting beside running ones takes no lock on their tables.
      *
+     * @param c a connection in autocommit (the creation is its own transaction)
      * @throws RebalanceException when the tables were made by a newer release (CONFIG_INVALID, naming the version)
      */
     public void ensure(Connection c) throws SQLException {
-        boolean autoCommit = c.getAutoCommit();
+        if (!c.getAutoCommit()) throw new IllegalArgumentException("the coordinator's tables are made in autocommit");
+        if (version(c) == VERSION) return;
         c.setAutoCommit(false);
         try (Statement st = c.createStatement()) {
             st.execute("SELECT pg_advisory_xact_lock(hashtextextended('rebalance coordinator ' || "
                     + quoteLiteral(schema) + ", 0))");
             st.execute("CREATE SCHEMA IF NOT EXISTS " + schema);
             st.execute("CREATE TABLE IF NOT EXISTS " + schema + ".version (version int NOT NULL)");
-            int found = 0;
-            try (ResultSet rs = st.executeQuery("SELECT max(version) FROM " + schema + ".version")) {
-                if (rs.next()) found = rs.getInt(1);
-            }
+            int found = version(c);
             if (found > VERSION) {
                 throw new RebalanceException(
                         ErrorCode.CONFIG_INVALID,
@@ -71,7 +71,7 @@ public final class CoordinatorSchema {
             st.execute("CREATE TABLE IF NOT EXISTS " + leases() + " (" + PostgresLeaseStore.COLUMNS + ")");
             st.execute("CREATE TABLE IF NOT EXISTS " + slots() + " (" + PostgresLeaseStore.COLUMNS + ", status text NOT"
                     + " NULL DEFAULT 'PENDING', last_id text NOT NULL DEFAULT '', rows bigint NOT NULL DEFAULT 0,"
-                    + " error text, updated_at timestamptz)");
+                    + " saved_by text, error text, updated_at timestamptz)");
             st.execute(
                     "CREATE INDEX IF NOT EXISTS slots_claimable ON " + slots() + " (name) WHERE status <> 'FINISHED'");
             st.execute("CREATE UNLOGGED TABLE IF NOT EXISTS " + rateWindows() + " (run text NOT NULL, second bigint NOT"
@@ -79,10 +79,30 @@ public final class CoordinatorSchema {
             if (found < VERSION) st.execute("INSERT INTO " + schema + ".version VALUES (" + VERSION + ")");
             c.commit();
         } catch (SQLException | RuntimeException e) {
-            c.rollback();
+            try {
+                c.rollback();
+            } catch (SQLException r) {
+                e.addSuppressed(r);
+            }
             throw e;
         } finally {
-            c.setAutoCommit(autoCommit);
+            c.setAutoCommit(true);
+        }
+    }
+
+    /** The version of the tables in the schema, 0 when there are none. */
+    private int version(Connection c) throws SQLException {
+        try (Statement st = c.createStatement()) {
+            // two queries: a query naming a table that does not exist fails before it runs
+            try (ResultSet rs =
+                    st.executeQuery("SELECT to_regclass(" + quoteLiteral(schema + ".version") + ") IS NOT NULL")) {
+                rs.next();
+                if (!rs.getBoolean(1)) return 0;
+            }
+            try (ResultSet rs = st.executeQuery("SELECT coalesce(max(version), 0) FROM " + schema + ".version")) {
+                rs.next();
+                return rs.getInt(1);
+            }
         }
     }
 

@@ -8,17 +8,24 @@ import java.time.Duration;
 
 /**
  * The single-holder lease in a Postgres table: a row per lease, {@code (name, owner, token, lease_until)}, every
- * answer one statement in its own transaction. Expiry is the database's time ({@code clock_timestamp()}), never a
- * process's. A row outlives its grants (a release or a lapse leaves it with its expiry passed), so its token only
+ * change one statement in its own transaction (a refusal reads the holder with a second). Expiry is the database's
+ * time ({@code clock_timestamp()}), never a process's. A row outlives its grants (a release or a lapse leaves it with its expiry passed), so its token only
  * rises: the next grant adds one, as Redis's counter beside the lease does. Answers as {@link RedisLeaseStore} does,
  * in the same {@link LeaseReply}. Uses only {@code java.sql}: the caller brings the driver and the table ({@code
  * core}'s coordinator schema creates it).
  */
 public final class PostgresLeaseStore implements LeaseStore {
-    /** A connection in autocommit for one statement, closed by the store when it is done. */
+    /** A connection for a statement or two, closed by the store when it is done. */
     @FunctionalInterface
     public interface Sessions {
         Connection open() throws SQLException;
+
+        /** A connection in autocommit: every statement of a store is its own transaction. */
+        default Connection autocommitted() throws SQLException {
+            Connection c = open();
+            if (!c.getAutoCommit()) c.setAutoCommit(true);
+            return c;
+        }
     }
 
     /** The table's columns; {@code core}'s coordinator schema creates it so. */
@@ -54,15 +61,23 @@ public final class PostgresLeaseStore implements LeaseStore {
     @Override
     public LeaseReply acquire(String key, String owner, Duration ttl) {
         if (owner.contains("#")) throw new IllegalArgumentException("a lease owner has no '#': " + owner);
-        try (Connection c = sessions.open();
+        try (Connection c = sessions.autocommitted();
                 PreparedStatement ps = c.prepareStatement(acquire)) {
             ps.setString(1, key);
             ps.setString(2, owner);
             ps.setLong(3, ttl.toMillis());
-            try (ResultSet rs = ps.executeQuery()) {
-                if (rs.next()) return new LeaseReply(1, rs.getString(1), ttl.toMillis(), null);
+            LeaseReply refused = null;
+            // a grant that lapses between the refusal and the read of its holder is asked for once more: Redis's
+            // acquire never answers "refused by nobody"
+            for (int attempt = 0;
+                    attempt < 2 && (refused == null || refused.member().isEmpty());
+                    attempt++) {
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (rs.next()) return new LeaseReply(1, rs.getString(1), ttl.toMillis(), null);
+                }
+                refused = refused(c, key);
             }
-            return refused(c, key);
+            return refused;
         } catch (SQLException e) {
             throw new IllegalStateException("lease " + key + " in Postgres: " + e.getMessage(), e);
         }
@@ -70,7 +85,7 @@ public final class PostgresLeaseStore implements LeaseStore {
 
     @Override
     public LeaseReply renew(String key, String member, Duration ttl) {
-        try (Connection c = sessions.open();
+        try (Connection c = sessions.autocommitted();
                 PreparedStatement ps = c.prepareStatement(renew)) {
             ps.setLong(1, ttl.toMillis());
             ps.setString(2, key);
@@ -86,7 +101,7 @@ public final class PostgresLeaseStore implements LeaseStore {
 
     @Override
     public LeaseReply release(String key, String member) {
-        try (Connection c = sessions.open();
+        try (Connection c = sessions.autocommitted();
                 PreparedStatement ps = c.prepareStatement(release)) {
             ps.setString(1, key);
             ps.setString(2, member);
@@ -101,7 +116,7 @@ public final class PostgresLeaseStore implements LeaseStore {
 
     @Override
     public String holder(String key) {
-        try (Connection c = sessions.open()) {
+        try (Connection c = sessions.autocommitted()) {
             LeaseReply r = refused(c, key);
             return r.member().isEmpty() ? null : r.member();
         } catch (SQLException e) {
