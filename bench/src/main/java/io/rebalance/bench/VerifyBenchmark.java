@@ -168,7 +168,8 @@ public final class VerifyBenchmark {
                     }
                 }
                 System.out.printf(
-                        "  run %d: postgres server-side %.1f s, %,d B, %.1f s of Postgres CPU (a query an hour %.1f s, %.1f s"
+                        "  run %d: postgres server-side %.1f s, %,d B, %.1f s of Postgres CPU (a query an hour %.1f s,"
+                                + " %.1f s"
                                 + " CPU; md5 baseline %.1f s);"
                                 + " naive %.1f s, %,d B; dynamodb verifier %,.0f items/s, ceiling %,.0f items/s%n",
                         rep,
@@ -257,23 +258,16 @@ public final class VerifyBenchmark {
         Map<Slot, Fingerprint> run(Connection c, List<Slot> span) throws Exception;
     }
 
+    /** Runs {@code work} for every slot on {@code threads} threads, each with its own connection. */
+    static Map<Slot, Fingerprint> perSlot(List<Slot> slots, int threads, Opener opener, PerSlot work) throws Exception {
+        List<List<Slot>> alone = slots.stream().map(List::of).toList();
+        return perSpan(alone, threads, opener, (c, span) -> Map.of(span.get(0), work.run(c, span.get(0))));
+    }
+
     /** Runs {@code work} for every span on {@code threads} threads, each with its own connection. */
     static Map<Slot, Fingerprint> perSpan(List<List<Slot>> spans, int threads, Opener opener, PerSpan work)
             throws Exception {
-        Map<Slot, Fingerprint> out = new java.util.concurrent.ConcurrentHashMap<>();
-        List<Slot> firsts = spans.stream().map(s -> s.get(0)).toList();
-        Map<Slot, List<Slot>> byFirst = new HashMap<>();
-        for (List<Slot> span : spans) byFirst.put(span.get(0), span);
-        perSlot(firsts, threads, opener, (c, first) -> {
-            out.putAll(work.run(c, byFirst.get(first)));
-            return Fingerprint.EMPTY;
-        });
-        return out;
-    }
-
-    /** Runs {@code work} for every slot on {@code threads} threads, each with its own connection. */
-    static Map<Slot, Fingerprint> perSlot(List<Slot> slots, int threads, Opener opener, PerSlot work) throws Exception {
-        ConcurrentLinkedQueue<Slot> queue = new ConcurrentLinkedQueue<>(slots);
+        ConcurrentLinkedQueue<List<Slot>> queue = new ConcurrentLinkedQueue<>(spans);
         Map<Slot, Fingerprint> out = new java.util.concurrent.ConcurrentHashMap<>();
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         List<Future<?>> all = new ArrayList<>();
@@ -281,7 +275,7 @@ public final class VerifyBenchmark {
             all.add(pool.submit(() -> {
                 Connection c = opener.open();
                 try {
-                    for (Slot s = queue.poll(); s != null; s = queue.poll()) out.put(s, work.run(c, s));
+                    for (List<Slot> s = queue.poll(); s != null; s = queue.poll()) out.putAll(work.run(c, s));
                 } finally {
                     if (c != null) c.close();
                 }

@@ -149,13 +149,7 @@ public final class PostgresSlotStore implements SlotStore {
 
     @Override
     public void release(Slot slot, String owner) {
-        retrier.call("release slot " + slot, () -> {
-            String holder = leases.holder(name(slot));
-            if (holder != null && (holder.equals(owner) || holder.startsWith(owner + "#"))) {
-                leases.release(name(slot), holder); // refused if it changed hands since the read
-            }
-            return null;
-        });
+        SlotStore.release(retrier, leases, name(slot), slot, owner);
     }
 
     @Override

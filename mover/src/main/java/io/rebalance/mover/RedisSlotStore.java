@@ -68,13 +68,7 @@ public final class RedisSlotStore implements SlotStore {
     /** Gives the slot's lease back if {@code owner} (or the member {@code owner}) holds it. */
     @Override
     public void release(Slot slot, String owner) {
-        retrier.call("release slot " + slot, () -> {
-            String holder = leases.holder(keys.slotLease(slot.name()));
-            if (holder != null && (holder.equals(owner) || holder.startsWith(owner + "#"))) {
-                leases.release(keys.slotLease(slot.name()), holder); // refused if it changed hands since the read
-            }
-            return null;
-        });
+        SlotStore.release(retrier, leases, keys.slotLease(slot.name()), slot, owner);
     }
 
     /**

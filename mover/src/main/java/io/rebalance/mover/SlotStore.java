@@ -71,6 +71,17 @@ public interface SlotStore {
     /** The member holding the slot's lease, or null. */
     String leaseHolder(Slot slot);
 
+    /** The release every store makes: the lease given back only if {@code owner} (or member {@code owner}) holds it. */
+    static void release(Retrier retrier, LeaseStore leases, String key, Slot slot, String owner) {
+        retrier.call("release slot " + slot, () -> {
+            String holder = leases.holder(key);
+            if (holder != null && (holder.equals(owner) || holder.startsWith(owner + "#"))) {
+                leases.release(key, holder); // refused if it changed hands since the read
+            }
+            return null;
+        });
+    }
+
     /**
      * The acquire every store makes: the lease first (through {@code leases}, under {@code key}), then the state read
      * under it; a FINISHED slot's lease is given back at once.

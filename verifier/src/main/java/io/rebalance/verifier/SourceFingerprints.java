@@ -67,45 +67,45 @@ final class SourceFingerprints {
      * at least that many (a dense table pays one catalog lookup), else counted up to {@code limit} rows and no further.
      */
     boolean fewerRowsThan(Connection c, long limit) throws SQLException {
-        try (PreparedStatement ps =
-                c.prepareStatement("SELECT reltuples FROM pg_class WHERE oid = CAST(? AS regclass)")) {
-            ps.setString(1, table.name());
-            try (ResultSet rs = ps.executeQuery()) {
-                // -1: never analyzed (and a partitioned table's parent): counted instead
-                if (rs.next() && rs.getDouble(1) >= limit) return false;
-            }
-        }
-        try (PreparedStatement ps =
-                c.prepareStatement("SELECT count(*) FROM (SELECT 1 FROM " + table.name() + " LIMIT ?) r")) {
-            ps.setLong(1, limit);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1) < limit;
-            }
-        }
+        if (plannerRows(c) >= limit) return false;
+        return rowsUpTo(c, limit) < limit;
     }
 
     /**
-     * The table's rows by the planner's counts (a partitioned table's leaves summed), or, where a table was never
-     * analyzed, its rows counted up to {@code limit}; {@link Long#MAX_VALUE} when there are at least that many.
+     * The table's rows by the planner, or, where a table was never analyzed, its rows counted up to {@code limit};
+     * {@link Long#MAX_VALUE} when there are at least that many.
      */
     long rowEstimate(Connection c, long limit) throws SQLException {
+        double planned = plannerRows(c);
+        if (planned > 0) return (long) planned;
+        long counted = rowsUpTo(c, limit);
+        return counted < limit ? counted : Long.MAX_VALUE;
+    }
+
+    /**
+     * The planner's count of the table's rows ({@code reltuples}, a partitioned table's leaves summed); 0 or less when
+     * it has none: -1 for a table never analyzed, and 0 is what Postgres 13 and older say then.
+     */
+    private double plannerRows(Connection c) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT CASE WHEN bool_or(reltuples < 0) THEN -1 ELSE"
                 + " sum(reltuples) END FROM pg_class WHERE oid = CAST(? AS regclass) AND relkind <> 'p' OR oid IN"
                 + " (SELECT relid FROM pg_partition_tree(CAST(? AS regclass)) WHERE isleaf)")) {
             ps.setString(1, table.name());
             ps.setString(2, table.name());
             try (ResultSet rs = ps.executeQuery()) {
-                // -1: never analyzed; 0 is also what Postgres 13 and older say then
-                if (rs.next() && rs.getDouble(1) > 0) return (long) rs.getDouble(1);
+                return rs.next() ? rs.getDouble(1) : -1;
             }
         }
+    }
+
+    /** The table's rows, counted up to {@code limit} and no further. */
+    private long rowsUpTo(Connection c, long limit) throws SQLException {
         try (PreparedStatement ps =
                 c.prepareStatement("SELECT count(*) FROM (SELECT 1 FROM " + table.name() + " LIMIT ?) r")) {
             ps.setLong(1, limit);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
-                return rs.getLong(1) < limit ? rs.getLong(1) : Long.MAX_VALUE;
+                return rs.getLong(1);
             }
         }
     }

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,26 +23,22 @@ final class SparseSurvey {
     /** A table with fewer rows per hour of the span than this on average is surveyed first. */
     static final long SPARSE_ROWS_PER_HOUR = 10;
 
-    /** Opens a session with the canonical expressions' settings. */
-    interface Sessions {
-        Connection open() throws Exception;
-    }
-
     private final SourceFingerprints source;
     private final SlotItems items;
-    private final Sessions sessions;
+    /** Opens a session with the canonical expressions' settings. */
+    private final Callable<Connection> sessions;
 
-    SparseSurvey(SourceFingerprints source, SlotItems items, Sessions sessions) {
+    SparseSurvey(SourceFingerprints source, SlotItems items, Callable<Connection> sessions) {
         this.source = source;
         this.items = items;
         this.sessions = sessions;
     }
 
     /**
-     * With {@link Verifier#surveySparse}, a table sparse over its hours (fewer than {@value #SPARSE_ROWS_PER_HOUR} rows per
-     * hour of the span on average, in Postgres and by DynamoDB's estimate of its items) is surveyed before any slot is
-     * verified alone: every hour's fingerprint from Postgres in one query and from
-     * DynamoDB in one scan of the table, so the cost follows the rows, not the hours. An hour whose two fingerprints
+     * With {@link Verifier#surveySparse}, a table sparse over its hours (fewer than {@value #SPARSE_ROWS_PER_HOUR}
+     * rows per hour of the span on average, in Postgres and by DynamoDB's estimate of its items) is surveyed before any
+     * slot is verified alone: every hour's fingerprint from Postgres in one query and from DynamoDB in one scan of the
+     * table, so the cost follows the rows, not the hours. An hour whose two fingerprints
      * are equal is a MATCH (an empty hour too); the others are verified alone, pinpointed and re-checked as always.
      *
      * @return the hours that match and the slots left to verify alone, or empty when the slots were not surveyed (too
@@ -54,7 +51,7 @@ final class SparseSurvey {
         Slot newest = hours.get(hours.size() - 1);
         long span = newest.hoursAfter(oldest) + 1;
         if (span > SURVEY_MAX_HOURS) return Optional.empty();
-        try (Connection c = sessions.open()) {
+        try (Connection c = sessions.call()) {
             long sparse = span * SPARSE_ROWS_PER_HOUR;
             // both stores: the scan reads every item, and DynamoDB may hold far more than Postgres (after a TRUNCATE)
             if (!source.fewerRowsThan(c, sparse) || items.itemCountEstimate() >= sparse) return Optional.empty();
