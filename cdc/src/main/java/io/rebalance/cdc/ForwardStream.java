@@ -30,6 +30,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.slf4j.Logger;
@@ -171,7 +172,8 @@ final class ForwardStream {
                     .run(hold, () -> !tail.stopping() && leaseLost.get() == null, stopped));
             while (!tail.stopping() && leaseLost.get() == null) {
                 if (schemaChange.get() != null) throw schemaChanged(schemaChange.get()); // seen while none ran
-                Throwable failure = runEngine(applier);
+                Throwable failure = runEngine(
+                        applier, () -> tail.stopping() || leaseLost.get() != null || schemaChange.get() != null);
                 if (schemaChange.get() != null) throw schemaChanged(schemaChange.get());
                 if (tail.stopping() || leaseLost.get() != null) break;
                 if (SlotGuard.offsetsGone(failure)) {
@@ -216,8 +218,12 @@ final class ForwardStream {
                         + " (docs/schema-changes.md)");
     }
 
-    /** @return why Debezium stopped, or null when it was asked to */
-    private Throwable runEngine(ChangeApplier applier) throws InterruptedException {
+    /**
+     * @param stopWanted whether a reason to stop holds (the tail closing, the lease lost, the schema changed): while
+     *     it does, the engine is asked to close again until it takes the close
+     * @return why Debezium stopped, or null when it was asked to
+     */
+    private Throwable runEngine(ChangeApplier applier, BooleanSupplier stopWanted) throws InterruptedException {
         ChangeHandler handler = new ChangeHandler(
                 applier, tail.topic(id), table.key(), stats, lease, new ChangedSlots(redis, keys, table.keyspace()));
         AtomicReference<Throwable> error = new AtomicReference<>();
@@ -237,7 +243,11 @@ final class ForwardStream {
             Thread runner = new Thread(e, "debezium");
             runner.start();
             try {
-                done.await();
+                while (!done.await(100, TimeUnit.MILLISECONDS)) {
+                    // Debezium refuses a close while its task starts (IllegalStateException): a stop asked then
+                    // would be lost, and the engine would stream on, so it is asked again until the engine stops
+                    if (stopWanted.getAsBoolean()) closeEngine(engine);
+                }
             } catch (InterruptedException interrupted) {
                 tail.close(); // an interrupted caller means stop: Debezium runs on its own thread and must be told
                 runner.join(10_000);
@@ -257,6 +267,8 @@ final class ForwardStream {
         if (e == null) return;
         try {
             e.close();
+        } catch (IllegalStateException notNow) { // starting its task, or already stopping: runEngine asks again
+            log.debug("closing Debezium: {}", notNow.getMessage());
         } catch (Exception ex) {
             log.warn("closing Debezium: {}", ex.toString());
         }
