@@ -127,8 +127,14 @@ final class CopyCommand implements Callable<Integer> {
                                 + " nothing to copy (`rebalance reset` forgets it to copy again)");
                 return 0;
             }
-            MoverProcess process =
-                    new MoverProcess(config, prepared.table(), prepared.plan(), c.redis(), c.dynamo(), PhaseHooks.NONE);
+            MoverProcess process = new MoverProcess(
+                    config,
+                    prepared.table(),
+                    prepared.plan(),
+                    c.coordinator(),
+                    c.refusedRows(),
+                    c.dynamo(),
+                    PhaseHooks.NONE);
             watch.copy(process, config);
             Thread hook = new Thread(
                     () -> {

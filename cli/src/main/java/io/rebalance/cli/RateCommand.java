@@ -2,6 +2,7 @@ package io.rebalance.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.mover.RedisWriteUnitBudget;
 import io.rebalance.mover.WriteUnitBudget;
 import io.rebalance.ops.Connections;
 import io.rebalance.protocol.ErrorCode;
@@ -77,8 +78,8 @@ final class RateCommand implements Callable<Integer> {
         MigrationConfig config = options.load();
         try (Connections c = new Connections(config, 2)) {
             if (rowsPerSecond != null) c.runState().setRateLimit(rowsPerSecond);
-            WriteUnitBudget budget =
-                    new WriteUnitBudget(c.redis(), config.redis().keyspace().run());
+            WriteUnitBudget budget = new RedisWriteUnitBudget(
+                    c.redis(), config.redis().keyspace().run());
             long units = writeUnits != null
                     ? budget.setCeiling(writeUnits).ceiling()
                     : budget.read().ceiling();

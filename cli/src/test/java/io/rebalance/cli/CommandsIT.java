@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.retry.Retrier;
+import io.rebalance.mover.RedisRunState;
 import io.rebalance.mover.RunState;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.keyspace.Keyspace;
@@ -76,7 +77,7 @@ class CommandsIT {
     @Test
     void resetSaysWhatItWouldDeleteThenDeletesAndRefusesWhileProcessesRun() {
         try (UnifiedJedis redis = services.redis()) {
-            RunState state = new RunState(redis, new Keyspace(prefix).run(), Retrier.standard());
+            RunState state = new RedisRunState(redis, new Keyspace(prefix).run(), Retrier.standard());
             state.setRateLimit(10);
             state.addRowsCopied(5);
 
@@ -101,7 +102,7 @@ class CommandsIT {
     @Test
     void resetRefusesWhileARouteExistsOrATailRunsUnlessToldWhatToForget() {
         try (UnifiedJedis redis = services.redis()) {
-            new RunState(redis, new Keyspace(prefix).run(), Retrier.standard()).addRowsCopied(5);
+            new RedisRunState(redis, new Keyspace(prefix).run(), Retrier.standard()).addRowsCopied(5);
             RoutingTable routes = new RoutingTable(redis, new Keyspace(prefix));
             routes.create("room_events", RouteStatus.TARGET, 3);
             String otherRun = prefix + "xtra:status"; // a run under the prefix "<prefix>xtra:"
@@ -162,7 +163,7 @@ class CommandsIT {
         assertThat(tree.path("rateLimit").asLong()).isEqualTo(1500);
         assertThat(tree.path("prefix").asText()).isEqualTo(prefix);
         try (UnifiedJedis redis = services.redis()) {
-            assertThat(new RunState(redis, new Keyspace(prefix).run(), Retrier.standard()).rateLimit())
+            assertThat(new RedisRunState(redis, new Keyspace(prefix).run(), Retrier.standard()).rateLimit())
                     .isEqualTo(1500);
         }
         // --units sets the write-unit budget and leaves the rows/s limit as it is

@@ -9,6 +9,7 @@ import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.local.RoomEventsGenerator;
+import io.rebalance.mover.RedisRunState;
 import io.rebalance.mover.RunState;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.testkit.RoomEventsComparison;
@@ -105,7 +106,7 @@ class ControlIT {
     void stopRateAndStartReachEveryProcess() throws Exception {
         prepare(30_000, 30);
         try (UnifiedJedis redis = services.redis()) {
-            RunState run = new RunState(redis, new Keyspace(prefix).run(), Retrier.standard());
+            RunState run = new RedisRunState(redis, new Keyspace(prefix).run(), Retrier.standard());
             assertThat(command("rate", "1500").exitCode()).isZero();
             Process a = copy("a");
             Process b = copy("b");
@@ -157,7 +158,7 @@ class ControlIT {
     void sigtermReleasesLeasesAtOnceAndKeepsProgress() throws Exception {
         prepare(20_000, 20);
         try (UnifiedJedis redis = services.redis()) {
-            RunState run = new RunState(redis, new Keyspace(prefix).run(), Retrier.standard());
+            RunState run = new RedisRunState(redis, new Keyspace(prefix).run(), Retrier.standard());
             // a long lease TTL, so that leases gone right after the exit were released, not expired
             Process p = copy("term", "mover.leaseTtl=60s", "mover.rateLimit=2000");
             await().atMost(Duration.ofSeconds(60))

@@ -8,6 +8,7 @@ import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.local.RoomEventsGenerator;
 import io.rebalance.local.RoomEventsWriter;
+import io.rebalance.mover.RedisRunState;
 import io.rebalance.mover.RunState;
 import io.rebalance.protocol.handoff.Lsn;
 import io.rebalance.protocol.keyspace.Keyspace;
@@ -120,7 +121,7 @@ class ConvergenceIT {
                     1_500 + random.nextInt(4_000),
                     TimeUnit.MILLISECONDS);
 
-            RunState run = new RunState(redis, new Keyspace(prefix).run(), Retrier.standard());
+            RunState run = new RedisRunState(redis, new Keyspace(prefix).run(), Retrier.standard());
             Awaitility.await()
                     .atMost(Duration.ofSeconds(180))
                     .until(() -> run.status() == RunStatus.FINISHED && killed.get() == 2 && resumed.get());

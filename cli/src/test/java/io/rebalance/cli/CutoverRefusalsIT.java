@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.mover.RedisRunState;
 import io.rebalance.mover.RedisSlotStore;
 import io.rebalance.mover.RunState;
 import io.rebalance.mover.SlotStore;
@@ -39,7 +40,7 @@ class CutoverRefusalsIT {
             assertThat(CliRun.of(flags, "verify", "--all").exitCode()).isZero();
             awaitDryRun(flags, 0, "ok     copy processes: none runs, no slot lease is held");
 
-            RunState run = new RunState(t.redis, new Keyspace(prefix).run(), Retrier.standard());
+            RunState run = new RedisRunState(t.redis, new Keyspace(prefix).run(), Retrier.standard());
             run.heartbeat("host-a:123", "{\"host\":\"host-a\",\"pid\":123,\"slots\":[]}");
             CliRun alive = CliRun.of(flags, "cutover", "--dry-run");
             assertThat(alive.exitCode()).as(alive.out()).isEqualTo(31);
@@ -47,7 +48,7 @@ class CutoverRefusalsIT {
             run.leave("host-a:123");
 
             SlotStore slots = new RedisSlotStore(
-                    t.redis, run.keys(), Retrier.standard(), Duration.ofSeconds(2), Duration.ofDays(1));
+                    t.redis, new Keyspace(prefix).run(), Retrier.standard(), Duration.ofSeconds(2), Duration.ofDays(1));
             Slot slot = run.plan().range().newest();
             slots.acquire(slot, "dead-worker"); // as a worker that died holding it would leave it
             CliRun leased = CliRun.of(flags, "cutover", "--dry-run");

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Ulid;
+import io.rebalance.mover.RedisRunState;
 import io.rebalance.mover.RunState;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.testkit.SharedServices;
@@ -55,7 +56,7 @@ class LiveProcessesIT {
         int seenLive = 0;
         List<String> unseen = new ArrayList<>();
         try (var redis = services.redis()) {
-            RunState run = new RunState(redis, new Keyspace(prefix).run(), Retrier.standard());
+            RunState run = new RedisRunState(redis, new Keyspace(prefix).run(), Retrier.standard());
             while (!copy.isDone()) {
                 // what status, the cutover's checks and reset ask: a heartbeat within the lease
                 boolean live = !run.liveProcesses(2_000).isEmpty();

@@ -10,6 +10,7 @@ import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.local.RoomEventsGenerator;
+import io.rebalance.mover.RedisRunState;
 import io.rebalance.mover.RunState;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.testkit.RoomEventsComparison;
@@ -58,7 +59,7 @@ class MultiProcessCopyIT {
         }
         List<Process> processes = new ArrayList<>();
         try (UnifiedJedis redis = services.redis()) {
-            RunState run = new RunState(redis, new Keyspace(prefix).run(), Retrier.standard());
+            RunState run = new RedisRunState(redis, new Keyspace(prefix).run(), Retrier.standard());
             for (int i = 0; i < 3; i++) processes.add(copyProcess(i));
             Process victim = processes.get(0);
 

@@ -11,6 +11,7 @@ import io.rebalance.core.redis.RedisConnector;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.KeyType;
 import io.rebalance.local.RoomEventsGenerator;
+import io.rebalance.mover.RedisRunState;
 import io.rebalance.mover.RunState;
 import io.rebalance.protocol.route.Target;
 import io.rebalance.sim.AppSimulator;
@@ -147,7 +148,8 @@ class RedisSentinelIT {
             Future<CliRun> copy =
                     thread.submit(() -> CliRun.of(args, "copy", "--no-progress", "--no-concurrent-writers"));
             try (UnifiedJedis redis = RedisConnector.connect(config.redis(), 2)) {
-                RunState run = new RunState(redis, config.redis().keyspace().run(), Retrier.standard());
+                RunState run =
+                        new RedisRunState(redis, config.redis().keyspace().run(), Retrier.standard());
                 Awaitility.await()
                         .atMost(Duration.ofSeconds(60))
                         .pollInterval(Duration.ofMillis(50))

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.rebalance.core.copy.CopyStatus;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Ulid;
+import io.rebalance.mover.RedisRunState;
 import io.rebalance.mover.RunState;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.testkit.SharedServices;
@@ -64,7 +65,7 @@ class StatusTruthIT {
         // what a copy stopped by Ctrl-C leaves: the keeper's last rate and ETA, and no process
         try (var redis = services.redis()) {
             var keys = new Keyspace(prefix).run();
-            RunState state = new RunState(redis, keys, Retrier.standard());
+            RunState state = new RedisRunState(redis, keys, Retrier.standard());
             state.writeProgress(new CopyStatus(
                     true, "IN_PROGRESS", 2000, 112, 26, 2, 1, 1, "", "gone", System.currentTimeMillis()));
             state.event("resume slot=20241020.00 last_id=x rows_before=1 by=w");

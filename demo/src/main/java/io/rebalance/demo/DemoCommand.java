@@ -160,7 +160,13 @@ final class DemoCommand implements Callable<Integer> {
                 out.println("4. copying with " + config.mover().workers() + " workers (state in Redis under demo:)");
                 run.compareAndSet(RunStatus.NOT_STARTED, RunStatus.TO_START);
                 MoverProcess process = new MoverProcess(
-                        config, prepared.table(), prepared.plan(), c.redis(), c.dynamo(), PhaseHooks.NONE);
+                        config,
+                        prepared.table(),
+                        prepared.plan(),
+                        c.coordinator(),
+                        c.refusedRows(),
+                        c.dynamo(),
+                        PhaseHooks.NONE);
                 long t1 = System.nanoTime();
                 RunStatus copied;
                 try (ProgressReporter progress = ProgressReporter.start(run, out, true)) {

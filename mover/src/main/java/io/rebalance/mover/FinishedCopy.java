@@ -25,7 +25,7 @@ public record FinishedCopy(String prefix, String plan, long rows) {
         if (run.status() != RunStatus.FINISHED) return Optional.empty();
         RunPlan plan = run.plan();
         if (plan == null) return Optional.empty();
-        return Optional.of(new FinishedCopy(run.keys().prefix(), plan.toJson(), run.rowsCopied()));
+        return Optional.of(new FinishedCopy(run.name(), plan.toJson(), run.rowsCopied()));
     }
 
     /**
@@ -36,7 +36,7 @@ public record FinishedCopy(String prefix, String plan, long rows) {
      * @return whether it did (false when a run exists there: a newer one, or the same one intact)
      */
     public boolean restore(RunState run) {
-        if (!prefix.equals(run.keys().prefix())) return false; // another run's, under another prefix
+        if (!prefix.equals(run.name())) return false; // another run's, under another prefix
         if (run.plan() != null || run.status() != RunStatus.NOT_STARTED) return false;
         RunPlan kept = RunPlan.fromJson(plan);
         if (run.claimPlan(kept).toJson().equals(plan)) {

@@ -5,13 +5,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.rebalance.core.copy.CopyStatus;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.copy.RunStatus;
-import io.rebalance.core.redis.SampleLog;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotRange;
-import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.protocol.lease.LeaseStore;
 import io.rebalance.protocol.lease.OwnedLease;
-import io.rebalance.protocol.lease.RedisLeaseStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,14 +16,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Every process runs a keeper candidate; one lease ({@code <prefix>keeper}) makes exactly one of them active. The
+ * Every process runs a keeper candidate; one lease ({@link Coordinator#keeperLease}) makes exactly one of them active. The
  * active keeper, each tick:
  * <ol>
  *   <li>settles commanded statuses: TO_START becomes IN_PROGRESS; TO_STOP becomes STOPPED once no live process
  *       holds a slot;
  *   <li>compacts: walks from the watermark towards older slots while they are FINISHED, moves the watermark
- *       ({@code last_slot}) first and then deletes their states, so Redis holds a few keys whatever the run's
- *       length (the order matters: a worker that acquires a slot re-reads the watermark, see {@link SlotWorker});
+ *       first and then lets the slot store forget them ({@link SlotStore#forget}), so Redis holds a few keys
+ *       whatever the run's length (the order matters: a worker that acquires a slot re-reads the watermark, see
+ *       {@link SlotWorker});
  *   <li>marks the run FINISHED when the watermark reaches the oldest slot;
  *   <li>publishes progress (rows, rows/s, ETA, slots) for `rebalance status` and logs it.
  * </ol>
@@ -39,6 +37,7 @@ public final class Keeper {
     /** Bounds the work of one tick after a long outage of the keeper; the next tick continues. */
     private static final int MAX_COMPACT_PER_TICK = 5_000;
 
+    private final Coordinator coordinator;
     private final RunState run;
     private final SlotStore slots;
     private final RunPlan plan;
@@ -55,32 +54,31 @@ public final class Keeper {
     private final java.util.ArrayDeque<long[]> samples = new java.util.ArrayDeque<>();
 
     private long lastLogMs;
-    private final SampleLog history;
     private final WriteUnitBudget budget;
 
     private static final long RATE_WINDOW_MS = 10_000;
 
-    public Keeper(RunState run, SlotStore slots, RunPlan plan, String owner, Duration leaseTtl, Duration logEvery) {
-        this.run = run;
-        this.slots = slots;
+    public Keeper(Coordinator coordinator, RunPlan plan, String owner, Duration leaseTtl, Duration logEvery) {
+        this.coordinator = coordinator;
+        this.run = coordinator.run();
+        this.slots = coordinator.slots();
         this.plan = plan;
         this.range = plan.range();
         this.owner = owner;
-        this.leases = new RedisLeaseStore(run.redis());
+        this.leases = coordinator.leases();
         this.leaseTtl = leaseTtl;
         this.processTimeoutMs = leaseTtl.toMillis();
         this.logEvery = logEvery;
-        this.history = new SampleLog(run.redis(), run.keys().history());
-        this.budget = new WriteUnitBudget(run.redis(), run.keys());
+        this.budget = coordinator.budget();
     }
 
     /**
-     * One keeper step; a Redis failure propagates and the caller ticks again later.
+     * One keeper step; a coordinator's failure propagates and the caller ticks again later.
      *
      * @return the run status after the step when this keeper is active, null when it is on standby
      */
     public RunStatus tick() {
-        OwnedLease.Attempt claim = OwnedLease.acquire(leases, run.keys().keeper(), owner, leaseTtl);
+        OwnedLease.Attempt claim = OwnedLease.acquire(leases, coordinator.keeperLease(), owner, leaseTtl);
         lease = claim.lease();
         boolean held = lease != null;
         if (held != active) {
@@ -123,12 +121,7 @@ public final class Keeper {
         Slot newWatermark = done.get(done.size() - 1);
         if (lease != null) lease.check();
         run.setWatermark(newWatermark); // first the watermark, then the states it now stands for
-        for (Slot s : done) {
-            run.redis().del(run.keys().slotState(s.name()));
-            // Its lease's token counter goes too: a slot below the watermark is never copied again (a worker that
-            // takes its lease lets it go without writing), so nothing can be fenced by its tokens any more.
-            run.redis().del(Keyspace.leaseToken(run.keys().slotLease(s.name())));
-        }
+        slots.forget(done);
         return newWatermark;
     }
 
@@ -169,7 +162,7 @@ public final class Keeper {
                 watermark == null ? "" : watermark.name(),
                 owner,
                 now));
-        history.append(now, rows, Math.round(rate)); // the dashboard's chart of the last hour
+        coordinator.sampleProgress(now, rows, Math.round(rate)); // the dashboard's chart of the last hour
         if (now - lastLogMs >= logEvery.toMillis()) {
             lastLogMs = now;
             log.debug(

@@ -16,7 +16,6 @@ import io.rebalance.core.source.SchemaWatch;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.protocol.ProcessId;
-import io.rebalance.protocol.keyspace.RunKeys;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -32,7 +31,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
-import redis.clients.jedis.UnifiedJedis;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
@@ -83,22 +81,23 @@ public final class MoverProcess implements AutoCloseable {
 
     private final SchemaWatch schemaWatch;
 
+    /** @param refused where rows DynamoDB cannot hold are recorded */
     public MoverProcess(
             MigrationConfig config,
             SourceTable table,
             RunPlan plan,
-            UnifiedJedis redis,
+            Coordinator coordinator,
+            RefusedRows refused,
             DynamoDbClient dynamo,
             PhaseHooks hooks) {
         this.config = config;
         this.plan = plan;
         var m = config.mover();
-        RunKeys keys = config.redis().keyspace().run();
-        this.run = new RunState(redis, keys, retrier);
-        this.slots = new RedisSlotStore(redis, keys, retrier, m.leaseTtlDuration(), m.stateTtlDuration());
+        this.run = coordinator.run();
+        this.slots = coordinator.slots();
         this.pacer = new CopyPacer(
-                new GlobalRateLimiter(redis, keys, m.rateLimit()),
-                new WriteUnitBudget(redis, keys),
+                new GlobalRateLimiter(coordinator.rateWindows(), m.rateLimit()),
+                coordinator.budget(),
                 config.target().slotIndex().isEmpty() ? "" : config.target().slotAttribute());
         this.dynamo = dynamo;
         RowCodec codec = table.codec(config.target());
@@ -112,7 +111,7 @@ public final class MoverProcess implements AutoCloseable {
                 new SourceSession(config.source()),
                 writer,
                 new KeyRefresher(reader, codec, writer),
-                new RefusedRows(redis, config.redis().keyspace()),
+                refused,
                 retrier,
                 hooks,
                 m.pageSize(),
@@ -120,7 +119,7 @@ public final class MoverProcess implements AutoCloseable {
                 counters);
         this.schemaWatch = new SchemaWatch(new SourceSession(config.source()), config, table.schema());
         this.processId = ProcessId.create();
-        this.keeper = new Keeper(run, slots, plan, processId, m.leaseTtlDuration(), Duration.ofSeconds(10));
+        this.keeper = new Keeper(coordinator, plan, processId, m.leaseTtlDuration(), Duration.ofSeconds(10));
         this.keeperTicks = new KeeperTicks(keeper, background, s -> status = s);
         this.picker = new SlotPicker(plan.range(), slots, run, this::newOwner);
         this.idleWorkers = new Semaphore(m.workers());

@@ -181,6 +181,13 @@ public final class PostgresSlotStore implements SlotStore {
         });
     }
 
+    /**
+     * Keeps their rows: a FINISHED row has left the index of claimable slots, and a row deleted would be planned
+     * again by a process joining the run, as PENDING with its token from zero.
+     */
+    @Override
+    public void forget(List<Slot> compacted) {}
+
     @Override
     public String leaseHolder(Slot slot) {
         return retrier.call("read lease of slot " + slot, () -> leases.holder(name(slot)));

@@ -45,6 +45,17 @@ public final class RedisSlotStore implements SlotStore {
         return SlotStore.acquire(this, retrier, leases, keys.slotLease(slot.name()), slot, owner, leaseTtl);
     }
 
+    /** Deletes their states and their leases' token counters, so Redis holds a few keys whatever the run's length. */
+    @Override
+    public void forget(List<Slot> compacted) {
+        for (Slot s : compacted) {
+            redis.del(keys.slotState(s.name()));
+            // Its lease's token counter goes too: a slot below the watermark is never copied again (a worker that
+            // takes its lease lets it go without writing), so nothing can be fenced by its tokens any more.
+            redis.del(Keyspace.leaseToken(keys.slotLease(s.name())));
+        }
+    }
+
     @Override
     public String save(Slot slot, String owner, String lastId, long rows, String status) {
         List<String> args = List.of(

@@ -5,6 +5,7 @@ import io.rebalance.core.slot.Slot;
 import io.rebalance.protocol.lease.LeaseStore;
 import io.rebalance.protocol.lease.OwnedLease;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -67,6 +68,12 @@ public interface SlotStore {
 
     /** The slot's state (status, last_id, rows, owner, error); empty when none is stored. */
     Map<String, String> state(Slot slot);
+
+    /**
+     * Lets go of what the store keeps for slots the watermark has passed (the keeper calls it after moving the
+     * watermark over them): they are never copied again.
+     */
+    void forget(List<Slot> compacted);
 
     /** The member holding the slot's lease, or null. */
     String leaseHolder(Slot slot);

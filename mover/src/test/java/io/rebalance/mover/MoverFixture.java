@@ -3,6 +3,7 @@ package io.rebalance.mover;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.dynamo.DynamoClients;
+import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.testkit.SharedServices;
 import io.rebalance.testkit.TestMigration;
@@ -60,7 +61,7 @@ final class MoverFixture implements AutoCloseable {
 
     RunState runState() {
         MigrationConfig c = config();
-        return new RunState(redis(), c.redis().keyspace().run(), Retrier.standard());
+        return new RedisRunState(redis(), c.redis().keyspace().run(), Retrier.standard());
     }
 
     /** Preflight (creating the DynamoDB table) and a process ready to run. */
@@ -68,10 +69,22 @@ final class MoverFixture implements AutoCloseable {
         MigrationConfig c = config();
         UnifiedJedis redis = redis();
         DynamoDbClient dynamo = dynamo(interceptors);
-        RunState run = new RunState(redis, c.redis().keyspace().run(), Retrier.standard());
+        RunState run = new RedisRunState(redis, c.redis().keyspace().run(), Retrier.standard());
         var prepared = new RunPlanner(c).prepare(run, dynamo, services.dynamo.endpoint(), true);
         run.compareAndSet(RunStatus.NOT_STARTED, RunStatus.TO_START);
-        MoverProcess p = new MoverProcess(c, prepared.table(), prepared.plan(), redis, dynamo, hooks);
+        MoverProcess p = new MoverProcess(
+                c,
+                prepared.table(),
+                prepared.plan(),
+                new RedisCoordinator(
+                        redis,
+                        c.redis().keyspace().run(),
+                        Retrier.standard(),
+                        c.mover().leaseTtlDuration(),
+                        c.mover().stateTtlDuration()),
+                new RefusedRows(redis, c.redis().keyspace()),
+                dynamo,
+                hooks);
         closeables.add(p);
         return p;
     }

@@ -20,7 +20,7 @@ class SlotPickerIT {
         String prefix = SharedServices.unique("pick") + ":";
         try (UnifiedJedis redis = SharedServices.get().redis()) {
             RunKeys keys = new Keyspace(prefix).run();
-            RunState run = new RunState(redis, keys, Retrier.standard());
+            RunState run = new RedisRunState(redis, keys, Retrier.standard());
             SlotStore store =
                     new RedisSlotStore(redis, keys, Retrier.standard(), Duration.ofSeconds(20), Duration.ofDays(1));
             SlotRange range = new SlotRange(Slot.parse("20241020.05"), Slot.parse("20241020.00"));

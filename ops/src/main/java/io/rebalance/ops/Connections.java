@@ -7,9 +7,12 @@ import io.rebalance.core.dynamo.DynamoClients;
 import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.redis.RedisConnector;
+import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
+import io.rebalance.mover.Coordinator;
+import io.rebalance.mover.RedisCoordinator;
 import io.rebalance.mover.RunState;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
@@ -37,6 +40,7 @@ public final class Connections implements AutoCloseable {
     private DynamoDbClient dynamo;
     private String dynamoEndpoint;
     private boolean restoreTried;
+    private Coordinator coordinator;
 
     public Connections(MigrationConfig config, int poolSize) {
         if (config.target().embedded())
@@ -51,12 +55,33 @@ public final class Connections implements AutoCloseable {
         return redis;
     }
 
+    public MigrationConfig config() {
+        return config;
+    }
+
+    /** Where the run's copy processes coordinate. */
+    public Coordinator coordinator() {
+        if (coordinator == null)
+            coordinator = new RedisCoordinator(
+                    redis(),
+                    config.redis().keyspace().run(),
+                    Retrier.standard(),
+                    config.mover().leaseTtlDuration(),
+                    config.mover().stateTtlDuration());
+        return coordinator;
+    }
+
+    /** Where rows DynamoDB cannot hold are recorded. */
+    public RefusedRows refusedRows() {
+        return new RefusedRows(redis(), config.redis().keyspace());
+    }
+
     /**
-     * The run's state in Redis. The first call gives a Redis that lost the run's keys the finished copy kept on the
+     * The run's state. The first call gives a Redis that lost the run's keys the finished copy kept on the
      * Postgres fence, if one is kept there (ADR 12); a Postgres that cannot be asked leaves it to the next command.
      */
     public RunState runState() {
-        RunState run = new RunState(redis(), config.redis().keyspace().run(), Retrier.standard());
+        RunState run = coordinator().run();
         if (!restoreTried) {
             restoreTried = true;
             try {

@@ -8,9 +8,7 @@ import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.CopyStatus;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.refused.RefusedRows;
-import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
-import io.rebalance.mover.RedisSlotStore;
 import io.rebalance.mover.RunState;
 import io.rebalance.mover.SlotStore;
 import io.rebalance.mover.WriteUnitBudget;
@@ -34,12 +32,7 @@ public final class StatusView {
 
     public static Map<String, Object> of(MigrationConfig config, Connections c) throws Exception {
         RunState run = c.runState();
-        SlotStore slots = new RedisSlotStore(
-                c.redis(),
-                run.keys(),
-                Retrier.standard(),
-                config.mover().leaseTtlDuration(),
-                config.mover().stateTtlDuration());
+        SlotStore slots = c.coordinator().slots();
         Map<String, Object> v = new LinkedHashMap<>();
         v.put("prefix", config.redis().keyspace().prefix());
         v.put("status", run.status().name());
@@ -87,7 +80,7 @@ public final class StatusView {
         rows.put("etaSeconds", processes.isEmpty() ? -1 : progress.etaSeconds());
         v.put("rows", rows);
         v.put("rateLimit", run.rateLimit());
-        v.put("writeUnits", writeUnits(new WriteUnitBudget(c.redis(), run.keys()).read()));
+        v.put("writeUnits", writeUnits(c.coordinator().budget().read()));
         v.put("processes", processes);
         v.put("leases", leased);
         v.put("events", run.events(10).stream().map(StatusView::stamped).toList());

@@ -180,7 +180,8 @@ public final class VerifyScope {
         var run = c.runState();
         RunPlan plan = run.plan();
         if (plan == null || run.status() == RunStatus.FINISHED) return Set.of();
-        CopyProgress progress = new CopyProgress(c.redis(), run.keys());
+        CopyProgress progress =
+                new CopyProgress(c.redis(), c.config().redis().keyspace().run());
         Set<String> out = new HashSet<>();
         for (Slot slot : slots) {
             if (progress.mayStillWrite(plan, slot)) out.add(slot.name());

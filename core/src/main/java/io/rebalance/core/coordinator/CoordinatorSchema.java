@@ -45,6 +45,29 @@ public final class CoordinatorSchema {
     }
 
     /**
+     * A row per run: its status, plan (json), watermark, rows limit, counts and progress line (a json object of
+     * fields).
+     */
+    public String runs() {
+        return schema + ".runs";
+    }
+
+    /** A row per run and copy process: when the database last heard from it, and what it said. */
+    public String processes() {
+        return schema + ".processes";
+    }
+
+    /** A row per run: its write-unit budget's fields, a json object of numbers (as Redis keeps them in a hash). */
+    public String writeUnits() {
+        return schema + ".write_units";
+    }
+
+    /** The runs' event lines, numbered in the order they came; each run keeps its newest. */
+    public String events() {
+        return schema + ".events";
+    }
+
+    /**
      * Creates the schema and its tables unless they exist. Tables of this version found already are left alone, with
      * no DDL: a process starting beside running ones takes no lock on their tables.
      *
@@ -76,6 +99,15 @@ public final class CoordinatorSchema {
                     "CREATE INDEX IF NOT EXISTS slots_claimable ON " + slots() + " (name) WHERE status <> 'FINISHED'");
             st.execute("CREATE UNLOGGED TABLE IF NOT EXISTS " + rateWindows() + " (run text NOT NULL, second bigint NOT"
                     + " NULL, used bigint NOT NULL, PRIMARY KEY (run, second))");
+            st.execute("CREATE TABLE IF NOT EXISTS " + runs() + " (run text PRIMARY KEY, status text, plan text,"
+                    + " watermark text, rate_limit bigint NOT NULL DEFAULT 0, rows_copied bigint NOT NULL DEFAULT 0,"
+                    + " slots_finished bigint NOT NULL DEFAULT 0, progress jsonb NOT NULL DEFAULT '{}')");
+            st.execute("CREATE TABLE IF NOT EXISTS " + processes() + " (run text NOT NULL, id text NOT NULL, seen_at"
+                    + " timestamptz NOT NULL, info text NOT NULL, PRIMARY KEY (run, id))");
+            st.execute("CREATE TABLE IF NOT EXISTS " + events() + " (run text NOT NULL, id bigint GENERATED ALWAYS AS"
+                    + " IDENTITY, at_ms bigint NOT NULL, line text NOT NULL, PRIMARY KEY (run, id))");
+            st.execute("CREATE TABLE IF NOT EXISTS " + writeUnits() + " (run text PRIMARY KEY, fields jsonb NOT NULL"
+                    + " DEFAULT '{}')");
             if (found < VERSION) st.execute("INSERT INTO " + schema + ".version VALUES (" + VERSION + ")");
             c.commit();
         } catch (SQLException | RuntimeException e) {

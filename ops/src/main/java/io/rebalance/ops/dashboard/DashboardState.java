@@ -37,7 +37,7 @@ public final class DashboardState {
         new RefusedRows(c.redis(), keyspace).all().forEach(r -> refusedSlots.add(r.slot()));
         SlotHeatmap.Heatmap heatmap = SlotHeatmap.read(
                 c.redis(),
-                run.keys(),
+                config.redis().keyspace().run(),
                 run.plan(),
                 run::watermark,
                 new VerificationStore(c.redis(), keyspace),

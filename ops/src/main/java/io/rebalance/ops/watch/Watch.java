@@ -20,6 +20,7 @@ import io.rebalance.core.retry.Retrier;
 import io.rebalance.cutover.CutoverHooks;
 import io.rebalance.cutover.CutoverOutcome;
 import io.rebalance.mover.MoverProcess;
+import io.rebalance.mover.RedisRunState;
 import io.rebalance.mover.RunState;
 import io.rebalance.protocol.handoff.ReverseStatus;
 import io.rebalance.verifier.VerificationStore;
@@ -139,7 +140,8 @@ public final class Watch implements AutoCloseable {
     /** The copy's series and checks: live while its heartbeat loop ticks, ready while Redis and Postgres answer. */
     public void copy(MoverProcess process, MigrationConfig config) {
         if (!on()) return;
-        RunState run = new RunState(redis(config), config.redis().keyspace().run(), Retrier.standard());
+        RunState run =
+                new RedisRunState(redis(config), config.redis().keyspace().run(), Retrier.standard());
         CopyMeters.bind(
                 registry,
                 refresher,

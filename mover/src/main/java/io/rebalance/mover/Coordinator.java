@@ -1,0 +1,30 @@
+package io.rebalance.mover;
+
+import io.rebalance.protocol.lease.LeaseStore;
+
+/**
+ * Where the processes of one copy meet ({@code mover.coordinator}): the run's state, its slots' leases and states, the
+ * keeper's lease, the rows limit's windows, the write-unit budget and the progress history. {@link RedisCoordinator}
+ * or {@link PostgresCoordinator}; the mover reads and writes the run only through these.
+ */
+public interface Coordinator {
+    RunState run();
+
+    SlotStore slots();
+
+    /** The store of single-holder leases the keeper's is in. */
+    LeaseStore leases();
+
+    /** The keeper lease's name in {@link #leases()}. */
+    String keeperLease();
+
+    RateWindows rateWindows();
+
+    WriteUnitBudget budget();
+
+    /**
+     * Appends the copy's rows and rows/s to the run's history (the dashboard's chart of the last hour), at most once
+     * per period.
+     */
+    void sampleProgress(long nowMs, long rows, long rowsPerSecond);
+}

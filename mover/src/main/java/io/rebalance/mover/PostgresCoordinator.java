@@ -1,0 +1,67 @@
+package io.rebalance.mover;
+
+import io.rebalance.core.coordinator.CoordinatorSchema;
+import io.rebalance.core.retry.Retrier;
+import io.rebalance.protocol.lease.LeaseStore;
+import io.rebalance.protocol.lease.PostgresLeaseStore;
+import java.time.Duration;
+
+/**
+ * The copy coordinated through tables of a Postgres schema ({@link Coordinator}, ADR 16): rows named for the run, in
+ * the tables {@link CoordinatorSchema} makes. Every statement reads the database's clock, never a worker's.
+ */
+public final class PostgresCoordinator implements Coordinator {
+    private final PostgresLeaseStore.Sessions sessions;
+    private final CoordinatorSchema schema;
+    private final String run;
+    private final PostgresRunState state;
+    private final PostgresSlotStore slots;
+
+    /** @param run names this run's rows apart from other runs' in the same schema (no {@code /}) */
+    public PostgresCoordinator(
+            PostgresLeaseStore.Sessions sessions,
+            CoordinatorSchema schema,
+            String run,
+            Retrier retrier,
+            Duration leaseTtl) {
+        this.sessions = sessions;
+        this.schema = schema;
+        this.run = run;
+        this.state = new PostgresRunState(sessions, schema, run, retrier);
+        this.slots = new PostgresSlotStore(sessions, schema, run, retrier, leaseTtl);
+    }
+
+    @Override
+    public RunState run() {
+        return state;
+    }
+
+    @Override
+    public PostgresSlotStore slots() {
+        return slots;
+    }
+
+    @Override
+    public LeaseStore leases() {
+        return new PostgresLeaseStore(sessions, schema.leases());
+    }
+
+    @Override
+    public String keeperLease() {
+        return run + "/keeper";
+    }
+
+    @Override
+    public RateWindows rateWindows() {
+        return new PostgresRateWindows(sessions, schema, run);
+    }
+
+    @Override
+    public WriteUnitBudget budget() {
+        return new PostgresWriteUnitBudget(sessions, schema, run);
+    }
+
+    /** Keeps no history: the dashboard's chart is drawn from Redis; {@code status} gives the rate. */
+    @Override
+    public void sampleProgress(long nowMs, long rows, long rowsPerSecond) {}
+}

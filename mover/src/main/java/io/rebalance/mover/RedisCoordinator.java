@@ -1,0 +1,61 @@
+package io.rebalance.mover;
+
+import io.rebalance.core.redis.SampleLog;
+import io.rebalance.core.retry.Retrier;
+import io.rebalance.protocol.keyspace.RunKeys;
+import io.rebalance.protocol.lease.LeaseStore;
+import io.rebalance.protocol.lease.RedisLeaseStore;
+import java.time.Duration;
+import redis.clients.jedis.UnifiedJedis;
+
+/** The copy coordinated through Redis ({@link Coordinator}): a key or script per part, under the run's prefix. */
+public final class RedisCoordinator implements Coordinator {
+    private final UnifiedJedis redis;
+    private final RunKeys keys;
+    private final RedisRunState run;
+    private final RedisSlotStore slots;
+    private final SampleLog history;
+
+    public RedisCoordinator(UnifiedJedis redis, RunKeys keys, Retrier retrier, Duration leaseTtl, Duration stateTtl) {
+        this.redis = redis;
+        this.keys = keys;
+        this.run = new RedisRunState(redis, keys, retrier);
+        this.slots = new RedisSlotStore(redis, keys, retrier, leaseTtl, stateTtl);
+        this.history = new SampleLog(redis, keys.history());
+    }
+
+    @Override
+    public RunState run() {
+        return run;
+    }
+
+    @Override
+    public SlotStore slots() {
+        return slots;
+    }
+
+    @Override
+    public LeaseStore leases() {
+        return new RedisLeaseStore(redis);
+    }
+
+    @Override
+    public String keeperLease() {
+        return keys.keeper();
+    }
+
+    @Override
+    public RateWindows rateWindows() {
+        return new RedisRateWindows(redis, keys);
+    }
+
+    @Override
+    public WriteUnitBudget budget() {
+        return new RedisWriteUnitBudget(redis, keys);
+    }
+
+    @Override
+    public void sampleProgress(long nowMs, long rows, long rowsPerSecond) {
+        history.append(nowMs, rows, rowsPerSecond);
+    }
+}
