@@ -262,7 +262,7 @@ public final class CoordinatorBenchmark {
     }
 
     /** Transactions committed and rolled back in this database, and the WAL position in bytes. */
-    private static long[] serverCounters(String url) throws Exception {
+    static long[] serverCounters(String url) throws Exception {
         try (Connection c = DriverManager.getConnection(url);
                 Statement st = c.createStatement()) {
             st.execute("SELECT pg_stat_clear_snapshot()");

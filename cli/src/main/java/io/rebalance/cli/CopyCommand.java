@@ -12,7 +12,6 @@ import io.rebalance.ops.RedisChecks;
 import io.rebalance.ops.watch.Watch;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
-import io.rebalance.verifier.VerificationStore;
 import java.io.PrintWriter;
 import java.util.HashMap;
 import java.util.List;
@@ -95,13 +94,14 @@ final class CopyCommand implements Callable<Integer> {
         try (Watch watch = Watch.start(config, "copy"); // first: a port it cannot serve on fails before any write
                 Connections c = new Connections(config, config.mover().workers() + 6)) {
             if (!noConcurrentWriters) c.checkCopyCoverage(); // before anything is planned or created
-            RedisChecks.volatileWarning(
-                            c.redis(),
-                            config.redis(),
-                            "the copy's progress is lost and it starts over (rows are copied again, none is lost),"
-                                    + " and the tail's record of keys it wrote during the copy is lost too: run"
-                                    + " `rebalance verify --all --repair` after such a restart")
-                    .ifPresent(spec.commandLine().getErr()::println);
+            if (!config.mover().coordinatedByPostgres())
+                RedisChecks.volatileWarning(
+                                c.redis(),
+                                config.redis(),
+                                "the copy's progress is lost and it starts over (rows are copied again, none is lost),"
+                                        + " and the tail's record of keys it wrote during the copy is lost too: run"
+                                        + " `rebalance verify --all --repair` after such a restart")
+                        .ifPresent(spec.commandLine().getErr()::println);
             // the one rule for every write of Postgres rows into DynamoDB: only while Postgres is the store of record
             c.storeOfRecord()
                     .requirePostgres(
@@ -112,7 +112,7 @@ final class CopyCommand implements Callable<Integer> {
             var prepared = new RunPlanner(config).prepare(run, c.dynamo(), c.dynamoWhere(), createTable, acceptSchema);
             if (prepared.accepted().isPresent()) {
                 // items verified before are in the old shape: every slot must be verified again before a cutover
-                new VerificationStore(c.redis(), config.redis().keyspace()).forgetAll();
+                c.verifications().forgetAll();
                 spec.commandLine()
                         .getErr()
                         .println("accepted: " + prepared.accepted().get() + ". The run goes on with the table as it is"
@@ -123,8 +123,8 @@ final class CopyCommand implements Callable<Integer> {
             if (status == RunStatus.FINISHED) {
                 spec.commandLine()
                         .getOut()
-                        .println("run under prefix " + config.redis().keyspace().prefix() + " is already FINISHED;"
-                                + " nothing to copy (`rebalance reset` forgets it to copy again)");
+                        .println("run " + where(c) + " is already FINISHED; nothing to copy (`rebalance reset` forgets"
+                                + " it to copy again)");
                 return 0;
             }
             MoverProcess process = new MoverProcess(
@@ -135,7 +135,7 @@ final class CopyCommand implements Callable<Integer> {
                     c.refusedRows(),
                     c.dynamo(),
                     PhaseHooks.NONE);
-            watch.copy(process, config);
+            watch.copy(process, config, run);
             Thread hook = new Thread(
                     () -> {
                         process.shutdown();
@@ -162,11 +162,19 @@ final class CopyCommand implements Callable<Integer> {
                 return e.code().exitCode();
             }
             if (end == RunStatus.FINISHED) {
-                c.keepCopyRecord(); // on the Postgres fence, if installed: a Redis that loses the run gets it back
-                return refusedSummary(new RefusedRows(c.redis(), config.redis().keyspace()));
+                // on the Postgres fence, if installed: a Redis that loses the run gets it back
+                if (!config.mover().coordinatedByPostgres()) c.keepCopyRecord();
+                return refusedSummary(c.refusedRows());
             }
         }
         return 0;
+    }
+
+    /** {@code under prefix mgre:}, or {@code in schema rebalance of Postgres at ...}. */
+    static String where(Connections c) {
+        return c.config().mover().coordinatedByPostgres()
+                ? "in " + c.coordinator().where()
+                : "under prefix " + c.config().redis().keyspace().prefix();
     }
 
     /** Rows listed as refused make the copy incomplete: say which, why, and the ways out (exit 21). */

@@ -131,6 +131,7 @@ final class CutoverCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         MigrationConfig config = options.load(metrics.into(new HashMap<>()));
+        RedisOnly.require(config, "cutover", "the routing table, the readers-writers locks and the journal");
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         if (mode.closeWindow && !yes) {

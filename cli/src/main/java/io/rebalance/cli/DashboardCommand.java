@@ -52,6 +52,7 @@ final class DashboardCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         MigrationConfig config = options.load();
+        RedisOnly.require(config, "dashboard", "the history it draws");
         if (port < 0 || port > 65535) {
             throw new RebalanceException(
                     ErrorCode.CONFIG_INVALID,

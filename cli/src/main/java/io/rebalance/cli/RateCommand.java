@@ -2,7 +2,6 @@ package io.rebalance.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.rebalance.core.config.MigrationConfig;
-import io.rebalance.mover.RedisWriteUnitBudget;
 import io.rebalance.mover.WriteUnitBudget;
 import io.rebalance.ops.Connections;
 import io.rebalance.protocol.ErrorCode;
@@ -78,8 +77,7 @@ final class RateCommand implements Callable<Integer> {
         MigrationConfig config = options.load();
         try (Connections c = new Connections(config, 2)) {
             if (rowsPerSecond != null) c.runState().setRateLimit(rowsPerSecond);
-            WriteUnitBudget budget = new RedisWriteUnitBudget(
-                    c.redis(), config.redis().keyspace().run());
+            WriteUnitBudget budget = c.coordinator().budget();
             long units = writeUnits != null
                     ? budget.setCeiling(writeUnits).ceiling()
                     : budget.read().ceiling();
@@ -92,7 +90,7 @@ final class RateCommand implements Callable<Integer> {
                 spec.commandLine().getOut().println(new ObjectMapper().writeValueAsString(result));
                 return 0;
             }
-            String prefix = config.redis().keyspace().prefix();
+            String prefix = c.runState().name();
             if (rowsPerSecond != null)
                 spec.commandLine()
                         .getOut()

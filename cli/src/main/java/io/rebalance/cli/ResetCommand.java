@@ -1,12 +1,15 @@
 package io.rebalance.cli;
 
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.mover.PostgresCoordinator;
 import io.rebalance.ops.Connections;
 import io.rebalance.ops.RunReset;
+import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import io.rebalance.protocol.keyspace.ResetGroup;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
@@ -71,6 +74,7 @@ final class ResetCommand implements Callable<Integer> {
         Set<ResetGroup> groups = EnumSet.noneOf(ResetGroup.class);
         parts.forEach(p -> groups.add(p.group));
         try (Connections c = new Connections(config, 2)) {
+            if (c.coordinator() instanceof PostgresCoordinator pg) return forget(c, pg, parts);
             RunReset reset = new RunReset(config, c);
             RunReset.Keys keys = reset.keys(groups, everything);
             String byPart = parts.stream()
@@ -97,5 +101,35 @@ final class ResetCommand implements Callable<Integer> {
                     + "; DynamoDB and Postgres data are untouched");
             return 0;
         }
+    }
+
+    /**
+     * The run in the Postgres coordinator's tables: only the copy has state there (neither a tail nor a cutover runs
+     * without Redis), so {@code tail} and {@code route} have nothing to forget.
+     */
+    private int forget(Connections c, PostgresCoordinator pg, Set<Part> parts) {
+        var out = spec.commandLine().getOut();
+        boolean copy = parts.contains(Part.copy);
+        long rows = copy ? pg.forget(true) : 0;
+        String byPart =
+                parts.stream().map(p -> p + " " + (p == Part.copy ? rows : 0)).collect(Collectors.joining(", "));
+        Map<String, String> live = copy
+                ? c.runState()
+                        .liveProcesses(c.config().mover().leaseTtlDuration().toMillis())
+                : Map.<String, String>of();
+        String running = live.isEmpty()
+                ? ""
+                : live.size() + " copy process(es) still run in " + pg.where() + " (" + String.join(", ", live.keySet())
+                        + "); `rebalance stop` and end them first";
+        if (!yes) {
+            out.println("would delete " + rows + " rows in " + pg.where() + " (" + byPart + ")"
+                    + (running.isEmpty() ? "; run again with --yes" : "; --yes is refused while " + running));
+            return 0;
+        }
+        if (!running.isEmpty()) throw new RebalanceException(ErrorCode.RUN_CONFLICT, running);
+        long deleted = copy ? pg.forget(false) : 0;
+        out.println("deleted " + deleted + " rows in " + pg.where() + " (" + byPart + "); DynamoDB and the source"
+                + " table are untouched");
+        return 0;
     }
 }

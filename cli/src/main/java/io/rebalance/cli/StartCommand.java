@@ -30,16 +30,15 @@ final class StartCommand implements Callable<Integer> {
             RunStatus now = run.status();
             var out = spec.commandLine().getOut();
             if (now == RunStatus.FINISHED) {
-                out.println("run " + config.redis().keyspace().prefix()
-                        + " is FINISHED; nothing to start (`rebalance reset` forgets it)");
+                out.println("run " + run.name() + " is FINISHED; nothing to start (`rebalance reset` forgets it)");
                 return 0;
             }
             if (now.copying()) {
-                out.println("run " + config.redis().keyspace().prefix() + " is already " + now);
+                out.println("run " + run.name() + " is already " + now);
                 return 0;
             }
             run.setStatus(RunStatus.TO_START);
-            out.println("run " + config.redis().keyspace().prefix() + ": " + now + " -> TO_START"
+            out.println("run " + run.name() + ": " + now + " -> TO_START"
                     + (run.plan() == null
                             ? "; no process has joined yet: start `rebalance copy`"
                             : "; copy processes resume within seconds"));

@@ -61,8 +61,12 @@ public final class StatusCommand implements Callable<Integer> {
                 + ("FINISHED".equals(String.valueOf(v.get("status"))) && refusedCount > 0
                         ? " (copied except " + refusedCount + " refused row" + (refusedCount == 1 ? "" : "s") + ")"
                         : ""));
+        Map<String, Object> coordinator = (Map<String, Object>) v.get("coordinator");
+        out.println("coordinator " + coordinator.get("kind") + ": " + coordinator.get("where"));
         if (plan == null) {
-            out.println("no run has been planned under this prefix yet: `rebalance copy` starts one");
+            out.println("no run has been planned "
+                    + ("postgres".equals(coordinator.get("kind")) ? "in this schema" : "under" + " this prefix")
+                    + " yet: `rebalance copy` starts one");
             printTail((Map<String, Object>) v.get("tail"), out);
             printRefused((Map<String, Object>) v.get("refused"), out);
             RoutingLines.print((Map<String, Object>) v.get("routing"), out);

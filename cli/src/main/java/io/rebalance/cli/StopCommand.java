@@ -42,7 +42,7 @@ final class StopCommand implements Callable<Integer> {
             var out = spec.commandLine().getOut();
             RunStatus now = run.status();
             if (!now.copying() && now != RunStatus.TO_STOP) {
-                out.println("run " + config.redis().keyspace().prefix() + " is " + now + "; nothing to stop");
+                out.println("run " + run.name() + " is " + now + "; nothing to stop");
                 return 0;
             }
             run.setStatus(RunStatus.TO_STOP);
@@ -53,7 +53,7 @@ final class StopCommand implements Callable<Integer> {
                     run.compareAndSet(RunStatus.TO_STOP, RunStatus.STOPPED);
                 }
                 if (run.status() == RunStatus.STOPPED) {
-                    out.println("run " + config.redis().keyspace().prefix()
+                    out.println("run " + run.name()
                             + " is STOPPED; every process released its slots."
                             + " `rebalance start` resumes from the saved progress");
                     return 0;
@@ -61,7 +61,7 @@ final class StopCommand implements Callable<Integer> {
                 Thread.sleep(250); // polling a Redis key for a person at a terminal; not a correctness wait
             }
             out.println(
-                    "run " + config.redis().keyspace().prefix() + " is TO_STOP; some process still holds slots after "
+                    "run " + run.name() + " is TO_STOP; some process still holds slots after "
                             + timeout
                             + " (see `rebalance status`). It stops after its current page; a dead one's leases expire by themselves");
             return io.rebalance.protocol.ErrorCode.INTERRUPTED.exitCode();

@@ -59,6 +59,7 @@ final class TailCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         MigrationConfig config = options.load(metrics.into(new HashMap<>()));
+        RedisOnly.require(config, "tail", "its lease, its position and the keys it wrote");
         PrintWriter out = spec.commandLine().getOut();
         try (Watch watch = dropSlot ? Watch.off() : Watch.start(config, "tail");
                 Connections c = new Connections(config, config.tail().applyThreads() + 4)) {

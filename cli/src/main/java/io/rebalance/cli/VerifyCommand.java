@@ -132,7 +132,7 @@ final class VerifyCommand implements Callable<Integer> {
         }
         try (Watch watch = Watch.start(config, "verify");
                 VerifyRun v = VerifyRun.open(config, parseSlots(), all, threads, repair, retryRefused)) {
-            watch.verify(config);
+            watch.verify(config, v.results());
             storeOfRecord = v.storeOfRecord();
             unslotted = v.unslotted().orElse(null);
             if (!storeOfRecord.postgres()) {

@@ -42,4 +42,13 @@ record CliRun(int exitCode, String out, String err) {
         }
         return args;
     }
+
+    /**
+     * The flags of {@code mover.coordinator: postgres} with its tables in {@code schema}, and a Redis URL nothing
+     * listens on: whatever still reached for Redis would fail.
+     */
+    static List<String> coordinatedByPostgres(String schema) {
+        return CopyProcesses.settings(
+                "mover.coordinator=postgres", "coordinator.schema=" + schema, "redis.url=redis://127.0.0.1:1");
+    }
 }

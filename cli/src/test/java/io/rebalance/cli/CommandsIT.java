@@ -46,6 +46,10 @@ class CommandsIT {
                 "--set",
                 "target.secretAccessKey=awsSecret7",
                 "--set",
+                "verify.jdbcUrl=jdbc:postgresql://replica:5432/postgres?password=standbyPw3",
+                "--set",
+                "coordinator.jdbcUrl=jdbc:postgresql://u:coordPw4@coord:5432/postgres",
+                "--set",
                 "mover.workers=5"));
         CliRun r = CliRun.of(args.toArray(String[]::new));
         assertThat(r.exitCode()).as(r.err()).isZero();
@@ -58,6 +62,8 @@ class CommandsIT {
                 .doesNotContain("hunter2")
                 .doesNotContain("s3cret")
                 .doesNotContain("jdbcpw9")
+                .doesNotContain("standbyPw3")
+                .doesNotContain("coordPw4")
                 .doesNotContain("awsSecret7");
         assertThat(run("config", "--env").out()).contains("REBALANCE_SOURCE_JDBC_URL  (source.jdbcUrl)");
         args.add("--json");
@@ -71,6 +77,8 @@ class CommandsIT {
         assertThat(json.out())
                 .doesNotContain("s3cret")
                 .doesNotContain("jdbcpw9")
+                .doesNotContain("standbyPw3")
+                .doesNotContain("coordPw4")
                 .doesNotContain("awsSecret7");
     }
 

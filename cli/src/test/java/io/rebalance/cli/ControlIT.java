@@ -5,29 +5,31 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rebalance.core.coordinator.CoordinatorSchema;
 import io.rebalance.core.copy.RunStatus;
-import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.local.RoomEventsGenerator;
+import io.rebalance.mover.PostgresRunState;
 import io.rebalance.mover.RedisRunState;
 import io.rebalance.mover.RunState;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.testkit.RoomEventsComparison;
 import io.rebalance.testkit.SharedServices;
-import java.io.File;
-import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import redis.clients.jedis.UnifiedJedis;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
- * The global controls reach every process: stop makes each one release its slots and wait, start resumes them, a
+ * With either coordinator, the global controls reach every process: stop makes each one release its slots and wait, start resumes them, a
  * rate change is applied by each within seconds, SIGTERM releases a process's leases at once, and status --json
  * describes it all. Real `rebalance copy` processes (the shaded jar), commands run as a user runs them.
  */
@@ -36,40 +38,45 @@ class ControlIT {
     private final SharedServices services = SharedServices.get();
     private final String table = SharedServices.unique("ctl_room_events");
     private final String prefix = SharedServices.unique("ctl") + ":";
+    private final String schema = SharedServices.unique("ctl_coord");
     private final List<Process> processes = new ArrayList<>();
+    /** Settings every command and process gets: none for Redis; for Postgres, its schema and a Redis never there. */
+    private final List<String> coordinatorFlags = new ArrayList<>();
 
     private CliRun command(String... words) {
         List<String> args = new ArrayList<>(List.of(words));
         args.addAll(CliRun.base(services, table, prefix));
+        args.addAll(coordinatorFlags);
         return CliRun.of(args.toArray(String[]::new));
     }
 
-    private Process copy(String name, String... settings) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx512m",
-                "-jar",
-                "target/rebalance.jar",
-                "copy",
-                "--no-progress",
-                "--no-concurrent-writers",
-                "--set",
-                "mover.workers=2",
-                "--set",
-                "mover.pageSize=100",
-                "--set",
-                "mover.keeperInterval=500ms",
-                "--set",
-                "mover.slotRetryDelay=500ms"));
-        for (String s : settings) {
-            cmd.add("--set");
-            cmd.add(s);
+    /** The run's state as a test reads it beside the processes, through the coordinator {@code kind}. */
+    private RunState coordinatedBy(String kind, UnifiedJedis redis) {
+        if (kind.equals("redis")) return new RedisRunState(redis, new Keyspace(prefix).run(), Retrier.standard());
+        coordinatorFlags.addAll(CliRun.coordinatedByPostgres(schema));
+        try (Connection c = services.postgres()) {
+            new CoordinatorSchema(schema).ensure(c); // read before a process made them; the processes find them made
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
         }
-        cmd.addAll(CliRun.base(services, table, prefix));
-        Process p = new ProcessBuilder(cmd)
-                .redirectErrorStream(true)
-                .redirectOutput(new File("target/" + prefix.replace(":", "") + "-" + name + ".log"))
-                .start();
+        return new PostgresRunState(services::postgres, new CoordinatorSchema(schema), schema, Retrier.standard());
+    }
+
+    @AfterEach
+    void dropSchema() throws Exception {
+        try (Connection c = services.postgres();
+                Statement st = c.createStatement()) {
+            st.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+        }
+    }
+
+    private Process copy(String name, String... settings) throws Exception {
+        List<String> flags = CopyProcesses.settings(
+                "mover.workers=2", "mover.pageSize=100", "mover.keeperInterval=500ms", "mover.slotRetryDelay=500ms");
+        flags.addAll(CopyProcesses.settings(settings));
+        flags.addAll(CliRun.base(services, table, prefix));
+        flags.addAll(coordinatorFlags);
+        Process p = CopyProcesses.start(prefix.replace(":", "") + "-" + name, flags);
         processes.add(p);
         return p;
     }
@@ -78,14 +85,7 @@ class ControlIT {
         try (Connection c = services.postgres()) {
             RoomEventsGenerator.create(c, table, rows, Instant.parse("2024-10-20T00:00:00Z"), hours, 5);
         }
-        try (DynamoDbClient d = services.dynamoClient()) {
-            io.rebalance.core.dynamo.TargetTable.create(
-                    d,
-                    table,
-                    "id",
-                    io.rebalance.core.slot.KeyType.TEXT,
-                    new io.rebalance.core.dynamo.SlotIndex("by_slot", "_slot"));
-        }
+        CopyProcesses.createTarget(services, table);
     }
 
     private static long rateLimitOf(String processInfo) {
@@ -96,17 +96,12 @@ class ControlIT {
         }
     }
 
-    private static List<String> leases(UnifiedJedis redis, String prefix) {
-        return RedisScan.keys(redis, prefix).stream()
-                .filter(k -> k.endsWith(":worker"))
-                .toList();
-    }
-
-    @Test
-    void stopRateAndStartReachEveryProcess() throws Exception {
+    @ParameterizedTest
+    @ValueSource(strings = {"redis", "postgres"})
+    void stopRateAndStartReachEveryProcess(String coordinator) throws Exception {
         prepare(30_000, 30);
         try (UnifiedJedis redis = services.redis()) {
-            RunState run = new RedisRunState(redis, new Keyspace(prefix).run(), Retrier.standard());
+            RunState run = coordinatedBy(coordinator, redis);
             assertThat(command("rate", "1500").exitCode()).isZero();
             Process a = copy("a");
             Process b = copy("b");
@@ -123,7 +118,7 @@ class ControlIT {
             assertThat(stop.exitCode()).as(stop.err()).isZero();
             assertThat(stop.out()).contains("STOPPED");
             assertThat(run.status()).isEqualTo(RunStatus.STOPPED);
-            assertThat(leases(redis, prefix))
+            assertThat(run.heldSlotLeases())
                     .as("no slot lease is held while stopped")
                     .isEmpty();
             assertThat(a.isAlive() && b.isAlive())
@@ -134,6 +129,7 @@ class ControlIT {
 
             JsonNode status = JSON.readTree(command("status", "--json").out());
             assertThat(status.path("status").asText()).isEqualTo("STOPPED");
+            assertThat(status.path("coordinator").path("kind").asText()).isEqualTo(coordinator);
             assertThat(status.path("slots").path("total").asLong()).isEqualTo(30);
             assertThat(status.path("processes")).hasSize(2);
             assertThat(status.path("rows").path("copied").asLong()).isBetween(1_000L, 29_999L);
@@ -154,19 +150,20 @@ class ControlIT {
         }
     }
 
-    @Test
-    void sigtermReleasesLeasesAtOnceAndKeepsProgress() throws Exception {
+    @ParameterizedTest
+    @ValueSource(strings = {"redis", "postgres"})
+    void sigtermReleasesLeasesAtOnceAndKeepsProgress(String coordinator) throws Exception {
         prepare(20_000, 20);
         try (UnifiedJedis redis = services.redis()) {
-            RunState run = new RedisRunState(redis, new Keyspace(prefix).run(), Retrier.standard());
+            RunState run = coordinatedBy(coordinator, redis);
             // a long lease TTL, so that leases gone right after the exit were released, not expired
             Process p = copy("term", "mover.leaseTtl=60s", "mover.rateLimit=2000");
             await().atMost(Duration.ofSeconds(60))
-                    .until(() -> !leases(redis, prefix).isEmpty() && run.rowsCopied() >= 2_000);
+                    .until(() -> !run.heldSlotLeases().isEmpty() && run.rowsCopied() >= 2_000);
 
             p.destroy(); // SIGTERM
             assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
-            assertThat(leases(redis, prefix)).isEmpty();
+            assertThat(run.heldSlotLeases()).isEmpty();
             assertThat(run.liveProcesses(60_000)).isEmpty();
             long copied = run.rowsCopied();
             assertThat(copied).isBetween(2_000L, 19_999L);

@@ -9,8 +9,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.Select;
 
@@ -20,6 +21,8 @@ import software.amazon.awssdk.services.dynamodb.model.Select;
  * reason (status, status --json), and ends with exit 21 and a summary; verify counts them as known. With the way out
  * set ({@code target.jsonAsString=data}) {@code verify --retry-refused} writes exactly those rows, and {@code verify
  * --all} is MATCH. Before, each slot failed on its first bad row and retried from it forever, writing nothing after.
+ * Alike with either coordinator: with the Postgres one no Redis answers, and the refused rows and the verifications
+ * are kept in its tables.
  */
 class CopyRefusedRowsIT {
     private static final int ROWS = 2_000;
@@ -27,21 +30,30 @@ class CopyRefusedRowsIT {
     private final SharedServices services = SharedServices.get();
     private final String table = SharedServices.unique("refcopy");
     private final String prefix = SharedServices.unique("rc") + ":";
+    private final String schema = SharedServices.unique("rc_coord");
+    private String coordinator = "redis";
 
     private List<String> flags() {
         List<String> flags = new ArrayList<>(CliRun.base(services, table, prefix));
         flags.addAll(List.of("--set", "target.json=map"));
+        if (coordinator.equals("postgres")) flags.addAll(CliRun.coordinatedByPostgres(schema));
         return flags;
     }
 
     @AfterEach
     void drop() throws Exception {
         CutoverTables.drop(services, table);
+        try (var c = services.postgres();
+                var st = c.createStatement()) {
+            st.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+        }
     }
 
-    @Test
+    @ParameterizedTest
+    @ValueSource(strings = {"redis", "postgres"})
     @Timeout(value = 5, unit = TimeUnit.MINUTES) // the copy it replaces never ended: this bounds the failure
-    void aQuarterOfTheRowsRefusedTheCopyWritesEveryOtherRowAndListsThem() throws Exception {
+    void aQuarterOfTheRowsRefusedTheCopyWritesEveryOtherRowAndListsThem(String coordinator) throws Exception {
+        this.coordinator = coordinator;
         long bad = OutOfRangeRows.create(services, table, ROWS);
         assertThat(bad).isBetween(ROWS / 8L, ROWS / 2L);
 
@@ -106,6 +118,13 @@ class CopyRefusedRowsIT {
         CliRun repaired = CliRun.of(wayOut, "verify", "--all", "--repair");
         assertThat(repaired.exitCode()).as(repaired.out() + repaired.err()).isZero();
         assertThat(CliRun.of(wayOut, "verify", "--all").exitCode()).isZero();
+        JsonNode verified = new ObjectMapper()
+                .readTree(CliRun.of(wayOut, "status", "--json").out())
+                .path("verification");
+        assertThat(verified.path("slotsVerified").asInt())
+                .as("the results kept")
+                .isEqualTo(12);
+        assertThat(verified.path("counts").path("MATCH").asInt()).isEqualTo(12);
         try (DynamoDbClient dynamo = services.dynamoClient()) {
             long maps = dynamo.scanPaginator(b -> b.tableName(table)).items().stream()
                     .map(item -> item.get("data"))

@@ -15,8 +15,6 @@ import io.rebalance.mover.RunState;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.testkit.RoomEventsComparison;
 import io.rebalance.testkit.SharedServices;
-import java.io.File;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
@@ -49,14 +47,7 @@ class MultiProcessCopyIT {
         try (Connection c = services.postgres()) {
             RoomEventsGenerator.create(c, table, ROWS, Instant.parse("2024-10-20T00:00:00Z"), HOURS, 11);
         }
-        try (DynamoDbClient d = services.dynamoClient()) {
-            io.rebalance.core.dynamo.TargetTable.create(
-                    d,
-                    table,
-                    "id",
-                    io.rebalance.core.slot.KeyType.TEXT,
-                    new io.rebalance.core.dynamo.SlotIndex("by_slot", "_slot"));
-        }
+        CopyProcesses.createTarget(services, table);
         List<Process> processes = new ArrayList<>();
         try (UnifiedJedis redis = services.redis()) {
             RunState run = new RedisRunState(redis, new Keyspace(prefix).run(), Retrier.standard());
@@ -127,32 +118,13 @@ class MultiProcessCopyIT {
     }
 
     private Process copyProcess(int n) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(
-                javaBin(),
-                "-Xmx512m",
-                "-jar",
-                Path.of("target/rebalance.jar").toString(),
-                "copy",
-                "--no-progress",
-                "--no-concurrent-writers",
-                "--set",
+        List<String> flags = CopyProcesses.settings(
                 "mover.workers=3",
-                "--set",
                 "mover.pageSize=" + PAGE,
-                "--set",
                 "mover.leaseTtl=3s",
-                "--set",
                 "mover.slotRetryDelay=500ms",
-                "--set",
-                "mover.keeperInterval=500ms"));
-        cmd.addAll(CliRun.base(services, table, prefix));
-        return new ProcessBuilder(cmd)
-                .redirectErrorStream(true)
-                .redirectOutput(new File("target/" + prefix.replace(":", "") + "-copy-" + n + ".log"))
-                .start();
-    }
-
-    private static String javaBin() {
-        return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+                "mover.keeperInterval=500ms");
+        flags.addAll(CliRun.base(services, table, prefix));
+        return CopyProcesses.start(prefix.replace(":", "") + "-copy-" + n, flags);
     }
 }

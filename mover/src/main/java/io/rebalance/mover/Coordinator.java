@@ -1,5 +1,6 @@
 package io.rebalance.mover;
 
+import io.rebalance.core.records.Records;
 import io.rebalance.protocol.lease.LeaseStore;
 
 /**
@@ -7,7 +8,16 @@ import io.rebalance.protocol.lease.LeaseStore;
  * keeper's lease, the rows limit's windows, the write-unit budget and the progress history. {@link RedisCoordinator}
  * or {@link PostgresCoordinator}; the mover reads and writes the run only through these.
  */
-public interface Coordinator {
+public interface Coordinator extends AutoCloseable {
+    /** {@code redis} or {@code postgres}, as {@code mover.coordinator} names it. */
+    String kind();
+
+    /** Where the run is kept, for messages: {@code Redis prefix 'mgre:'}, or the schema and its database. */
+    String where();
+
+    /** The setting that gives another migration a place of its own ({@code redis.prefix}, {@code coordinator.schema}). */
+    String placeSetting();
+
     RunState run();
 
     SlotStore slots();
@@ -27,4 +37,14 @@ public interface Coordinator {
      * per period.
      */
     void sampleProgress(long nowMs, long rows, long rowsPerSecond);
+
+    /** The rows DynamoDB could not hold, by id. */
+    Records refused();
+
+    /** The latest verification of each slot. */
+    Records verified();
+
+    /** Lets go of what the coordinator holds open (Postgres: its sessions); the run's state stays. */
+    @Override
+    default void close() {}
 }

@@ -60,8 +60,8 @@ public final class MoverProcess implements AutoCloseable {
     private final String processId;
     private final AtomicLong ownerSeq = new AtomicLong();
     private final Map<Slot, String> busy = new ConcurrentHashMap<>();
-    private final SlotPicker picker;
-    private final SynchronousQueue<SlotPicker.Assignment> handoff = new SynchronousQueue<>();
+    private final Picker picker;
+    private final SynchronousQueue<Picker.Assignment> handoff = new SynchronousQueue<>();
     private final Semaphore idleWorkers;
     private final CountDownLatch done = new CountDownLatch(1);
     private final ScheduledExecutorService background = Executors.newScheduledThreadPool(2, r -> {
@@ -121,7 +121,10 @@ public final class MoverProcess implements AutoCloseable {
         this.processId = ProcessId.create();
         this.keeper = new Keeper(coordinator, plan, processId, m.leaseTtlDuration(), Duration.ofSeconds(10));
         this.keeperTicks = new KeeperTicks(keeper, background, s -> status = s);
-        this.picker = new SlotPicker(plan.range(), slots, run, this::newOwner);
+        // Postgres hands out the next slot in one statement; Redis has no queue, so the walk asks slot by slot
+        this.picker = slots instanceof PostgresSlotStore queue
+                ? new ClaimPicker(queue, plan.range(), this::newOwner)
+                : new SlotPicker(plan.range(), slots, run, this::newOwner);
         this.idleWorkers = new Semaphore(m.workers());
         this.workers = new java.util.ArrayList<>();
         for (int i = 0; i < m.workers(); i++) {
@@ -180,7 +183,7 @@ public final class MoverProcess implements AutoCloseable {
                     continue;
                 }
                 if (!idleWorkers.tryAcquire(500, TimeUnit.MILLISECONDS)) continue;
-                SlotPicker.Assignment next = picker.next(busy.keySet(), () -> shuttingDown);
+                Picker.Assignment next = picker.next(busy.keySet(), () -> shuttingDown);
                 if (next == null) { // every slot is finished or leased: look again from the watermark shortly
                     idleWorkers.release();
                     waitWhileCopying(config.mover().slotRetryDelayDuration());
@@ -209,7 +212,7 @@ public final class MoverProcess implements AutoCloseable {
         MDC.put("worker", worker.name());
         MDC.put("phase", "copy");
         while (!shuttingDown) {
-            SlotPicker.Assignment a;
+            Picker.Assignment a;
             try {
                 a = handoff.poll(500, TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
@@ -230,7 +233,7 @@ public final class MoverProcess implements AutoCloseable {
     }
 
     /** The slot-step layer: retry the slot from saved progress until it is finished, taken, or the run stops. */
-    private void copySlot(SlotWorker worker, SlotPicker.Assignment a) {
+    private void copySlot(SlotWorker worker, Picker.Assignment a) {
         int permanentFailures = 0;
         while (true) {
             try {
@@ -251,7 +254,7 @@ public final class MoverProcess implements AutoCloseable {
                     log.error(
                             "slot {} failed 3 times for a reason retrying will not fix; leaving it for {} and moving on: {}",
                             a.slot(),
-                            Durations.format(SlotPicker.FAILED_SLOT_PAUSE),
+                            Durations.format(Picker.FAILED_SLOT_PAUSE),
                             SlotWorker.describe(e));
                     picker.failedPermanently(a.slot());
                     releaseQuietly(a);
@@ -294,7 +297,7 @@ public final class MoverProcess implements AutoCloseable {
         return keepGoing();
     }
 
-    private void releaseQuietly(SlotPicker.Assignment a) {
+    private void releaseQuietly(Picker.Assignment a) {
         try {
             slots.release(a.slot(), a.owner());
         } catch (RuntimeException e) {

@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * A slot's lease and state as one row of the coordinator's {@code slots} table ({@link CoordinatorSchema#slots}),
@@ -73,6 +74,11 @@ public final class PostgresSlotStore implements SlotStore {
      * @return the slot and its acquisition, or empty when none is claimable now
      */
     public Optional<Claimed> claimNext(String owner) {
+        return claimNext(owner, Set.of());
+    }
+
+    /** As {@link #claimNext(String)}, never one of {@code except} (slots the process holds or lets rest). */
+    public Optional<Claimed> claimNext(String owner, Set<Slot> except) {
         if (owner.contains("#")) throw new IllegalArgumentException("a lease owner has no '#': " + owner);
         return retrier.call("claim a slot", () -> {
             long at = System.nanoTime();
@@ -80,14 +86,15 @@ public final class PostgresSlotStore implements SlotStore {
                     PreparedStatement ps = c.prepareStatement("UPDATE " + table + " s SET owner = ?, token = s.token"
                             + " + 1, lease_until = clock_timestamp() + ? * interval '1 millisecond' WHERE s.name = ("
                             + "SELECT name FROM " + table + " WHERE name > ? AND name < ? AND status <> 'FINISHED' AND"
-                            + " lease_until <= clock_timestamp() ORDER BY name = ?, name DESC LIMIT 1 FOR UPDATE SKIP"
-                            + " LOCKED)"
+                            + " lease_until <= clock_timestamp() AND name <> ALL (CAST(? AS text[])) ORDER BY name = ?,"
+                            + " name DESC LIMIT 1 FOR UPDATE SKIP LOCKED)"
                             + " RETURNING s.name, s.owner || '#' || s.token, s.last_id, s.rows")) {
                 ps.setString(1, owner);
                 ps.setLong(2, leaseTtl.toMillis());
                 ps.setString(3, run + "/");
                 ps.setString(4, run + "0"); // '0' follows '/': every name of this run sorts between the two
-                ps.setString(5, name(Slot.NO_TIME)); // newest hour first, and the slot of rows without a time last
+                ps.setObject(5, except.stream().map(this::name).toArray(String[]::new));
+                ps.setString(6, name(Slot.NO_TIME)); // newest hour first, and the slot of rows without a time last
                 try (ResultSet rs = ps.executeQuery()) {
                     if (!rs.next()) return Optional.<Claimed>empty();
                     Slot slot = Slot.parse(rs.getString(1).substring(run.length() + 1));

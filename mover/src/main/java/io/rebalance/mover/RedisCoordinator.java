@@ -1,7 +1,10 @@
 package io.rebalance.mover;
 
+import io.rebalance.core.records.Records;
+import io.rebalance.core.records.RedisRecords;
 import io.rebalance.core.redis.SampleLog;
 import io.rebalance.core.retry.Retrier;
+import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.protocol.keyspace.RunKeys;
 import io.rebalance.protocol.lease.LeaseStore;
 import io.rebalance.protocol.lease.RedisLeaseStore;
@@ -12,16 +15,36 @@ import redis.clients.jedis.UnifiedJedis;
 public final class RedisCoordinator implements Coordinator {
     private final UnifiedJedis redis;
     private final RunKeys keys;
+    private final String refusedKey;
+    private final String verifiedKey;
     private final RedisRunState run;
     private final RedisSlotStore slots;
     private final SampleLog history;
 
-    public RedisCoordinator(UnifiedJedis redis, RunKeys keys, Retrier retrier, Duration leaseTtl, Duration stateTtl) {
+    public RedisCoordinator(
+            Keyspace keyspace, UnifiedJedis redis, Retrier retrier, Duration leaseTtl, Duration stateTtl) {
         this.redis = redis;
-        this.keys = keys;
+        this.keys = keyspace.run();
+        this.refusedKey = keyspace.refused();
+        this.verifiedKey = keyspace.verified();
         this.run = new RedisRunState(redis, keys, retrier);
         this.slots = new RedisSlotStore(redis, keys, retrier, leaseTtl, stateTtl);
         this.history = new SampleLog(redis, keys.history());
+    }
+
+    @Override
+    public String kind() {
+        return "redis";
+    }
+
+    @Override
+    public String where() {
+        return String.format("Redis prefix '%s'", keys.prefix());
+    }
+
+    @Override
+    public String placeSetting() {
+        return "redis.prefix";
     }
 
     @Override
@@ -57,5 +80,15 @@ public final class RedisCoordinator implements Coordinator {
     @Override
     public void sampleProgress(long nowMs, long rows, long rowsPerSecond) {
         history.append(nowMs, rows, rowsPerSecond);
+    }
+
+    @Override
+    public Records refused() {
+        return new RedisRecords(redis, refusedKey);
+    }
+
+    @Override
+    public Records verified() {
+        return new RedisRecords(redis, verifiedKey);
     }
 }

@@ -313,11 +313,14 @@ public final class RunPlanner {
     private void refuseConflicts(RunPlan run, RunPlan wanted) {
         var conflicts = run.conflictsWith(wanted);
         if (conflicts.isEmpty()) return;
+        boolean postgres = config.mover().coordinatedByPostgres();
         throw new RebalanceException(
                 ErrorCode.RUN_CONFLICT,
-                "Redis prefix '" + config.redis().keyspace().prefix() + "' already holds a different run ("
-                        + String.join("; ", conflicts) + "); point this process where the run is, use another"
-                        + " redis.prefix for this migration, or `rebalance reset` to forget the old run (its DynamoDB"
-                        + " data stays)");
+                (postgres
+                                ? "coordinator schema '" + config.coordinator().schema()
+                                : "Redis prefix '" + config.redis().keyspace().prefix())
+                        + "' already holds a different run (" + String.join("; ", conflicts) + "); point this"
+                        + " process where the run is, use another " + (postgres ? "coordinator.schema" : "redis.prefix")
+                        + " for this migration, or `rebalance reset` to forget the old run (its DynamoDB data stays)");
     }
 }

@@ -20,13 +20,8 @@ import java.util.function.Supplier;
  * slot whose state expired before compaction (after {@code mover.stateTtl}) is still found and copied again rather
  * than holding the run back forever.
  */
-final class SlotPicker {
+final class SlotPicker implements Picker {
     private static final Duration FORGET_FINISHED = Duration.ofHours(1);
-    /** Slots whose step failed permanently rest this long before they are offered again. */
-    static final Duration FAILED_SLOT_PAUSE = Duration.ofSeconds(30);
-
-    /** An acquired slot and the lease token it was acquired with. */
-    record Assignment(Slot slot, String owner) {}
 
     private final SlotRange range;
     private final SlotStore slots;
@@ -44,12 +39,9 @@ final class SlotPicker {
         this.newOwner = newOwner;
     }
 
-    /**
-     * @param busy slots this process already holds
-     * @param stop checked between slots
-     * @return an acquired slot, or null when none is free until the next walk
-     */
-    Assignment next(Set<Slot> busy, BooleanSupplier stop) {
+    /** @return an acquired slot, or null when none is free until the next walk */
+    @Override
+    public Assignment next(Set<Slot> busy, BooleanSupplier stop) {
         long now = System.currentTimeMillis();
         if (cursor == null) {
             if (now - finishedSeenSince > FORGET_FINISHED.toMillis()) {
@@ -72,11 +64,13 @@ final class SlotPicker {
         return null;
     }
 
-    void finished(Slot slot) {
+    @Override
+    public void finished(Slot slot) {
         finishedSeen.add(slot);
     }
 
-    void failedPermanently(Slot slot) {
+    @Override
+    public void failedPermanently(Slot slot) {
         failedUntil.put(slot, System.currentTimeMillis() + FAILED_SLOT_PAUSE.toMillis());
     }
 }

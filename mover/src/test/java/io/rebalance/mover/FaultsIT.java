@@ -19,6 +19,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import software.amazon.awssdk.awscore.exception.AwsErrorDetails;
 import software.amazon.awssdk.core.SdkResponse;
 import software.amazon.awssdk.core.interceptor.Context;
@@ -34,9 +36,11 @@ import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
 /** Each service misbehaving in the middle of a copy; each run must still end complete and exact. */
 class FaultsIT {
 
-    @Test
-    void postgresBackendsTerminatedMidCopy() throws Exception {
-        try (MoverFixture f = new MoverFixture()
+    /** With the Postgres coordinator its sessions are terminated too: the copy's state is in the same database. */
+    @ParameterizedTest
+    @ValueSource(strings = {"redis", "postgres"})
+    void postgresBackendsTerminatedMidCopy(String coordinator) throws Exception {
+        try (MoverFixture f = MoverFixture.coordinatedBy(coordinator)
                 .generate(20_000, 20)
                 .set("mover.workers", "2")
                 .set("mover.pageSize", "200")) {
@@ -49,8 +53,8 @@ class FaultsIT {
                     try (Connection c = f.services.postgres();
                             Statement st = c.createStatement();
                             ResultSet rs = st.executeQuery(
-                                    "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))"
-                                            + " FROM pg_stat_activity WHERE application_name = 'rebalance' AND pid <> pg_backend_pid()")) {
+                                    "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity"
+                                            + " WHERE application_name LIKE 'rebalance%' AND pid <> pg_backend_pid()")) {
                         rs.next();
                         terminated.addAndGet(rs.getInt(1));
                         if (run.rowsCopied() < 20_000) killsDuringCopy.incrementAndGet();
@@ -67,15 +71,21 @@ class FaultsIT {
         }
     }
 
-    @Test
-    void redisUnreachableForTenSeconds() throws Exception {
-        MoverFixture f = new MoverFixture().generate(10_000, 12);
-        URI redis = URI.create(f.services.redisUrl);
+    /** Redis, or the Postgres the coordinator's tables are in, cut off while the source stays reachable. */
+    @ParameterizedTest
+    @ValueSource(strings = {"redis", "postgres"})
+    void coordinatorUnreachableForTenSeconds(String coordinator) throws Exception {
+        MoverFixture f = MoverFixture.coordinatedBy(coordinator).generate(10_000, 12);
+        URI at = URI.create(
+                coordinator.equals("redis") ? f.services.redisUrl : f.services.jdbcUrl.substring("jdbc:".length()));
         try (f;
-                TcpProxy proxy = new TcpProxy(redis.getHost(), redis.getPort())) {
-            f.set("redis.url", "redis://127.0.0.1:" + proxy.port())
-                    .set("mover.workers", "2")
-                    .set("mover.pageSize", "100");
+                TcpProxy proxy = new TcpProxy(at.getHost(), at.getPort())) {
+            if (coordinator.equals("redis")) f.set("redis.url", "redis://127.0.0.1:" + proxy.port());
+            else
+                f.set(
+                        "coordinator.jdbcUrl",
+                        f.services.jdbcUrl.replace(":" + at.getPort() + "/", ":" + proxy.port() + "/"));
+            f.set("mover.workers", "2").set("mover.pageSize", "100");
             AtomicBoolean cutDone = new AtomicBoolean();
             AtomicBoolean restored = new AtomicBoolean();
             var outage = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
@@ -98,7 +108,7 @@ class FaultsIT {
                     .as("the copy outlasted the outage, so it ran into it")
                     .isTrue();
             outage.shutdown();
-            f.set("redis.url", f.services.redisUrl);
+            if (coordinator.equals("redis")) f.set("redis.url", f.services.redisUrl);
             assertThat(f.differences()).isEmpty();
             assertThat(f.runState().rowsCopied()).isGreaterThanOrEqualTo(10_000);
         }

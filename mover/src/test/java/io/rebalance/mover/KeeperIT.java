@@ -31,7 +31,8 @@ class KeeperIT {
 
     private Coordinator coordinator(String kind, UnifiedJedis redis) {
         return kind.equals("redis")
-                ? new RedisCoordinator(redis, keys, Retrier.standard(), Duration.ofSeconds(20), Duration.ofDays(1))
+                ? new RedisCoordinator(
+                        new Keyspace(prefix), redis, Retrier.standard(), Duration.ofSeconds(20), Duration.ofDays(1))
                 : new PostgresCoordinator(
                         services::postgres, COORDINATOR.schema, prefix, Retrier.standard(), Duration.ofSeconds(20));
     }

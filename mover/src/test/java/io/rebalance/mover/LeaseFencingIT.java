@@ -8,7 +8,6 @@ import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.protocol.keyspace.Keyspace;
-import io.rebalance.protocol.keyspace.RunKeys;
 import io.rebalance.protocol.lease.LeaseLost;
 import io.rebalance.protocol.lease.LeaseStore;
 import io.rebalance.protocol.lease.OwnedLease;
@@ -20,14 +19,17 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** A worker that pauses longer than its lease must not write or save progress once another worker took the slot. */
 class LeaseFencingIT {
     record Step(Phase phase, Slot slot, String owner) {}
 
-    @Test
-    void aWorkerPausedPastItsLeaseCannotWriteOrSaveAfterAnotherTookTheSlot() throws Exception {
-        try (MoverFixture f = new MoverFixture()
+    @ParameterizedTest
+    @ValueSource(strings = {"redis", "postgres"})
+    void aWorkerPausedPastItsLeaseCannotWriteOrSaveAfterAnotherTookTheSlot(String coordinator) throws Exception {
+        try (MoverFixture f = MoverFixture.coordinatedBy(coordinator)
                 .generate(3_000, 4)
                 .set("mover.workers", "1")
                 .set("mover.pageSize", "100")
@@ -35,15 +37,16 @@ class LeaseFencingIT {
             CountDownLatch paused = new CountDownLatch(1);
             CountDownLatch resume = new CountDownLatch(1);
             AtomicReference<Step> victim = new AtomicReference<>();
-            var redis = f.redis();
-            RunKeys keys = new Keyspace(f.prefix).run();
+            SlotStore store = f.coordinator().slots();
             ConcurrentLinkedQueue<Step> afterResume = new ConcurrentLinkedQueue<>();
             PhaseHooks pauseOnce = (phase, slot, owner) -> {
                 Step v = victim.get();
                 if (v != null && resume.getCount() == 0 && v.owner().equals(owner))
                     afterResume.add(new Step(phase, slot, owner));
                 // pause the first worker after it has saved one page, just as it read the next one
-                if (phase == Phase.PAGE_READ && victim.get() == null && redis.exists(keys.slotState(slot.name()))) {
+                if (phase == Phase.PAGE_READ
+                        && victim.get() == null
+                        && store.state(slot).containsKey("last_id")) {
                     victim.set(new Step(phase, slot, owner));
                     paused.countDown();
                     resume.await();
@@ -53,8 +56,6 @@ class LeaseFencingIT {
             var ra = f.start(a);
             assertThat(paused.await(60, TimeUnit.SECONDS)).isTrue();
             Slot slot = victim.get().slot();
-            SlotStore store =
-                    new RedisSlotStore(redis, keys, Retrier.standard(), Duration.ofSeconds(2), Duration.ofDays(1));
             RunState run = f.runState();
             String lastIdAtPause = store.state(slot).get("last_id");
 

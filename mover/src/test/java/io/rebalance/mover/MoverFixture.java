@@ -4,7 +4,6 @@ import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.dynamo.DynamoClients;
 import io.rebalance.core.refused.RefusedRows;
-import io.rebalance.core.retry.Retrier;
 import io.rebalance.testkit.SharedServices;
 import io.rebalance.testkit.TestMigration;
 import java.sql.Connection;
@@ -35,6 +34,31 @@ final class MoverFixture implements AutoCloseable {
     private final List<AutoCloseable> closeables = new ArrayList<>();
     private final ExecutorService threads = Executors.newCachedThreadPool();
 
+    private Coordinator coordinator;
+
+    /** A migration coordinated through Redis. */
+    MoverFixture() {}
+
+    /**
+     * @param kind {@code redis} or {@code postgres}: the latter in a coordinator schema of its own, dropped at close,
+     *     and a Redis URL no server answers at, so nothing can reach Redis unnoticed
+     */
+    static MoverFixture coordinatedBy(String kind) {
+        MoverFixture f = new MoverFixture();
+        if (kind.equals("postgres")) {
+            f.set("mover.coordinator", "postgres")
+                    .set("coordinator.schema", SharedServices.unique("coord").replace('-', '_'))
+                    .set("redis.url", "redis://127.0.0.1:1");
+        }
+        return f;
+    }
+
+    /** The coordinator the fixture's processes share (each process of a real fleet would open its own). */
+    Coordinator coordinator() {
+        if (coordinator == null) coordinator = Coordinators.open(config(), this::redis, 16);
+        return coordinator;
+    }
+
     MoverFixture generate(long rows, int hours) throws Exception {
         migration.generate(rows, hours);
         return this;
@@ -60,31 +84,20 @@ final class MoverFixture implements AutoCloseable {
     }
 
     RunState runState() {
-        MigrationConfig c = config();
-        return new RedisRunState(redis(), c.redis().keyspace().run(), Retrier.standard());
+        return coordinator().run();
     }
 
     /** Preflight (creating the DynamoDB table) and a process ready to run. */
     MoverProcess process(PhaseHooks hooks, List<ExecutionInterceptor> interceptors) {
         MigrationConfig c = config();
-        UnifiedJedis redis = redis();
         DynamoDbClient dynamo = dynamo(interceptors);
-        RunState run = new RedisRunState(redis, c.redis().keyspace().run(), Retrier.standard());
+        Coordinator process = Coordinators.open(c, this::redis, 16); // its own, as a process of its own would
+        closeables.add(process);
+        RunState run = process.run();
         var prepared = new RunPlanner(c).prepare(run, dynamo, services.dynamo.endpoint(), true);
         run.compareAndSet(RunStatus.NOT_STARTED, RunStatus.TO_START);
         MoverProcess p = new MoverProcess(
-                c,
-                prepared.table(),
-                prepared.plan(),
-                new RedisCoordinator(
-                        redis,
-                        c.redis().keyspace().run(),
-                        Retrier.standard(),
-                        c.mover().leaseTtlDuration(),
-                        c.mover().stateTtlDuration()),
-                new RefusedRows(redis, c.redis().keyspace()),
-                dynamo,
-                hooks);
+                c, prepared.table(), prepared.plan(), process, new RefusedRows(process.refused()), dynamo, hooks);
         closeables.add(p);
         return p;
     }
@@ -117,6 +130,13 @@ final class MoverFixture implements AutoCloseable {
         threads.awaitTermination(20, java.util.concurrent.TimeUnit.SECONDS);
         for (AutoCloseable c : closeables) {
             if (!(c instanceof MoverProcess)) c.close();
+        }
+        if (coordinator != null) coordinator.close();
+        if (config().mover().coordinatedByPostgres()) {
+            try (Connection c = services.postgres();
+                    java.sql.Statement st = c.createStatement()) {
+                st.execute("DROP SCHEMA IF EXISTS " + config().coordinator().schema() + " CASCADE");
+            }
         }
         migration.close();
     }

@@ -5,7 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rebalance.core.copy.RunStatus;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A page that takes longer to write than the lease lasts (a low rate limit) must not lose the lease: the worker
@@ -13,9 +14,10 @@ import org.junit.jupiter.api.Test;
  * slot never finished.
  */
 class SlowPageIT {
-    @Test
-    void aPageSlowerThanTheLeaseStillCompletesWithoutLosingTheLease() throws Exception {
-        try (MoverFixture f = new MoverFixture()
+    @ParameterizedTest
+    @ValueSource(strings = {"redis", "postgres"})
+    void aPageSlowerThanTheLeaseStillCompletesWithoutLosingTheLease(String coordinator) throws Exception {
+        try (MoverFixture f = MoverFixture.coordinatedBy(coordinator)
                 .generate(1_800, 1)
                 .set("mover.workers", "1")
                 .set("mover.pageSize", "600")

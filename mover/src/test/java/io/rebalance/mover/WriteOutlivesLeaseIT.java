@@ -14,7 +14,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import software.amazon.awssdk.core.interceptor.Context;
 import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
@@ -29,9 +30,10 @@ import software.amazon.awssdk.services.dynamodb.model.BatchWriteItemRequest;
  * it would bring the deleted row back, after its slot was finished and verified, for good. The slot still ends exact.
  */
 class WriteOutlivesLeaseIT {
-    @Test
-    void aWriteStalledPastItsLeaseLandsNothingOnceAnotherWorkerHoldsTheSlot() throws Exception {
-        try (MoverFixture f = new MoverFixture()
+    @ParameterizedTest
+    @ValueSource(strings = {"redis", "postgres"})
+    void aWriteStalledPastItsLeaseLandsNothingOnceAnotherWorkerHoldsTheSlot(String coordinator) throws Exception {
+        try (MoverFixture f = MoverFixture.coordinatedBy(coordinator)
                 .generate(2_000, 2)
                 .set("mover.workers", "1")
                 .set("mover.pageSize", "100")

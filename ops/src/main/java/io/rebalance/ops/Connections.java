@@ -8,21 +8,23 @@ import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.redis.RedisConnector;
 import io.rebalance.core.refused.RefusedRows;
-import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.mover.Coordinator;
-import io.rebalance.mover.RedisCoordinator;
+import io.rebalance.mover.Coordinators;
 import io.rebalance.mover.RunState;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import io.rebalance.protocol.fence.DynamoFence;
 import io.rebalance.protocol.fence.PostgresFence;
+import io.rebalance.protocol.route.Route;
 import io.rebalance.protocol.route.RoutingTable;
 import io.rebalance.protocol.route.StoreOfRecord;
+import io.rebalance.verifier.VerificationStore;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
+import java.util.Optional;
 import redis.clients.jedis.UnifiedJedis;
 import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
@@ -59,21 +61,20 @@ public final class Connections implements AutoCloseable {
         return config;
     }
 
-    /** Where the run's copy processes coordinate. */
+    /** Where the run's copy processes coordinate ({@code mover.coordinator}), opened on first use. */
     public Coordinator coordinator() {
-        if (coordinator == null)
-            coordinator = new RedisCoordinator(
-                    redis(),
-                    config.redis().keyspace().run(),
-                    Retrier.standard(),
-                    config.mover().leaseTtlDuration(),
-                    config.mover().stateTtlDuration());
+        if (coordinator == null) coordinator = Coordinators.open(config, this::redis, poolSize + 4);
         return coordinator;
+    }
+
+    /** The latest verification of each slot. */
+    public VerificationStore verifications() {
+        return new VerificationStore(coordinator().verified());
     }
 
     /** Where rows DynamoDB cannot hold are recorded. */
     public RefusedRows refusedRows() {
-        return new RefusedRows(redis(), config.redis().keyspace());
+        return new RefusedRows(coordinator().refused());
     }
 
     /**
@@ -82,7 +83,7 @@ public final class Connections implements AutoCloseable {
      */
     public RunState runState() {
         RunState run = coordinator().run();
-        if (!restoreTried) {
+        if (!restoreTried && !config.mover().coordinatedByPostgres()) { // Postgres keeps the run itself
             restoreTried = true;
             try {
                 new CopyRecord(config).restore(run);
@@ -122,7 +123,7 @@ public final class Connections implements AutoCloseable {
                     pg,
                     new PostgresFence(config.cutover().pgFence()),
                     new DynamoFence(dynamo(), config.cutover().dynamoFence()),
-                    new RoutingTable(redis(), config.redis().keyspace()).get(scope),
+                    route(scope),
                     scope);
         } catch (SdkClientException e) {
             throw new RebalanceException(
@@ -138,6 +139,12 @@ public final class Connections implements AutoCloseable {
                             + " (cutover.dynamoFence) to know whether Postgres is still the store of record",
                     e);
         }
+    }
+
+    /** Redis' route of the scope; none with the Postgres coordinator, which has no Redis (the fences still count). */
+    private Optional<Route> route(String scope) {
+        if (config.mover().coordinatedByPostgres()) return Optional.empty();
+        return new RoutingTable(redis(), config.redis().keyspace()).get(scope);
     }
 
     /** The source table as Postgres describes it now, read on a preflight session of its own. */
@@ -181,6 +188,7 @@ public final class Connections implements AutoCloseable {
 
     @Override
     public void close() {
+        if (coordinator != null) coordinator.close();
         if (redis != null) redis.close();
         if (dynamo != null) dynamo.close();
     }

@@ -15,9 +15,10 @@ public final class InFlightWait {
      * without one, after {@code verify.settle}.
      */
     public static InFlight of(MigrationConfig config, Connections c) {
+        InFlight settle = InFlight.settle(config.verify().settleDuration());
+        if (config.mover().coordinatedByPostgres()) return settle; // no tail runs beside a copy coordinated so
         TailProgress tail =
                 new TailProgress(c.redis(), config.redis().keyspace().tail());
-        InFlight settle = InFlight.settle(config.verify().settleDuration());
         java.time.Duration bound = config.tail()
                 .heartbeatDuration()
                 .multipliedBy(2)

@@ -23,6 +23,15 @@ public final class RoutingStatus {
 
     private RoutingStatus() {}
 
+    /** No route, no hold, no reverse stream: what a run without Redis has (no cutover runs without it). */
+    public static Map<String, Object> none() {
+        Map<String, Object> v = new LinkedHashMap<>();
+        v.put("scopes", List.of());
+        v.put("forwardHold", ForwardHold.Phase.NONE.name());
+        v.put("reverseStream", Map.of());
+        return v;
+    }
+
     public static Map<String, Object> of(UnifiedJedis redis, Keyspace keyspace) {
         RoutingTable table = new RoutingTable(redis, keyspace);
         List<Map<String, Object>> scopes = new ArrayList<>();

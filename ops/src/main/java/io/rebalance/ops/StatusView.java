@@ -34,7 +34,11 @@ public final class StatusView {
         RunState run = c.runState();
         SlotStore slots = c.coordinator().slots();
         Map<String, Object> v = new LinkedHashMap<>();
-        v.put("prefix", config.redis().keyspace().prefix());
+        v.put("prefix", run.name());
+        Map<String, Object> coordinator = new LinkedHashMap<>();
+        coordinator.put("kind", c.coordinator().kind());
+        coordinator.put("where", c.coordinator().where());
+        v.put("coordinator", coordinator);
         v.put("status", run.status().name());
         RunPlan plan = run.plan();
         v.put("plan", plan);
@@ -84,12 +88,17 @@ public final class StatusView {
         v.put("processes", processes);
         v.put("leases", leased);
         v.put("events", run.events(10).stream().map(StatusView::stamped).toList());
-        v.put(
-                "verification",
-                verification(new VerificationStore(c.redis(), config.redis().keyspace())));
-        v.put("tail", tail(c, config.redis().keyspace().tail(), config.tail().leaseTtlDuration()));
-        v.put("refused", refused(new RefusedRows(c.redis(), config.redis().keyspace())));
-        v.put("routing", RoutingStatus.of(c.redis(), config.redis().keyspace()));
+        v.put("verification", verification(c.verifications()));
+        v.put("refused", refused(c.refusedRows()));
+        if (config.mover().coordinatedByPostgres()) { // neither a tail nor a cutover runs without Redis
+            v.put("tail", tail(new TailStatus.Report(Map.of(), null), 0));
+            v.put("routing", RoutingStatus.none());
+        } else {
+            v.put(
+                    "tail",
+                    tail(c, config.redis().keyspace().tail(), config.tail().leaseTtlDuration()));
+            v.put("routing", RoutingStatus.of(c.redis(), config.redis().keyspace()));
+        }
         return v;
     }
 
@@ -122,10 +131,14 @@ public final class StatusView {
      * take over (seen within {@code leaseTtl}).
      */
     public static Map<String, Object> tail(Connections c, TailKeys keys, java.time.Duration leaseTtl) {
-        Map<String, Object> t = new LinkedHashMap<>();
         TailStatus.Report st = TailStatus.read(c.redis(), keys);
+        return tail(st, new TailMembers(c.redis(), keys).standingBy(leaseTtl, st.leaseHolder()));
+    }
+
+    private static Map<String, Object> tail(TailStatus.Report st, long standingBy) {
+        Map<String, Object> t = new LinkedHashMap<>();
         t.put("leaseHolder", st.leaseHolder() == null ? "" : st.leaseHolder());
-        t.put("standingBy", new TailMembers(c.redis(), keys).standingBy(leaseTtl, st.leaseHolder()));
+        t.put("standingBy", standingBy);
         long now = System.currentTimeMillis();
         t.put("running", st.running(now));
         t.put("publishedAgoMs", st.updatedMs() == 0 ? -1 : now - st.updatedMs());

@@ -62,14 +62,15 @@ public final class VerifyRun implements AutoCloseable {
         this.storeOfRecord = storeOfRecord;
         this.threads = threads;
         this.copying = VerifyScope.stillCopying(c, slots);
-        this.store = new VerificationStore(c.redis(), config.redis().keyspace());
-        this.refused = new RefusedRows(c.redis(), config.redis().keyspace());
+        this.store = c.verifications();
+        this.refused = c.refusedRows();
         this.verifier = new Verifier(config, table, c.dynamo(), InFlightWait.of(config, c)).surveySparse();
         if (!config.verify().jdbcUrl().isEmpty())
             verifier.readFrom(config.verify().reads(config.source()));
         TailKeys tailKeys = config.redis().keyspace().tail();
-        this.throughTail =
-                writes && new TailProgress(c.redis(), tailKeys).applied().isPresent();
+        this.throughTail = writes
+                && !config.mover().coordinatedByPostgres() // no tail runs beside a copy coordinated by Postgres
+                && new TailProgress(c.redis(), tailKeys).applied().isPresent();
         if (throughTail) verifier.repairThrough(VerifyScope.throughTail(new RepairQueue(c.redis(), tailKeys)));
         else verifier.recordRefusals(refused);
     }
@@ -145,6 +146,11 @@ public final class VerifyRun implements AutoCloseable {
     }
 
     /** Which store holds the truth, read once: Postgres until a cutover opens DynamoDB to applications. */
+    /** Where each slot's latest result is kept. */
+    public VerificationStore results() {
+        return store;
+    }
+
     public StoreOfRecord storeOfRecord() {
         return storeOfRecord;
     }

@@ -4,7 +4,6 @@ import io.rebalance.cdc.ChangedSlots;
 import io.rebalance.cdc.RepairQueue;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.config.Redact;
-import io.rebalance.core.copy.CopyProgress;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.slot.Slot;
@@ -12,6 +11,7 @@ import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.core.source.UnslottedRows;
 import io.rebalance.mover.RunPlanner;
+import io.rebalance.mover.SlotStore;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import io.rebalance.verifier.Repairs;
@@ -95,6 +95,7 @@ public final class VerifyScope {
     }
 
     private static Set<Slot> tailWritten(MigrationConfig config, Connections c, SourceTable table) {
+        if (config.mover().coordinatedByPostgres()) return Set.of(); // no tail runs beside it
         return new ChangedSlots(c.redis(), config.redis().keyspace().tail(), table.keyspace())
                 .positions()
                 .slots();
@@ -175,16 +176,21 @@ public final class VerifyScope {
         }
     }
 
-    /** Slots of the run's plan the mover has not finished (see {@link CopyProgress}). */
+    /**
+     * Slots of the run's plan the mover has not finished: a slot is finished when its state says so or the watermark
+     * has passed it, the state read first, as {@link io.rebalance.core.copy.CopyProgress} reads them (ADR 3).
+     */
     public static Set<String> stillCopying(Connections c, List<Slot> slots) {
         var run = c.runState();
         RunPlan plan = run.plan();
         if (plan == null || run.status() == RunStatus.FINISHED) return Set.of();
-        CopyProgress progress =
-                new CopyProgress(c.redis(), c.config().redis().keyspace().run());
+        SlotStore states = c.coordinator().slots();
         Set<String> out = new HashSet<>();
         for (Slot slot : slots) {
-            if (progress.mayStillWrite(plan, slot)) out.add(slot.name());
+            if (!plan.range().contains(slot)
+                    || "FINISHED".equals(states.state(slot).get("status"))) continue;
+            Slot watermark = run.watermark();
+            if (watermark == null || slot.isOlderThan(watermark)) out.add(slot.name());
         }
         return out;
     }

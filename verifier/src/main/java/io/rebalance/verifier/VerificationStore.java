@@ -3,6 +3,8 @@ package io.rebalance.verifier;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rebalance.core.records.Records;
+import io.rebalance.core.records.RedisRecords;
 import io.rebalance.protocol.keyspace.Keyspace;
 import java.util.List;
 import java.util.Map;
@@ -10,7 +12,8 @@ import java.util.TreeMap;
 import redis.clients.jedis.UnifiedJedis;
 
 /**
- * The latest verification of each slot, kept in Redis (one hash, {@code <prefix>verified}, slot to JSON) so that
+ * The latest verification of each slot, kept in the run's {@code verified} records (slot to JSON; in Redis the hash
+ * {@code <prefix>verified}) so that
  * {@code rebalance status} shows what is proven and the cutover can require recent MATCHes. A result keeps at most
  * {@link #KEPT_DIFFERENCES} differences; the count is always exact.
  */
@@ -19,12 +22,14 @@ public final class VerificationStore {
     private static final ObjectMapper JSON =
             new ObjectMapper().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
 
-    private final UnifiedJedis redis;
-    private final String key;
+    private final Records records;
 
     public VerificationStore(UnifiedJedis redis, Keyspace keyspace) {
-        this.redis = redis;
-        this.key = keyspace.verified();
+        this(new RedisRecords(redis, keyspace.verified()));
+    }
+
+    public VerificationStore(Records records) {
+        this.records = records;
     }
 
     /** What is stored per slot. */
@@ -60,7 +65,7 @@ public final class VerificationStore {
                 r.atMillis(),
                 r.error());
         try {
-            redis.hset(key, r.slot(), JSON.writeValueAsString(s));
+            records.put(Map.of(r.slot(), JSON.writeValueAsString(s)));
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("a verification result did not serialize", e);
         }
@@ -68,13 +73,13 @@ public final class VerificationStore {
 
     /** Forgets every result: the items may no longer be what they were verified as (the table's columns changed). */
     public void forgetAll() {
-        redis.del(key);
+        records.clear();
     }
 
     /** Every stored result, by slot, newest slot first. */
     public Map<String, Stored> all() {
         Map<String, Stored> out = new TreeMap<>(java.util.Comparator.reverseOrder());
-        for (var e : redis.hgetAll(key).entrySet()) {
+        for (var e : records.all().entrySet()) {
             try {
                 out.put(e.getKey(), JSON.readValue(e.getValue(), Stored.class));
             } catch (JsonProcessingException ex) {

@@ -358,6 +358,10 @@ public final class ConfigLoader {
         ObjectNode source = (ObjectNode) tree.get("source");
         if (!source.get("password").asText().isEmpty()) source.put("password", "***");
         source.put("jdbcUrl", Redact.url(config.source().jdbcUrl()));
+        ((ObjectNode) tree.get("verify"))
+                .put("jdbcUrl", Redact.url(config.verify().jdbcUrl()));
+        ((ObjectNode) tree.get("coordinator"))
+                .put("jdbcUrl", Redact.url(config.coordinator().jdbcUrl()));
         ObjectNode target = (ObjectNode) tree.get("target");
         if (!target.get("secretAccessKey").asText().isEmpty()) target.put("secretAccessKey", "***");
         ObjectNode redis = (ObjectNode) tree.get("redis");

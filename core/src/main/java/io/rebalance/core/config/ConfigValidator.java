@@ -193,6 +193,21 @@ public final class ConfigValidator {
         Duration state = duration("mover.stateTtl", m.stateTtl(), MigrationConfig.Mover::stateTtlDuration, m);
         duration("mover.slotRetryDelay", m.slotRetryDelay(), MigrationConfig.Mover::slotRetryDelayDuration, m);
         duration("mover.keeperInterval", m.keeperInterval(), MigrationConfig.Mover::keeperIntervalDuration, m);
+        require(
+                m.coordinator().equals("redis") || m.coordinator().equals("postgres"),
+                "mover.coordinator",
+                m.coordinator(),
+                "redis (the copy's state in Redis) or postgres (in tables of coordinator.schema, no Redis)");
+        require(
+                c.coordinator().schema().matches("[a-z_][a-z0-9_]{0,62}"),
+                "coordinator.schema",
+                c.coordinator().schema(),
+                "a Postgres schema name: lower-case letters, digits and _ (at most 63), not starting with a digit");
+        require(
+                c.coordinator().jdbcUrl().isEmpty() || c.coordinator().jdbcUrl().startsWith("jdbc:postgresql:"),
+                "coordinator.jdbcUrl",
+                Redact.url(c.coordinator().jdbcUrl()),
+                "a JDBC URL like jdbc:postgresql://host:5432/postgres, or empty for the source's database");
         range("verify.parallel", c.verify().parallel(), 1, 64);
         duration("verify.settle", c.verify()::settleDuration);
         require(

@@ -16,6 +16,7 @@ public record MigrationConfig(
         Target target,
         Redis redis,
         Mover mover,
+        Coordinator coordinator,
         Verify verify,
         Tail tail,
         Cutover cutover,
@@ -156,7 +157,7 @@ public record MigrationConfig(
 
     /**
      * The copy: threads per process, page and batch sizes, the run's limits (rows/s and DynamoDB write units/s, 0 =
-     * none), timings.
+     * none), timings, and where its processes coordinate ({@code redis} or {@code postgres}, see {@link Coordinator}).
      */
     public record Mover(
             int workers,
@@ -167,7 +168,13 @@ public record MigrationConfig(
             String leaseTtl,
             String stateTtl,
             String slotRetryDelay,
-            String keeperInterval) {
+            String keeperInterval,
+            String coordinator) {
+
+        /** Whether the copy is coordinated through Postgres tables instead of Redis. */
+        public boolean coordinatedByPostgres() {
+            return "postgres".equals(coordinator);
+        }
 
         public Duration leaseTtlDuration() {
             return Durations.parse(leaseTtl);
@@ -183,6 +190,26 @@ public record MigrationConfig(
 
         public Duration keeperIntervalDuration() {
             return Durations.parse(keeperInterval);
+        }
+    }
+
+    /**
+     * Where a copy with {@code mover.coordinator: postgres} keeps its state: the tables of {@code schema} in the
+     * database at {@code jdbcUrl} (the source's when empty), with {@code source.user} and its password.
+     */
+    public record Coordinator(String schema, String jdbcUrl) {
+        public Coordinator {
+            jdbcUrl = jdbcUrl == null ? "" : jdbcUrl; // `jdbcUrl: ~` in YAML means empty
+        }
+
+        @Override
+        public String toString() { // a URL may carry a password
+            return "Coordinator[schema=" + schema + ", jdbcUrl=" + Redact.url(jdbcUrl) + "]";
+        }
+
+        /** The connection settings of the coordinator's database. */
+        public Source at(Source source) {
+            return jdbcUrl.isEmpty() ? source : source.at(jdbcUrl);
         }
     }
 

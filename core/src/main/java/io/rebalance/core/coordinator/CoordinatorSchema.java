@@ -17,13 +17,20 @@ public final class CoordinatorSchema {
     /** The version of the tables this release creates and reads. */
     public static final int VERSION = 1;
 
+    private final String name;
     private final String schema;
 
     /** @param schema the schema's name, unquoted */
     public CoordinatorSchema(String schema) {
         if (schema == null || schema.isBlank())
             throw new IllegalArgumentException("the coordinator's schema needs a name");
+        this.name = schema;
         this.schema = "\"" + schema.replace("\"", "\"\"") + "\"";
+    }
+
+    /** The schema's name, unquoted. */
+    public String name() {
+        return name;
     }
 
     /** The single-holder leases ({@link PostgresLeaseStore}), qualified. */
@@ -60,6 +67,11 @@ public final class CoordinatorSchema {
     /** A row per run: its write-unit budget's fields, a json object of numbers (as Redis keeps them in a hash). */
     public String writeUnits() {
         return schema + ".write_units";
+    }
+
+    /** Named sets of a run's records (refused rows, verification results): a row per run, set and field. */
+    public String records() {
+        return schema + ".records";
     }
 
     /** The runs' event lines, numbered in the order they came; each run keeps its newest. */
@@ -108,6 +120,8 @@ public final class CoordinatorSchema {
                     + " IDENTITY, at_ms bigint NOT NULL, line text NOT NULL, PRIMARY KEY (run, id))");
             st.execute("CREATE TABLE IF NOT EXISTS " + writeUnits() + " (run text PRIMARY KEY, fields jsonb NOT NULL"
                     + " DEFAULT '{}')");
+            st.execute("CREATE TABLE IF NOT EXISTS " + records() + " (run text NOT NULL, name text NOT NULL, field"
+                    + " text NOT NULL, value text NOT NULL, PRIMARY KEY (run, name, field))");
             if (found < VERSION) st.execute("INSERT INTO " + schema + ".version VALUES (" + VERSION + ")");
             c.commit();
         } catch (SQLException | RuntimeException e) {
@@ -119,6 +133,45 @@ public final class CoordinatorSchema {
             throw e;
         } finally {
             c.setAutoCommit(true);
+        }
+    }
+
+    /**
+     * Deletes every row of {@code run} from every table, in one transaction ({@code rebalance reset}).
+     *
+     * @param dryRun count them and delete nothing
+     * @return the rows of the run (deleted, unless {@code dryRun})
+     */
+    public long forget(Connection c, String run, boolean dryRun) throws SQLException {
+        String[] byRun = {runs(), processes(), events(), rateWindows(), writeUnits(), records()};
+        c.setAutoCommit(false);
+        try {
+            long rows = 0;
+            for (String table : byRun) rows += rowsOf(c, dryRun, table, "run = ?", run);
+            // a slot's row and the keeper's lease are named <run>/...; '0' follows '/' in the "C" collation
+            for (String table : new String[] {slots(), leases()})
+                rows += rowsOf(c, dryRun, table, "name > ? AND name < ?", run + "/", run + "0");
+            c.commit();
+            return rows;
+        } catch (SQLException | RuntimeException e) {
+            c.rollback();
+            throw e;
+        } finally {
+            c.setAutoCommit(true);
+        }
+    }
+
+    private static long rowsOf(Connection c, boolean dryRun, String table, String where, String... args)
+            throws SQLException {
+        String sql = dryRun
+                ? "SELECT count(*) FROM " + table + " WHERE " + where
+                : "WITH gone AS (DELETE FROM " + table + " WHERE " + where + " RETURNING 1) SELECT count(*) FROM gone";
+        try (java.sql.PreparedStatement ps = c.prepareStatement(sql)) {
+            for (int i = 0; i < args.length; i++) ps.setString(i + 1, args[i]);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
         }
     }
 

@@ -3,6 +3,8 @@ package io.rebalance.core.refused;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.rebalance.core.codec.RowRefusedException;
+import io.rebalance.core.records.Records;
+import io.rebalance.core.records.RedisRecords;
 import io.rebalance.protocol.keyspace.Keyspace;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -13,8 +15,8 @@ import java.util.Map;
 import redis.clients.jedis.UnifiedJedis;
 
 /**
- * The rows DynamoDB cannot hold as mapped, recorded instead of stalling whoever met them: one Redis hash,
- * {@code <prefix>refused}, field = row id, value = a small JSON document (slot, column, reason, who met it, WAL
+ * The rows DynamoDB cannot hold as mapped, recorded instead of stalling whoever met them: the run's {@code refused}
+ * records ({@link Records}: in Redis the hash {@code <prefix>refused}), field = row id, value = a small JSON document (slot, column, reason, who met it, WAL
  * position, when). A row leaves the list when a later write of it succeeds (the row was fixed, deleted, or the
  * settings changed and it was retried), so the list is always "rows whose item is not their row, and why".
  *
@@ -24,12 +26,14 @@ import redis.clients.jedis.UnifiedJedis;
 public final class RefusedRows {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private final UnifiedJedis redis;
-    private final String key;
+    private final Records records;
 
     public RefusedRows(UnifiedJedis redis, Keyspace keyspace) {
-        this.redis = redis;
-        this.key = keyspace.refused();
+        this(new RedisRecords(redis, keyspace.refused()));
+    }
+
+    public RefusedRows(Records records) {
+        this.records = records;
     }
 
     /**
@@ -50,11 +54,6 @@ public final class RefusedRows {
         }
     }
 
-    /** The Redis key, for status and reset. */
-    public String key() {
-        return key;
-    }
-
     /**
      * Records refusals, replacing an earlier entry of the same id (the latest reason is the one that holds).
      *
@@ -68,23 +67,22 @@ public final class RefusedRows {
         for (RowRefusedException e : refused) {
             fields.put(e.key(), encode(Refusal.of(e, by, lsnOf.apply(e.key()), now)));
         }
-        redis.hset(key, fields);
+        records.put(fields);
     }
 
     /** Takes ids off the list: their items were written as their rows are now. */
     public void clear(Collection<String> ids) {
-        if (ids.isEmpty()) return;
-        redis.hdel(key, ids.toArray(String[]::new));
+        records.remove(ids);
     }
 
     public long count() {
-        return redis.hlen(key);
+        return records.count();
     }
 
     /** Every listed row, by slot then id. */
     public List<Refusal> all() {
         List<Refusal> out = new ArrayList<>();
-        for (Map.Entry<String, String> e : redis.hgetAll(key).entrySet()) out.add(decode(e.getKey(), e.getValue()));
+        for (Map.Entry<String, String> e : records.all().entrySet()) out.add(decode(e.getKey(), e.getValue()));
         out.sort(Comparator.comparing(Refusal::slot).thenComparing(Refusal::id));
         return out;
     }

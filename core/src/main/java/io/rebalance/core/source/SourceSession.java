@@ -18,8 +18,9 @@ import java.util.Properties;
  */
 public final class SourceSession {
     /** Sent at connection start, so no extra round trip and no way for a pooled session to drift. */
-    static final String OPTIONS = "-c TimeZone=UTC -c DateStyle=ISO,YMD -c IntervalStyle=iso_8601 -c bytea_output=hex"
-            + " -c extra_float_digits=3 -c max_parallel_workers_per_gather=0 -c standard_conforming_strings=on";
+    public static final String OPTIONS =
+            "-c TimeZone=UTC -c DateStyle=ISO,YMD -c IntervalStyle=iso_8601 -c bytea_output=hex"
+                    + " -c extra_float_digits=3 -c max_parallel_workers_per_gather=0 -c standard_conforming_strings=on";
 
     private final MigrationConfig.Source source;
 

@@ -16,11 +16,9 @@ import io.rebalance.cdc.TailStats;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.DynamoCounts;
 import io.rebalance.core.redis.RedisConnector;
-import io.rebalance.core.retry.Retrier;
 import io.rebalance.cutover.CutoverHooks;
 import io.rebalance.cutover.CutoverOutcome;
 import io.rebalance.mover.MoverProcess;
-import io.rebalance.mover.RedisRunState;
 import io.rebalance.mover.RunState;
 import io.rebalance.protocol.handoff.ReverseStatus;
 import io.rebalance.verifier.VerificationStore;
@@ -30,6 +28,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.UnifiedJedis;
@@ -137,11 +136,14 @@ public final class Watch implements AutoCloseable {
         return on() ? endpoint.port() : -1;
     }
 
-    /** The copy's series and checks: live while its heartbeat loop ticks, ready while Redis and Postgres answer. */
-    public void copy(MoverProcess process, MigrationConfig config) {
+    /**
+     * The copy's series and checks: live while its heartbeat loop ticks, ready while its services answer (Redis and
+     * Postgres; Postgres alone with {@code mover.coordinator: postgres}).
+     *
+     * @param run the run's state, as the process's coordinator keeps it
+     */
+    public void copy(MoverProcess process, MigrationConfig config, RunState run) {
         if (!on()) return;
-        RunState run =
-                new RedisRunState(redis(config), config.redis().keyspace().run(), Retrier.standard());
         CopyMeters.bind(
                 registry,
                 refresher,
@@ -171,13 +173,10 @@ public final class Watch implements AutoCloseable {
         started.set(true);
     }
 
-    /** Verification's series and checks: ready while Redis and Postgres answer. */
-    public void verify(MigrationConfig config) {
+    /** Verification's series and checks: ready while its services answer. @param results where results are kept */
+    public void verify(MigrationConfig config, VerificationStore results) {
         if (!on()) return;
-        VerifyMeters.bind(
-                registry,
-                refresher,
-                new VerificationStore(redis(config), config.redis().keyspace()));
+        VerifyMeters.bind(registry, refresher, results);
         services(config);
         started.set(true);
     }
@@ -205,17 +204,27 @@ public final class Watch implements AutoCloseable {
         return redis;
     }
 
+    /** Readiness: Postgres answers, and Redis, or the coordinator's Postgres when it is another database. */
     private void services(MigrationConfig config) {
-        ServiceProbe probe = new ServiceProbe(redis(config), config.source(), REFRESH.multipliedBy(3));
+        boolean redis = !config.mover().coordinatedByPostgres();
+        ServiceProbe probe = new ServiceProbe(redis ? redis(config) : null, config.source(), REFRESH.multipliedBy(3));
         closing.add(probe);
-        // a thread each: a service that hangs neither delays the other's answer nor the figures
-        Refresher redisAsker = new Refresher(REFRESH);
-        Refresher postgresAsker = new Refresher(REFRESH);
-        closing.add(redisAsker);
-        closing.add(postgresAsker);
-        redisAsker.every("redis", probe::askRedis);
-        postgresAsker.every("postgres", probe::askPostgres);
-        health.ready("redis", probe::redis).ready("postgres", probe::postgres);
+        if (redis) ask("redis", probe::askRedis, probe::redis);
+        ask("postgres", probe::askPostgres, probe::postgres);
+        if (!redis && !config.coordinator().jdbcUrl().isEmpty()) {
+            ServiceProbe coordinator =
+                    new ServiceProbe(null, config.coordinator().at(config.source()), REFRESH.multipliedBy(3));
+            closing.add(coordinator);
+            ask("coordinator", coordinator::askPostgres, coordinator::postgres);
+        }
+    }
+
+    /** A thread each: a service that hangs neither delays another's answer nor the figures. */
+    private void ask(String name, Runnable ask, Supplier<Health.Result> answer) {
+        Refresher asker = new Refresher(REFRESH);
+        closing.add(asker);
+        asker.every(name, ask);
+        health.ready(name, answer);
     }
 
     private static Health.Result ticking(String loop, LongSupplier lastTickMs) {

@@ -1,0 +1,147 @@
+package io.rebalance.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rebalance.core.coordinator.CoordinatorSchema;
+import io.rebalance.core.retry.Retrier;
+import io.rebalance.local.RoomEventsGenerator;
+import io.rebalance.mover.PostgresRunState;
+import io.rebalance.mover.RunState;
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.testkit.SharedServices;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code mover.coordinator: postgres} as a user meets it, with no Redis anywhere ({@code redis.url} points at a port
+ * nothing listens on): the commands whose state lives only in Redis refuse before they connect, naming the setting;
+ * status says which coordinator holds the run; reset forgets the run's rows and nothing else; settings a user can get
+ * wrong are refused naming the key, the value and the way on.
+ */
+class PostgresCoordinatorIT {
+    private final SharedServices services = SharedServices.get();
+    private final String table = SharedServices.unique("pgc_room_events");
+    private final String schema = SharedServices.unique("pgc_coord");
+
+    private List<String> flags(String... more) {
+        List<String> flags = new ArrayList<>(CliRun.base(services, table, SharedServices.unique("pgc") + ":"));
+        for (String s :
+                List.of("mover.coordinator=postgres", "coordinator.schema=" + schema, "redis.url=redis://127.0.0.1:1"))
+            flags.addAll(List.of("--set", s));
+        for (String s : more) flags.addAll(List.of("--set", s));
+        return flags;
+    }
+
+    @AfterEach
+    void drop() throws Exception {
+        CutoverTables.drop(services, table);
+        try (Connection c = services.postgres();
+                Statement st = c.createStatement()) {
+            st.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+        }
+    }
+
+    @Test
+    void theCommandsThatKeepTheirStateInRedisRefuseNamingTheSetting() {
+        for (String[] command :
+                List.of(new String[] {"tail"}, new String[] {"cutover", "--dry-run"}, new String[] {"dashboard"})) {
+            CliRun r = CliRun.of(flags(), command);
+            assertThat(r.exitCode()).as(r.err()).isEqualTo(ErrorCode.CONFIG_INVALID.exitCode());
+            assertThat(r.err())
+                    .contains("rebalance " + command[0] + " keeps")
+                    .contains("runs only with mover.coordinator: redis")
+                    .contains("copy --no-concurrent-writers")
+                    .doesNotContain("Exception");
+        }
+    }
+
+    @Test
+    void statusNamesTheCoordinatorAndResetForgetsTheRunsRowsOnly() throws Exception {
+        try (Connection c = services.postgres()) {
+            RoomEventsGenerator.create(c, table, 1_000, Instant.parse("2024-10-20T00:00:00Z"), 4, 5);
+        }
+        CliRun copy = CliRun.of(flags(), "copy", "--create-table", "--no-concurrent-writers", "--no-progress");
+        assertThat(copy.exitCode()).as(copy.out() + copy.err()).isZero();
+        assertThat(CliRun.of(flags(), "copy", "--no-concurrent-writers", "--no-progress")
+                        .out())
+                .contains("run in schema " + schema + " of Postgres at jdbc:postgresql://")
+                .contains("is already FINISHED");
+        CliRun status = CliRun.of(flags(), "status");
+        assertThat(status.out())
+                .contains("run " + schema + "  status FINISHED")
+                .contains("coordinator postgres: schema " + schema + " of Postgres at");
+
+        RunState run =
+                new PostgresRunState(services::postgres, new CoordinatorSchema(schema), schema, Retrier.standard());
+        run.heartbeat("host-a:1:abcd", "{\"slots\":[]}"); // a copy process still running
+        CliRun dry = CliRun.of(flags(), "reset");
+        assertThat(dry.exitCode()).isZero();
+        assertThat(dry.out())
+                .containsPattern("would delete \\d+ rows in schema " + schema)
+                .contains("host-a:1:abcd");
+        CliRun refused = CliRun.of(flags(), "reset", "--yes");
+        assertThat(refused.exitCode()).isEqualTo(ErrorCode.RUN_CONFLICT.exitCode());
+        assertThat(refused.err()).contains("host-a:1:abcd").contains("rebalance stop");
+        run.leave("host-a:1:abcd");
+
+        CliRun done = CliRun.of(flags(), "reset", "--yes");
+        assertThat(done.exitCode()).as(done.err()).isZero();
+        assertThat(done.out()).containsPattern("deleted [1-9]\\d* rows in schema " + schema);
+        assertThat(rowsOfSchema())
+                .as("every row of the run is gone, the tables stay")
+                .isZero();
+        assertThat(CliRun.of(flags(), "status").out()).contains("status NOT_STARTED");
+        try (var dynamo = services.dynamoClient()) {
+            assertThat(dynamo.scan(b -> b.tableName(table)).count())
+                    .as("DynamoDB untouched")
+                    .isPositive();
+        }
+    }
+
+    @Test
+    void settingsAUserCanGetWrongAreRefusedNamingTheKey() {
+        CliRun kind = CliRun.of(flags("mover.coordinator=mongodb"), "status");
+        assertThat(kind.exitCode()).isEqualTo(ErrorCode.CONFIG_INVALID.exitCode());
+        assertThat(kind.err())
+                .contains("mover.coordinator")
+                .contains("mongodb")
+                .contains("redis")
+                .contains("postgres");
+
+        CliRun name = CliRun.of(flags("coordinator.schema=Bad-Name"), "status");
+        assertThat(name.exitCode()).isEqualTo(ErrorCode.CONFIG_INVALID.exitCode());
+        assertThat(name.err()).contains("coordinator.schema").contains("Bad-Name");
+
+        CliRun url = CliRun.of(flags("coordinator.jdbcUrl=postgres://x"), "status");
+        assertThat(url.exitCode()).isEqualTo(ErrorCode.CONFIG_INVALID.exitCode());
+        assertThat(url.err()).contains("coordinator.jdbcUrl").contains("jdbc:postgresql:");
+
+        CliRun away = CliRun.of(
+                flags("coordinator.jdbcUrl=jdbc:postgresql://127.0.0.1:1/postgres?password=hunter2"), "status");
+        assertThat(away.exitCode()).isEqualTo(ErrorCode.SOURCE_UNREACHABLE.exitCode());
+        assertThat(away.err())
+                .contains("coordinator.jdbcUrl")
+                .contains("127.0.0.1:1")
+                .doesNotContain("hunter2");
+    }
+
+    private long rowsOfSchema() throws Exception {
+        long rows = 0;
+        try (Connection c = services.postgres();
+                Statement st = c.createStatement()) {
+            for (String t : List.of("runs", "slots", "leases", "processes", "events", "write_units", "records")) {
+                try (ResultSet rs = st.executeQuery("SELECT count(*) FROM " + schema + "." + t)) {
+                    rs.next();
+                    rows += rs.getLong(1);
+                }
+            }
+        }
+        return rows;
+    }
+}

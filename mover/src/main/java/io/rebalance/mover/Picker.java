@@ -1,0 +1,29 @@
+package io.rebalance.mover;
+
+import io.rebalance.core.slot.Slot;
+import java.time.Duration;
+import java.util.Set;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The manager's choice of the next slot to copy, its lease taken: {@link SlotPicker} walks the range and asks for
+ * each slot's lease (Redis); {@link ClaimPicker} claims the next slot of the coordinator's queue (Postgres).
+ */
+interface Picker {
+    /** Slots whose step failed permanently rest this long before they are offered again. */
+    Duration FAILED_SLOT_PAUSE = Duration.ofSeconds(30);
+
+    /** An acquired slot and the lease owner it was acquired as. */
+    record Assignment(Slot slot, String owner) {}
+
+    /**
+     * @param busy slots this process already holds
+     * @param stop checked between slots
+     * @return an acquired slot, or null when none is free now
+     */
+    Assignment next(Set<Slot> busy, BooleanSupplier stop);
+
+    void finished(Slot slot);
+
+    void failedPermanently(Slot slot);
+}
