@@ -26,7 +26,7 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code rebalance copy}: joins (or starts) the run and copies slots until every slot is finished. Start it in as
- * many processes as you like; they share the work through Redis. SIGTERM or Ctrl-C stops it cleanly: workers
+ * many processes as you like; they share the work through the run's coordinator (Redis, or Postgres tables). SIGTERM or Ctrl-C stops it cleanly: workers
  * finish their page, save progress and release their slots, so another process continues at once.
  */
 @Command(
@@ -93,6 +93,15 @@ final class CopyCommand implements Callable<Integer> {
         CountDownLatch stopped = new CountDownLatch(1);
         try (Watch watch = Watch.start(config, "copy"); // first: a port it cannot serve on fails before any write
                 Connections c = new Connections(config, config.mover().workers() + 6)) {
+            if (!noConcurrentWriters && config.mover().coordinatedByPostgres()) {
+                throw new RebalanceException(
+                        ErrorCode.NO_CHANGE_STREAM,
+                        "mover.coordinator: postgres copies only a table nothing writes to: no tail runs beside it, so"
+                                + " a write made during the copy would never reach DynamoDB. If nothing writes to "
+                                + config.source().table() + " until the migration ends, say so: `rebalance copy"
+                                + " --no-concurrent-writers`; if applications still write it, set mover.coordinator:"
+                                + " redis and start `rebalance tail` first (docs/mover.md#choosing-a-coordinator)");
+            }
             if (!noConcurrentWriters) c.checkCopyCoverage(); // before anything is planned or created
             if (!config.mover().coordinatedByPostgres())
                 RedisChecks.volatileWarning(

@@ -84,7 +84,7 @@ final class RateCommand implements Callable<Integer> {
             long rows = c.runState().rateLimit();
             if (json) {
                 Map<String, Object> result = new LinkedHashMap<>();
-                result.put("prefix", config.redis().keyspace().prefix());
+                result.put("prefix", c.runState().name());
                 result.put("rateLimit", rows);
                 result.put("writeUnits", units);
                 spec.commandLine().getOut().println(new ObjectMapper().writeValueAsString(result));

@@ -160,6 +160,15 @@ public final class RebalanceCommand implements Runnable {
             if (verbose) e.printStackTrace(err);
             return ErrorCode.REDIS_UNREACHABLE.exitCode();
         }
+        Optional<String> postgres = io.rebalance.core.source.SourceSession.connectionLost(e);
+        if (postgres.isPresent()) {
+            // Postgres went away mid-command (the source, or the copy's coordinator): a service, not an internal error
+            err.println("error: Postgres stopped answering (" + postgres.get() + "); start it, or fix source.jdbcUrl"
+                    + " (and coordinator.jdbcUrl if set), and run the command again [" + ErrorCode.SOURCE_UNREACHABLE
+                    + "]");
+            if (verbose) e.printStackTrace(err);
+            return ErrorCode.SOURCE_UNREACHABLE.exitCode();
+        }
         err.println("error: unexpected failure: " + e + (verbose ? "" : " (run again with --verbose for details)"));
         if (verbose) e.printStackTrace(err);
         return ErrorCode.INTERNAL.exitCode();

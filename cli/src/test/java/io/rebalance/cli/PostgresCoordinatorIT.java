@@ -61,6 +61,23 @@ class PostgresCoordinatorIT {
         }
     }
 
+    /** No tail runs beside such a copy: a copy that does not say nothing writes the table is refused. */
+    @Test
+    void aCopyThatDoesNotSayNothingWritesTheTableIsRefused() throws Exception {
+        try (Connection c = services.postgres()) {
+            RoomEventsGenerator.create(c, table, 100, Instant.parse("2024-10-20T00:00:00Z"), 2, 5);
+        }
+        CliRun copy = CliRun.of(flags(), "copy", "--create-table", "--no-progress");
+        assertThat(copy.exitCode()).as(copy.err()).isEqualTo(ErrorCode.NO_CHANGE_STREAM.exitCode());
+        assertThat(copy.err())
+                .contains("--no-concurrent-writers")
+                .contains("mover.coordinator: redis")
+                .contains("rebalance tail");
+        try (var dynamo = services.dynamoClient()) {
+            assertThat(dynamo.listTables().tableNames()).as("nothing created").doesNotContain(table);
+        }
+    }
+
     @Test
     void statusNamesTheCoordinatorAndResetForgetsTheRunsRowsOnly() throws Exception {
         try (Connection c = services.postgres()) {
@@ -79,6 +96,17 @@ class PostgresCoordinatorIT {
 
         RunState run =
                 new PostgresRunState(services::postgres, new CoordinatorSchema(schema), schema, Retrier.standard());
+        // another run's rows in the same tables, its name starting like this run's: reset leaves them
+        RunState other = new PostgresRunState(
+                services::postgres, new CoordinatorSchema(schema), schema + "x", Retrier.standard());
+        other.addRowsCopied(7);
+        other.event("another run");
+        try (Connection c = services.postgres();
+                Statement st = c.createStatement()) {
+            st.execute("INSERT INTO " + schema + ".slots (name, owner, token, lease_until) VALUES ('" + schema
+                    + "x/20241020.01', '', 0, '-infinity')");
+            st.execute("INSERT INTO " + schema + ".rate_windows VALUES ('" + schema + "x', 1, 5)");
+        }
         run.heartbeat("host-a:1:abcd", "{\"slots\":[]}"); // a copy process still running
         CliRun dry = CliRun.of(flags(), "reset");
         assertThat(dry.exitCode()).isZero();
@@ -94,8 +122,9 @@ class PostgresCoordinatorIT {
         assertThat(done.exitCode()).as(done.err()).isZero();
         assertThat(done.out()).containsPattern("deleted [1-9]\\d* rows in schema " + schema);
         assertThat(rowsOfSchema())
-                .as("every row of the run is gone, the tables stay")
-                .isZero();
+                .as("every row of the run is gone, the other run's 4 stay")
+                .isEqualTo(4);
+        assertThat(other.rowsCopied()).isEqualTo(7);
         assertThat(CliRun.of(flags(), "status").out()).contains("status NOT_STARTED");
         try (var dynamo = services.dynamoClient()) {
             assertThat(dynamo.scan(b -> b.tableName(table)).count())
@@ -135,7 +164,8 @@ class PostgresCoordinatorIT {
         long rows = 0;
         try (Connection c = services.postgres();
                 Statement st = c.createStatement()) {
-            for (String t : List.of("runs", "slots", "leases", "processes", "events", "write_units", "records")) {
+            for (String t : List.of(
+                    "runs", "slots", "leases", "processes", "events", "rate_windows", "write_units", "records")) {
                 try (ResultSet rs = st.executeQuery("SELECT count(*) FROM " + schema + "." + t)) {
                     rs.next();
                     rows += rs.getLong(1);

@@ -145,12 +145,12 @@ public final class VerifyRun implements AutoCloseable {
         return Optional.ofNullable(unslotted);
     }
 
-    /** Which store holds the truth, read once: Postgres until a cutover opens DynamoDB to applications. */
     /** Where each slot's latest result is kept. */
     public VerificationStore results() {
         return store;
     }
 
+    /** Which store holds the truth, read once: Postgres until a cutover opens DynamoDB to applications. */
     public StoreOfRecord storeOfRecord() {
         return storeOfRecord;
     }

@@ -152,12 +152,16 @@ public final class CoordinatorSchema {
             for (String table : new String[] {slots(), leases()})
                 rows += rowsOf(c, dryRun, table, "name > ? AND name < ?", run + "/", run + "0");
             c.commit();
+            c.setAutoCommit(true);
             return rows;
         } catch (SQLException | RuntimeException e) {
-            c.rollback();
+            try {
+                c.rollback();
+                c.setAutoCommit(true);
+            } catch (SQLException r) {
+                e.addSuppressed(r); // the backend may be gone: what failed first is what to report
+            }
             throw e;
-        } finally {
-            c.setAutoCommit(true);
         }
     }
 

@@ -85,7 +85,12 @@ public final class Watch implements AutoCloseable {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         registry.config()
                 .commonTags(
-                        "command", command, "prefix", config.redis().keyspace().prefix());
+                        "command",
+                        command,
+                        "prefix", // the run's name, as status gives it
+                        config.mover().coordinatedByPostgres()
+                                ? config.coordinator().schema()
+                                : config.redis().keyspace().prefix());
         Health health = new Health().live("threads", Watch::noDeadlock);
         Refresher refresher = new Refresher(REFRESH);
         int port = config.metrics().portNumber().getAsInt();

@@ -23,8 +23,13 @@ public final class PostgresLeaseStore implements LeaseStore {
         /** A connection in autocommit: every statement of a store is its own transaction. */
         default Connection autocommitted() throws SQLException {
             Connection c = open();
-            if (!c.getAutoCommit()) c.setAutoCommit(true);
-            return c;
+            try {
+                if (!c.getAutoCommit()) c.setAutoCommit(true);
+                return c;
+            } catch (SQLException | RuntimeException e) {
+                c.close(); // a pool would lose the session for good
+                throw e;
+            }
         }
     }
 
