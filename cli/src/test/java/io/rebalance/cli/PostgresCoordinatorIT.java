@@ -133,6 +133,50 @@ class PostgresCoordinatorIT {
         }
     }
 
+    /** Ready while Postgres answers, and the coordinator's database when it is another; Redis is not asked. */
+    @Test
+    void aCopysReadinessAsksPostgresAndTheCoordinatorsDatabaseNotRedis() throws Exception {
+        try (Connection c = services.postgres()) {
+            RoomEventsGenerator.create(c, table, 1_500, Instant.parse("2024-10-20T00:00:00Z"), 3, 5);
+        }
+        int port = MetricsIT.freePort();
+        String elsewhere = services.jdbcUrl + (services.jdbcUrl.contains("?") ? "&" : "?") + "ApplicationName=coord";
+        java.util.concurrent.ExecutorService thread = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            var copy = thread.submit(() -> CliRun.of(
+                    flags("mover.rateLimit=300", "coordinator.jdbcUrl=" + elsewhere),
+                    "copy",
+                    "--create-table",
+                    "--no-concurrent-writers",
+                    "--no-progress",
+                    "--metrics-port",
+                    Integer.toString(port)));
+            java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+            String[] body = new String[1];
+            org.awaitility.Awaitility.await()
+                    .atMost(java.time.Duration.ofSeconds(30))
+                    .ignoreExceptionsMatching(e -> !(e instanceof AssertionError))
+                    .until(() -> {
+                        if (copy.isDone()) throw new AssertionError("the copy ended first: " + copy.get());
+                        var r = http.send(
+                                java.net.http.HttpRequest.newBuilder(
+                                                java.net.URI.create("http://127.0.0.1:" + port + "/health/ready"))
+                                        .build(),
+                                java.net.http.HttpResponse.BodyHandlers.ofString());
+                        body[0] = r.body();
+                        return r.statusCode() == 200;
+                    });
+            assertThat(body[0])
+                    .contains("\"postgres\"")
+                    .contains("\"coordinator\"")
+                    .doesNotContain("\"redis\"");
+            assertThat(copy.get(60, java.util.concurrent.TimeUnit.SECONDS).exitCode())
+                    .isZero();
+        } finally {
+            thread.shutdownNow();
+        }
+    }
+
     @Test
     void settingsAUserCanGetWrongAreRefusedNamingTheKey() {
         CliRun kind = CliRun.of(flags("mover.coordinator=mongodb"), "status");
