@@ -25,9 +25,10 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code rebalance copy}: joins (or starts) the run and copies slots until every slot is finished. Start it in as
- * many processes as you like; they share the work through the run's coordinator (Redis, or Postgres tables). SIGTERM or Ctrl-C stops it cleanly: workers
- * finish their page, save progress and release their slots, so another process continues at once.
+ * {@code rebalance copy}: joins (or starts) the run and copies slots until every slot is finished. Start it in as many
+ * processes as you like; they share the work through the run's coordinator (Redis, or Postgres tables). SIGTERM or
+ * Ctrl-C stops it cleanly: workers finish their page, save progress and release their slots, so another process
+ * continues at once.
  */
 @Command(
         name = "copy",

@@ -20,7 +20,7 @@ final class RedisOnly {
                 "rebalance " + command + " keeps " + keeps + " in Redis and runs only with mover.coordinator: redis;"
                         + " this configuration says mover.coordinator: postgres. A table nothing writes to needs"
                         + " neither a tail nor a cutover: copy it with `copy --no-concurrent-writers`, then `verify"
-                        + " --all`. To migrate a table that is still written, set mover.coordinator: redis (docs/mover.md"
-                        + "#choosing-a-coordinator)");
+                        + " --all`. To migrate a table that is still written, set mover.coordinator: redis"
+                        + " (docs/mover.md#choosing-a-coordinator)");
     }
 }

@@ -21,10 +21,9 @@ import picocli.CommandLine.Spec;
 /** {@code rebalance reset}: forgets a run's state in Redis, by part ({@link RunReset} says what and when). */
 @Command(
         name = "reset",
-        description =
-                "Forget the run under the prefix (Redis keys, or with mover.coordinator: postgres the run's rows in"
-                        + " the coordinator's tables; DynamoDB and the source table stay). Without --yes, only says what it"
-                        + " would delete.",
+        description = "Forget the run under the prefix (Redis keys, or with mover.coordinator: postgres the run's rows"
+                + " in the coordinator's tables; DynamoDB and the source table stay). Without --yes, only says"
+                + " what it would delete.",
         footerHeading = "%nExamples:%n",
         footer = {
             "  rebalance reset -c migration.yaml                  # what would be deleted",

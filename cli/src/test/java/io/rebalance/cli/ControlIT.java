@@ -29,9 +29,9 @@ import redis.clients.jedis.UnifiedJedis;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
- * With either coordinator, the global controls reach every process: stop makes each one release its slots and wait, start resumes them, a
- * rate change is applied by each within seconds, SIGTERM releases a process's leases at once, and status --json
- * describes it all. Real `rebalance copy` processes (the shaded jar), commands run as a user runs them.
+ * With either coordinator, the global controls reach every process: stop makes each one release its slots and wait,
+ * start resumes them, a rate change is applied by each within seconds, SIGTERM releases a process's leases at once, and
+ * status --json describes it all. Real `rebalance copy` processes (the shaded jar), commands run as a user runs them.
  */
 class ControlIT {
     private static final ObjectMapper JSON = new ObjectMapper();

@@ -15,9 +15,6 @@ public interface Coordinator extends AutoCloseable {
     /** Where the run is kept, for messages: {@code Redis prefix 'mgre:'}, or the schema and its database. */
     String where();
 
-    /** The setting that gives another migration a place of its own ({@code redis.prefix}, {@code coordinator.schema}). */
-    String placeSetting();
-
     RunState run();
 
     SlotStore slots();

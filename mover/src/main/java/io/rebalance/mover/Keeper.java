@@ -16,8 +16,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Every process runs a keeper candidate; one lease ({@link Coordinator#keeperLease}) makes exactly one of them active. The
- * active keeper, each tick:
+ * Every process runs a keeper candidate; one lease ({@link Coordinator#keeperLease}) makes exactly one of them
+ * active. The active keeper, each tick:
  * <ol>
  *   <li>settles commanded statuses: TO_START becomes IN_PROGRESS; TO_STOP becomes STOPPED once no live process
  *       holds a slot;

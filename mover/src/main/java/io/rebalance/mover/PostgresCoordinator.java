@@ -65,11 +65,6 @@ public final class PostgresCoordinator implements Coordinator {
     }
 
     @Override
-    public String placeSetting() {
-        return "coordinator.schema";
-    }
-
-    @Override
     public RunState run() {
         return state;
     }

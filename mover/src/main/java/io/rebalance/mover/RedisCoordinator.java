@@ -43,11 +43,6 @@ public final class RedisCoordinator implements Coordinator {
     }
 
     @Override
-    public String placeSetting() {
-        return "redis.prefix";
-    }
-
-    @Override
     public RunState run() {
         return run;
     }

@@ -52,9 +52,10 @@ class FaultsIT {
                 if (phase == Phase.PROGRESS_SAVED && terminated.get() < 12 && Math.random() < 0.3) {
                     try (Connection c = f.services.postgres();
                             Statement st = c.createStatement();
-                            ResultSet rs = st.executeQuery(
-                                    "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity"
-                                            + " WHERE application_name LIKE 'rebalance%' AND pid <> pg_backend_pid()")) {
+                            ResultSet rs =
+                                    st.executeQuery("SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM"
+                                            + " pg_stat_activity WHERE application_name LIKE 'rebalance%' AND pid"
+                                            + " <> pg_backend_pid()")) {
                         rs.next();
                         terminated.addAndGet(rs.getInt(1));
                         if (run.rowsCopied() < 20_000) killsDuringCopy.incrementAndGet();

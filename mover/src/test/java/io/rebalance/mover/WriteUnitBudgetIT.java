@@ -21,9 +21,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 import redis.clients.jedis.UnifiedJedis;
 
 /**
- * The run's write-unit budget, in Redis and in the coordinator's Postgres table alike, as two processes share it: their reservations form one schedule at the rate
- * allowed; throttling reported by either lowers the rate once per episode, and it grows back; consumed units are
- * summed; the on-demand ramp's cap bounds the rate.
+ * The run's write-unit budget, in Redis and in the coordinator's Postgres table alike, as two processes share it: their
+ * reservations form one schedule at the rate allowed; throttling reported by either lowers the rate once per episode,
+ * and it grows back; consumed units are summed; the on-demand ramp's cap bounds the rate.
  */
 class WriteUnitBudgetIT {
     private static final SharedServices services = SharedServices.get();

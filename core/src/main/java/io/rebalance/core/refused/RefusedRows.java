@@ -16,9 +16,10 @@ import redis.clients.jedis.UnifiedJedis;
 
 /**
  * The rows DynamoDB cannot hold as mapped, recorded instead of stalling whoever met them: the run's {@code refused}
- * records ({@link Records}: in Redis the hash {@code <prefix>refused}), field = row id, value = a small JSON document (slot, column, reason, who met it, WAL
- * position, when). A row leaves the list when a later write of it succeeds (the row was fixed, deleted, or the
- * settings changed and it was retried), so the list is always "rows whose item is not their row, and why".
+ * records ({@link Records}: in Redis the hash {@code <prefix>refused}), field = row id, value = a small JSON document
+ * (slot, column, reason, who met it, WAL position, when). A row leaves the list when a later write of it succeeds (the
+ * row was fixed, deleted, or the settings changed and it was retried), so the list is always "rows whose item is not
+ * their row, and why".
  *
  * <p>The list has no TTL: a refused row is a difference between the stores until someone acts, and the cutover
  * refuses while any is listed.
