@@ -4,7 +4,6 @@ import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.mover.MoverProcess;
-import io.rebalance.mover.PhaseHooks;
 import io.rebalance.mover.RunPlanner;
 import io.rebalance.mover.RunState;
 import io.rebalance.ops.Connections;
@@ -137,14 +136,7 @@ final class CopyCommand implements Callable<Integer> {
                                 + " it to copy again)");
                 return 0;
             }
-            MoverProcess process = new MoverProcess(
-                    config,
-                    prepared.table(),
-                    prepared.plan(),
-                    c.coordinator(),
-                    c.refusedRows(),
-                    c.dynamo(),
-                    PhaseHooks.NONE);
+            MoverProcess process = c.moverProcess(prepared);
             watch.copy(process, config, run);
             Thread hook = new Thread(
                     () -> {

@@ -19,7 +19,6 @@ import io.rebalance.local.LocalServices;
 import io.rebalance.local.RoomEventsGenerator;
 import io.rebalance.local.RoomEventsWriter;
 import io.rebalance.mover.MoverProcess;
-import io.rebalance.mover.PhaseHooks;
 import io.rebalance.mover.RunPlanner;
 import io.rebalance.mover.RunState;
 import io.rebalance.ops.Connections;
@@ -159,14 +158,7 @@ final class DemoCommand implements Callable<Integer> {
 
                 out.println("4. copying with " + config.mover().workers() + " workers (state in Redis under demo:)");
                 run.compareAndSet(RunStatus.NOT_STARTED, RunStatus.TO_START);
-                MoverProcess process = new MoverProcess(
-                        config,
-                        prepared.table(),
-                        prepared.plan(),
-                        c.coordinator(),
-                        c.refusedRows(),
-                        c.dynamo(),
-                        PhaseHooks.NONE);
+                MoverProcess process = c.moverProcess(prepared);
                 long t1 = System.nanoTime();
                 RunStatus copied;
                 try (ProgressReporter progress = ProgressReporter.start(run, out, true)) {

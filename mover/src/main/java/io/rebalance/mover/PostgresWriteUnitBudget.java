@@ -114,7 +114,8 @@ public final class PostgresWriteUnitBudget implements WriteUnitBudget {
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 String json = rs.getString(1);
-                return new Fields(json == null ? new HashMap<>() : JSON.readValue(json, FIELDS), rs.getDouble(2));
+                return new Fields(
+                        json == null ? new HashMap<>() : JSON.readValue(json, FIELDS), rs.getDouble(2), json != null);
             }
         }
     }
@@ -128,12 +129,15 @@ public final class PostgresWriteUnitBudget implements WriteUnitBudget {
         try (Connection c = sessions.open()) {
             c.setAutoCommit(false);
             try {
-                try (PreparedStatement ps =
-                        c.prepareStatement("INSERT INTO " + table + " (run) VALUES (?) ON CONFLICT (run) DO NOTHING")) {
-                    ps.setString(1, run);
-                    ps.executeUpdate();
-                }
                 Fields b = fields(c, " FOR UPDATE");
+                if (!b.found) { // the run's first operation: its row is made once, then locked like any other
+                    try (PreparedStatement ps = c.prepareStatement(
+                            "INSERT INTO " + table + " (run) VALUES (?) ON CONFLICT (run) DO NOTHING")) {
+                        ps.setString(1, run);
+                        ps.executeUpdate();
+                    }
+                    b = fields(c, " FOR UPDATE");
+                }
                 T out = op.apply(b);
                 if (!b.changed.isEmpty()) {
                     try (PreparedStatement ps = c.prepareStatement(
@@ -164,9 +168,13 @@ public final class PostgresWriteUnitBudget implements WriteUnitBudget {
         final Map<String, Double> changed = new HashMap<>();
         final double now;
 
-        Fields(Map<String, Double> f, double now) {
+        /** Whether the run had a row: the lock was taken. */
+        final boolean found;
+
+        Fields(Map<String, Double> f, double now, boolean found) {
             this.f = f;
             this.now = now;
+            this.found = found;
         }
 
         boolean has(String k) {

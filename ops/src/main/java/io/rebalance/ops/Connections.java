@@ -12,6 +12,9 @@ import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.mover.Coordinator;
 import io.rebalance.mover.Coordinators;
+import io.rebalance.mover.MoverProcess;
+import io.rebalance.mover.PhaseHooks;
+import io.rebalance.mover.RunPlanner;
 import io.rebalance.mover.RunState;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
@@ -65,6 +68,12 @@ public final class Connections implements AutoCloseable {
     public Coordinator coordinator() {
         if (coordinator == null) coordinator = Coordinators.open(config, this::redis, poolSize + 4);
         return coordinator;
+    }
+
+    /** A copy process of the run {@code prepared} describes, coordinated and recording refusals as configured. */
+    public MoverProcess moverProcess(RunPlanner.Prepared prepared) {
+        return new MoverProcess(
+                config, prepared.table(), prepared.plan(), coordinator(), refusedRows(), dynamo(), PhaseHooks.NONE);
     }
 
     /** The latest verification of each slot. */

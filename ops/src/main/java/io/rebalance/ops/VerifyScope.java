@@ -177,21 +177,25 @@ public final class VerifyScope {
     }
 
     /**
-     * Slots of the run's plan the mover has not finished: a slot is finished when its state says so or the watermark
-     * has passed it, the state read first, as {@link io.rebalance.core.copy.CopyProgress} reads them (ADR 3).
+     * Slots of the run's plan the mover has not finished: a slot is finished when the watermark has passed it or its
+     * state says so. Slots the watermark covers need no state; the others' states are read, then the watermark again,
+     * since the keeper moves the watermark before it deletes states (ADR 3): a state found missing is covered by the
+     * watermark read after it.
      */
     public static Set<String> stillCopying(Connections c, List<Slot> slots) {
         var run = c.runState();
         RunPlan plan = run.plan();
         if (plan == null || run.status() == RunStatus.FINISHED) return Set.of();
         SlotStore states = c.coordinator().slots();
-        Set<String> out = new HashSet<>();
+        Slot before = run.watermark();
+        List<Slot> unfinished = new ArrayList<>();
         for (Slot slot : slots) {
-            if (!plan.range().contains(slot)
-                    || "FINISHED".equals(states.state(slot).get("status"))) continue;
-            Slot watermark = run.watermark();
-            if (watermark == null || slot.isOlderThan(watermark)) out.add(slot.name());
+            if (!plan.range().contains(slot) || before != null && !slot.isOlderThan(before)) continue;
+            if (!"FINISHED".equals(states.state(slot).get("status"))) unfinished.add(slot);
         }
+        Slot after = unfinished.isEmpty() ? null : run.watermark();
+        Set<String> out = new HashSet<>();
+        for (Slot slot : unfinished) if (after == null || slot.isOlderThan(after)) out.add(slot.name());
         return out;
     }
 
