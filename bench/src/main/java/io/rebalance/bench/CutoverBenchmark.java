@@ -60,6 +60,15 @@ public final class CutoverBenchmark {
             endpoint = delay.endpoint();
             System.out.printf("every DynamoDB call delayed by %d ms (a proxy in front of DynamoDB Local)%n", delayMs);
         }
+        try {
+            measure(endpoint, rows, cycles, baselineCycles, seconds, delayMs);
+        } finally {
+            if (delay != null) delay.close(); // its server's dispatcher thread would keep the JVM from exiting
+        }
+    }
+
+    private static void measure(String endpoint, int rows, int cycles, int baselineCycles, int seconds, long delayMs)
+            throws Exception {
         Map<String, String> settings = new LinkedHashMap<>();
         settings.put("source.table", TABLE);
         settings.put("target.table", TABLE);

@@ -105,7 +105,7 @@ public final class VerifyBenchmark {
             long naiveBytes = 0;
             // warm-up, untimed: both JVMs' JIT and DynamoDB Local's page cache, for every phase alike
             List<Slot> few = slots.subList(0, Math.min(12, slots.size()));
-            NaiveHasher warm = new NaiveHasher(source, config);
+            NaiveHasher warm = new NaiveHasher(source, config, verifier);
             perSlot(few, threads, verifier::open, verifier::postgresSide);
             perSpan(verifier.spans(few, threads), threads, verifier::open, verifier::postgresSide);
             perSlot(few, threads, verifier::open, warm::fingerprint);
@@ -143,7 +143,7 @@ public final class VerifyBenchmark {
                         sums.values().stream().mapToLong(Fingerprint::count).sum();
                 if (summed != rows) throw new IllegalStateException("md5 baseline counted " + summed + " rows");
 
-                NaiveHasher naive = new NaiveHasher(source, config);
+                NaiveHasher naive = new NaiveHasher(source, config, verifier);
                 long b1 = CountingSocketFactory.RECEIVED.get();
                 long t2 = System.nanoTime();
                 Map<Slot, Fingerprint> client = perSlot(slots, threads, verifier::open, naive::fingerprint);
@@ -292,8 +292,10 @@ public final class VerifyBenchmark {
         private final PageReader reader;
         private final RowCodec codec;
         private final CanonicalItem canonical;
+        private final Verifier verifier;
 
-        NaiveHasher(SourceTable source, MigrationConfig config) {
+        NaiveHasher(SourceTable source, MigrationConfig config, Verifier verifier) {
+            this.verifier = verifier;
             this.reader = new PageReader(source);
             this.codec = source.codec(config.target());
             this.canonical = new CanonicalItem(source.columns(), "id", "id", "_slot", true);
@@ -304,7 +306,7 @@ public final class VerifyBenchmark {
             String last = null;
             while (true) {
                 List<SourceRow> page = reader.page(c, slot, last, 5_000);
-                for (SourceRow row : page) fp = fp.plus(CanonicalItem.rowHash(canonical.encode(codec.encode(row))));
+                for (SourceRow row : page) fp = fp.plus(verifier.rowHash(canonical.encode(codec.encode(row))));
                 if (page.size() < 5_000) return fp;
                 last = page.get(page.size() - 1).key();
             }

@@ -332,6 +332,31 @@ class WriteGuardIT {
                 .hasMessageContaining("Roll back first.");
     }
 
+    /**
+     * A cutover opens the DynamoDB fence and records its flip there in one conditional write: a token below the
+     * fence's or an epoch below the recorded one changes nothing, so a command paused past its lease cannot reopen the
+     * fence or take a newer flip back.
+     */
+    @Test
+    void openingTheDynamoFenceWithItsRecordNeverLowersATokenOrAnEpoch() throws Exception {
+        var opened = dynamoFence.setAndRecord(SCOPE, FenceWriter.APP, 5, RouteStatus.TARGET, 3);
+        assertThat(opened.writer()).isEqualTo(FenceWriter.APP);
+        assertThat(opened.minToken()).isEqualTo(5);
+        assertThat(opened.route()).isEqualTo(RouteStatus.TARGET);
+        assertThat(opened.epoch()).isEqualTo(3);
+        dynamoFence.set(SCOPE, FenceWriter.NONE, 5);
+        assertThatThrownBy(() -> dynamoFence.setAndRecord(SCOPE, FenceWriter.APP, 4, RouteStatus.TARGET, 4))
+                .isInstanceOf(io.rebalance.protocol.fence.TokenBehindException.class);
+        assertThatThrownBy(() -> dynamoFence.setAndRecord(SCOPE, FenceWriter.APP, 6, RouteStatus.SOURCE, 2))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("records epoch 3, newer than this flip's 2");
+        var now = dynamoFence.state(SCOPE);
+        assertThat(now.writer()).isEqualTo(FenceWriter.NONE);
+        assertThat(now.minToken()).isEqualTo(5);
+        assertThat(now.route()).isEqualTo(RouteStatus.TARGET);
+        assertThat(now.epoch()).isEqualTo(3);
+    }
+
     private StoreOfRecord storeOfRecord() throws Exception {
         return StoreOfRecord.read(admin, pgFence, dynamoFence, routes.get(SCOPE), SCOPE);
     }

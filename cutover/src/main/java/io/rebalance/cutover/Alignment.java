@@ -93,9 +93,19 @@ final class Alignment {
 
     /** Records {@code route} and its epoch on both fences, Postgres first (ADR 8). */
     void record(RouteStatus route, long epoch, Duration lockWait) throws SQLException {
+        recordOnPostgres(route, epoch, lockWait);
+        recordOnDynamo(route, epoch);
+    }
+
+    /** Records {@code route} and its epoch on the Postgres fence alone: its record decides while it is the newer. */
+    void recordOnPostgres(RouteStatus route, long epoch, Duration lockWait) throws SQLException {
         try (Connection c = session.open()) {
             pgFence.record(c, scope, route, epoch, lockWait);
         }
+    }
+
+    /** Records {@code route} and its epoch on the DynamoDB fence; an epoch it already passed changes nothing. */
+    void recordOnDynamo(RouteStatus route, long epoch) {
         dynamoFence.record(scope, route, epoch);
     }
 
@@ -118,6 +128,11 @@ final class Alignment {
         try (Connection c = session.open()) {
             pgFence.awaitHolders(c, scope, lockWait);
         }
+    }
+
+    /** Opens the DynamoDB fence to {@code token} and records {@code route} there, in one write. @return the fence */
+    FenceState openDynamoAndRecord(long token, RouteStatus route, long epoch) {
+        return dynamoFence.setAndRecord(scope, FenceWriter.APP, token, route, epoch);
     }
 
     /** @return the fence as set (route and epoch unchanged) */

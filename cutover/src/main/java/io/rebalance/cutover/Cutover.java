@@ -10,6 +10,7 @@ import io.rebalance.protocol.route.FencedRoute;
 import io.rebalance.protocol.route.Route;
 import io.rebalance.protocol.route.RouteStatus;
 import io.rebalance.protocol.route.RoutingTable;
+import java.sql.SQLException;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -210,19 +211,50 @@ public final class Cutover {
      * route applications may be using is always one the fences can give back (ADR 8).
      */
     void flip(CommandRun run, Route start, RouteStatus to) throws Exception {
-        RouteStatus from = start.status();
-        long redisEpoch = start.epoch(); // read when the command started: only the exclusive lease's holder changes it
-        long fenceEpoch = run.postgresEpoch >= 0 && run.dynamoEpoch >= 0
-                ? Math.max(run.postgresEpoch, run.dynamoEpoch) // seen by this command's fence writes, under its lease
-                : stores.fenced().map(FencedRoute::epoch).orElse(0L);
-        long epoch = Math.max(redisEpoch, fenceEpoch) + 1;
-        if (to == RouteStatus.TARGET) {
-            hooks.inside(AlignInstruction.BEGIN_WRITE_LOG);
-            beginWriteLog(epoch);
-        }
+        long epoch = nextEpoch(run, start);
         hooks.inside(AlignInstruction.RECORD_ROUTE);
         run.recordedEpoch = epoch;
-        stores.record(to, epoch, run.remaining());
+        // back to Postgres, the DynamoDB fence's copy waits until writes resume (recordBackOnDynamo): the Postgres
+        // record is the newer and decides, and no guarded write checks the DynamoDB fence under SOURCE
+        if (to == RouteStatus.SOURCE) stores.recordOnPostgres(to, epoch, run.remaining());
+        else stores.record(to, epoch, run.remaining());
+        setRoute(run, start, to);
+    }
+
+    /**
+     * A cutover's OPEN_TARGET: the log of written keys begun, the flip to TARGET recorded on the Postgres fence, then
+     * the DynamoDB fence opened to {@code token} with the flip recorded in the same write (ADR 8); its FLIP then sets
+     * the route in Redis ({@link #setRoute}). One DynamoDB write in the window where there were two.
+     */
+    void openTarget(CommandRun run, Route start, long token) throws Exception {
+        long epoch = nextEpoch(run, start);
+        hooks.inside(AlignInstruction.BEGIN_WRITE_LOG);
+        beginWriteLog(epoch);
+        hooks.inside(AlignInstruction.RECORD_ROUTE);
+        run.recordedEpoch = epoch;
+        stores.recordOnPostgres(RouteStatus.TARGET, epoch, run.remaining());
+        hooks.inside(AlignInstruction.OPEN_DYNAMO);
+        run.dynamoEpoch =
+                stores.openDynamoAndRecord(token, RouteStatus.TARGET, epoch).epoch();
+    }
+
+    /**
+     * One past every epoch Redis or a fence has seen. The fences' are those this command's own fence writes found
+     * under its lease, where it made them; the DynamoDB fence's never passes the Postgres fence's, since every record
+     * is written on Postgres first, so the Postgres fence's alone will do.
+     */
+    private long nextEpoch(CommandRun run, Route start) throws SQLException {
+        long redisEpoch = start.epoch(); // read when the command started: only the exclusive lease's holder changes it
+        long fenceEpoch = run.postgresEpoch >= 0
+                ? Math.max(run.postgresEpoch, run.dynamoEpoch) // seen by this command's fence writes, under its lease
+                : stores.fenced().map(FencedRoute::epoch).orElse(0L);
+        return Math.max(redisEpoch, fenceEpoch) + 1;
+    }
+
+    /** The flip's last instruction: the route recorded on the fences becomes Redis' (the point of no return). */
+    void setRoute(CommandRun run, Route start, RouteStatus to) throws Exception {
+        RouteStatus from = start.status();
+        long epoch = run.recordedEpoch;
         hooks.inside(AlignInstruction.SET_ROUTE);
         RoutingTable.SetResult r = routes.set(run.lease.lease(), from, to, epoch);
         if (r instanceof RoutingTable.LeaseGone g) {
@@ -232,6 +264,23 @@ public final class Cutover {
             throw new StepFailed("the route is '" + c.actual() + "', not " + from + " as expected");
         }
         awaitReplica(run);
+    }
+
+    /**
+     * After a flip back, once writes resumed: the DynamoDB fence's copy of the route, one DynamoDB write taken out of
+     * the window (ADR 8). Best effort: until it lands the Postgres fence's newer record is the route.
+     */
+    void recordBackOnDynamo(CommandRun run) throws Exception {
+        hooks.inside(AlignInstruction.RECORD_ON_DYNAMO);
+        try {
+            stores.recordOnDynamo(RouteStatus.SOURCE, run.recordedEpoch);
+        } catch (RuntimeException e) {
+            log.warn(
+                    "recording the route back on the DynamoDB fence failed; the Postgres fence's newer record"
+                            + " (epoch {}) is the route: {}",
+                    run.recordedEpoch,
+                    e.toString());
+        }
     }
 
     /** After a route change: a failover to a replica that lacks it would undo it in Redis (the fences keep it). */

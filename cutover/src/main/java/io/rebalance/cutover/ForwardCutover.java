@@ -81,13 +81,13 @@ final class ForwardCutover {
                     run.remaining();
                 }),
                 Step.of(OPEN_TARGET, () -> "token " + token, run -> {
-                    run.dynamoEpoch = c.stores.setDynamo(FenceWriter.APP, token).epoch();
+                    c.openTarget(run, route, token);
                     run.remaining();
                     done = "reads and writes go to DynamoDB; the rollback window is open. Verified before the window: "
                             + before.detail() + "; in it: " + inWindow.detail();
                 }),
                 Step.of(FLIP, run -> {
-                    c.flip(run, route, RouteStatus.TARGET);
+                    c.setRoute(run, route, RouteStatus.TARGET);
                     flipped = true; // the point of no return: from here on, nothing is undone
                 }),
                 Step.of(RELEASE, Step.BY_DONE));

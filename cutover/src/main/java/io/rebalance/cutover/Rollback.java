@@ -111,7 +111,9 @@ final class Rollback {
             try {
                 run.perform(steps());
                 c.dropWriteLog();
-                return run.done(ROLLED_BACK + "; " + restarted + drained);
+                CutoverOutcome done = run.done(ROLLED_BACK + "; " + restarted + drained);
+                c.recordBackOnDynamo(run);
+                return done;
             } catch (Exception e) {
                 if (flipped) throw e;
                 return c.failure.settle(run, RouteStatus.TARGET, RouteStatus.SOURCE, e, ROLLED_BACK);

@@ -189,7 +189,9 @@ class CutoverIT {
                 assertThat(f.cutover("status").interrupted())
                         .as("interrupted at " + step)
                         .isPresent();
-                if (expected == RouteStatus.SOURCE) {
+                // OPEN_TARGET recorded the flip on the fences: a command killed after it is recovered forward
+                boolean recorded = step == CutoverStep.FLIP || step == CutoverStep.RELEASE;
+                if (!recorded) {
                     // the next cutover recovers first, then runs to the end
                     f.cutover("next").cutover(PASS, MATCH);
                 } else {
@@ -274,10 +276,11 @@ class CutoverIT {
     }
 
     /**
-     * Killed before each instruction of a flip (the log of written keys begun, the route recorded on the fences, the
-     * route set in Redis), either way: recovery follows the route the fences recorded, every write a store accepts
-     * after it reaches the other store, and a rollback from a flip recovered this way proves its drain with the log
-     * that flip began (ADR 9).
+     * Killed before each instruction of a flip (the log of written keys begun, the route recorded on the Postgres
+     * fence, the DynamoDB fence opened with its record, the route set in Redis; back to Postgres, the DynamoDB fence's
+     * record after writes resumed), either way: recovery follows the route the fences recorded, every write a store
+     * accepts after it reaches the other store, and a rollback from a flip recovered this way proves its drain with
+     * the log that flip began (ADR 9).
      */
     @Test
     void killedInsideEveryFlipRecoveryFollowsTheFencesAndNoAcceptedWriteIsLost() throws Exception {
@@ -292,7 +295,10 @@ class CutoverIT {
                 RouteStatus now = route(f).status();
                 assertThat(now)
                         .as("the route after a flip to DynamoDB killed before " + at)
-                        .isEqualTo(at == AlignInstruction.SET_ROUTE ? RouteStatus.TARGET : RouteStatus.SOURCE);
+                        .isEqualTo(
+                                at == AlignInstruction.OPEN_DYNAMO || at == AlignInstruction.SET_ROUTE
+                                        ? RouteStatus.TARGET // recorded on the Postgres fence: recovered forward
+                                        : RouteStatus.SOURCE);
                 assertAligned(f, now, 0);
                 acceptedWritesArrive(f, guard, now, "after a flip killed before " + at);
                 if (now == RouteStatus.TARGET) {
@@ -302,20 +308,38 @@ class CutoverIT {
                     assertThat(kind(f, during)).isEqualTo("guarded");
                 }
             }
-            for (AlignInstruction at : List.of(AlignInstruction.RECORD_ROUTE, AlignInstruction.SET_ROUTE)) {
+            for (AlignInstruction at : AlignInstruction.FLIP_BACK) {
                 f.cutover("forward-" + at).cutover(PASS, MATCH);
                 String during = write(f, guard);
                 Cutover dies = f.cutover("back-dies-" + at).hooks(killInside(at));
                 assertThatThrownBy(() -> dies.rollback(f.proof())).isInstanceOf(Killed.class);
                 awaitLockFree(f);
+                if (at == AlignInstruction.RECORD_ON_DYNAMO) {
+                    // killed once writes resumed: the window never wrote the DynamoDB fence, whose record of the
+                    // flip to TARGET is older than the Postgres fence's, which decides
+                    FenceState pg = f.parts.alignment().postgres();
+                    FenceState dynamo = f.parts.alignment().dynamo();
+                    assertThat(pg.route()).isEqualTo(RouteStatus.SOURCE);
+                    assertThat(dynamo.route()).isEqualTo(RouteStatus.TARGET);
+                    assertThat(dynamo.epoch()).isLessThan(pg.epoch());
+                    assertThat(f.parts.alignment().fenced().orElseThrow().status())
+                            .isEqualTo(RouteStatus.SOURCE);
+                }
                 f.cutover("recover").recover();
                 RouteStatus now = route(f).status();
                 assertThat(now)
                         .as("the route after a flip back killed before " + at)
-                        .isEqualTo(at == AlignInstruction.SET_ROUTE ? RouteStatus.SOURCE : RouteStatus.TARGET);
+                        .isEqualTo(at == AlignInstruction.RECORD_ROUTE ? RouteStatus.TARGET : RouteStatus.SOURCE);
                 assertAligned(f, now, 0);
                 acceptedWritesArrive(f, guard, now, "after a flip back killed before " + at);
-                if (now == RouteStatus.TARGET) f.cutover("back-" + at).rollback(f.proof());
+                if (now == RouteStatus.TARGET) {
+                    f.cutover("back-" + at).rollback(f.proof());
+                    // a rollback that ran to its end recorded the route on the DynamoDB fence too, once writes resumed
+                    FenceState pg = f.parts.alignment().postgres();
+                    FenceState dynamo = f.parts.alignment().dynamo();
+                    assertThat(dynamo.route()).isEqualTo(RouteStatus.SOURCE);
+                    assertThat(dynamo.epoch()).isEqualTo(pg.epoch());
+                }
                 assertThat(kind(f, during))
                         .as("written to DynamoDB before a flip back killed before " + at)
                         .isEqualTo("guarded");

@@ -43,7 +43,7 @@ public final class RollbackProof implements DrainProof, AutoCloseable {
     private final Connections c;
     private final SourceTable table;
     private final boolean everyKey;
-    private Verifier verifier;
+    private final Verifier verifier;
     private FrozenTarget logged;
     private Connection pg;
     /** Runs each comparison, so it can be given up at the budget; one for the proof's life (a drain polls often). */
@@ -65,6 +65,8 @@ public final class RollbackProof implements DrainProof, AutoCloseable {
         this.c = c;
         this.table = table;
         this.everyKey = everyKey;
+        // made before the window: it asks the source which row hash to use (RowHash), a round trip the window spares
+        this.verifier = new Verifier(config, table, c.dynamo(), lsn -> {});
     }
 
     @Override
@@ -74,8 +76,7 @@ public final class RollbackProof implements DrainProof, AutoCloseable {
 
     @Override
     public Collection<String> differing(Optional<Collection<String>> keys, Duration budget) throws Exception {
-        if (verifier == null) {
-            verifier = new Verifier(config, table, c.dynamo(), lsn -> {});
+        if (logged == null) {
             logged = verifier.frozenTarget();
             pg = verifier.open();
         }

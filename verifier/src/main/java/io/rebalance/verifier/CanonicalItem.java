@@ -7,7 +7,6 @@ import io.rebalance.core.codec.JsonAttributes;
 import io.rebalance.core.codec.ValueRefusedException;
 import io.rebalance.core.slot.TableKey;
 import java.math.BigDecimal;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -252,13 +251,5 @@ public final class CanonicalItem {
             j += Character.charCount(cb);
         }
         return Integer.compare(a.length() - i, b.length() - j);
-    }
-
-    /** MD5 of the encoding's UTF-8 bytes, first 8 bytes as a signed big-endian long, as SQL's {@code ::bit(64)::int8}. */
-    public static long rowHash(String canonical) {
-        byte[] md5 = Md5.digest(canonical.getBytes(StandardCharsets.UTF_8));
-        long h = 0;
-        for (int i = 0; i < 8; i++) h = (h << 8) | (md5[i] & 0xff);
-        return h;
     }
 }

@@ -48,14 +48,9 @@ public final class CanonicalSql {
         return String.join(" || ", columns(columns));
     }
 
-    /** The 64-bit row hash: the first 16 hex digits of the MD5 of the row's canonical text, as a signed int8. */
-    public String rowHash(List<ColumnSpec> columns) {
-        return "('x' || substr(md5(" + row(columns) + "), 1, 16))::bit(64)::int8";
-    }
-
     /**
      * What the expressions read from: {@code table}, and beside it, where the row has json columns, the subquery
-     * making their texts. Every query using {@link #row}, {@link #rowHash} or {@link #columns} reads from this.
+     * making their texts. Every query using {@link #row} or {@link #columns} reads from this.
      */
     public String from(String table, List<ColumnSpec> columns) {
         StringBuilder texts = new StringBuilder();

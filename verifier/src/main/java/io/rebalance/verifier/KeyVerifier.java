@@ -137,7 +137,7 @@ final class KeyVerifier {
             if (slot == null && item == null) continue;
             if (slot == null) out.add(new Difference(id, Kind.EXTRA, List.of()));
             else if (item == null) out.add(new Difference(id, Kind.MISSING, List.of()));
-            else if (row.hash() != CanonicalItem.rowHash(canonical.encode(item))
+            else if (row.hash() != source.hashOf(canonical.encode(item))
                     || !items.expectedSlotValue(slot, id).equals(items.slotValue(item))) {
                 differing.put(id, slot);
             }

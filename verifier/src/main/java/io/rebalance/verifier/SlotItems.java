@@ -29,6 +29,7 @@ final class SlotItems {
     private final TableKey key;
     private final CanonicalItem canonical;
     private final Retrier retrier;
+    private final RowHash hash;
 
     SlotItems(
             DynamoDbClient dynamo,
@@ -36,6 +37,7 @@ final class SlotItems {
             SlotIndex index,
             TableKey key,
             CanonicalItem canonical,
+            RowHash hash,
             Retrier retrier) {
         this.dynamo = dynamo;
         this.table = table;
@@ -43,6 +45,7 @@ final class SlotItems {
         this.key = key;
         this.canonical = canonical;
         this.retrier = retrier;
+        this.hash = hash;
     }
 
     /** Every item of one slot, hashed: id to row hash in key order, and the slot's fingerprint. */
@@ -145,7 +148,7 @@ final class SlotItems {
         String encoded = canonical.encode(item);
         // an item in the right slot but the wrong shard must not pass unnoticed
         if (!value.equals(index.value(slot, id))) encoded += "?shard=" + value;
-        return CanonicalItem.rowHash(encoded);
+        return hash.of(encoded);
     }
 
     /** The items with these ids, read consistently; ids without an item are absent from the result. */

@@ -147,7 +147,7 @@ final class SlotVerifier {
             else if ((rowHere && item != null) || (itemHere && row != null)) {
                 boolean same = rowHere
                         && itemHere
-                        && row.hash() == CanonicalItem.rowHash(canonical.encode(item))
+                        && row.hash() == source.hashOf(canonical.encode(item))
                         && items.expectedSlotValue(slot, id).equals(items.slotValue(item));
                 if (!same) differing.add(id);
             }

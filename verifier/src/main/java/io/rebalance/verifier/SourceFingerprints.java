@@ -27,14 +27,21 @@ final class SourceFingerprints {
     private final String rowHash;
     private final String from;
     private final List<String> tokenColumns;
+    private final RowHash hash;
 
-    SourceFingerprints(SourceTable table, CanonicalSql sql) {
+    SourceFingerprints(SourceTable table, CanonicalSql sql, RowHash hash) {
         this.table = table;
         this.key = table.key().selectText("");
         this.keyOperand = KeyOrder.sqlOperand(table.key());
-        this.rowHash = sql.rowHash(table.columns());
+        this.hash = hash;
+        this.rowHash = hash.sql(sql.row(table.columns()));
         this.from = sql.from(table.name(), table.columns());
         this.tokenColumns = sql.columns(table.columns());
+    }
+
+    /** The row hash of an item's canonical text, as this side's SQL computes a row's. */
+    long hashOf(String canonical) {
+        return hash.of(canonical);
     }
 
     /**

@@ -71,9 +71,11 @@ public final class Verifier {
         var target = config.target();
         CanonicalItem canonical =
                 new CanonicalItem(table.columns(), table.key(), target.slotAttribute(), target.forms());
-        this.source = new SourceFingerprints(table, new CanonicalSql(target.forms()));
-        this.items =
-                new SlotItems(dynamo, target.table(), SlotIndex.of(target), table.key(), canonical, Retrier.standard());
+        // one row hash on both sides, the cheapest the source computes as Java does (docs/fingerprint.md)
+        RowHash hash = RowHash.probe(primary);
+        this.source = new SourceFingerprints(table, new CanonicalSql(target.forms()), hash);
+        this.items = new SlotItems(
+                dynamo, target.table(), SlotIndex.of(target), table.key(), canonical, hash, Retrier.standard());
         this.slots =
                 new SlotVerifier(source, items, canonical, new Pinpointer(source, FANOUT, LEAF_ROWS), inFlight, hook);
         this.keys = new KeyVerifier(source, items, canonical, slots, table.keyspace());
@@ -85,6 +87,11 @@ public final class Verifier {
                 codec,
                 new BatchWriter(dynamo, target.table(), 25, Retrier.standard(), WritePacer.NONE));
         this.repairs = repairer::refresh;
+    }
+
+    /** The row hash of a canonical text, as this verify computes it on both sides (for a client hashing rows). */
+    public long rowHash(String canonical) {
+        return source.hashOf(canonical);
     }
 
     /**

@@ -46,7 +46,8 @@ class CanonicalEncodingIT {
             var target = f.config().target();
             CanonicalItem canonical =
                     new CanonicalItem(table.columns(), "id", "id", target.slotAttribute(), target.forms());
-            SourceFingerprints source = new SourceFingerprints(table, new CanonicalSql(target.forms()));
+            SourceFingerprints source =
+                    new SourceFingerprints(table, new CanonicalSql(target.forms()), RowHash.TEXT_HASH);
             Map<String, List<String>> sqlTokens;
             try (Connection c = f.session()) {
                 sqlTokens = source.tokens(c, ids);

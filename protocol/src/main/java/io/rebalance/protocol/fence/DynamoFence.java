@@ -155,6 +155,35 @@ public final class DynamoFence {
         }
     }
 
+    /**
+     * Sets the fence and records the route a flip moves to, in one write: a cutover opens DynamoDB and records its
+     * flip there together, after the Postgres fence recorded it (ADR 8).
+     *
+     * @return the fence as set
+     * @throws TokenBehindException when {@code minToken} is below the fence's
+     * @throws IllegalStateException when a newer epoch is recorded already (nothing is changed)
+     */
+    public FenceState setAndRecord(String scope, FenceWriter writer, long minToken, RouteStatus route, long epoch) {
+        try {
+            return state(dynamo.updateItem(b -> b.tableName(table)
+                            .key(Map.of(SCOPE, s(scope)))
+                            .updateExpression("SET #w = :w, #m = :m, #r = :r, #e = :e")
+                            .conditionExpression(
+                                    "attribute_exists(#s) AND #m <= :m AND (attribute_not_exists(#e) OR #e <= :e)")
+                            .expressionAttributeNames(Map.of(
+                                    "#w", "writer", "#m", "min_token", "#r", "route", "#e", "epoch", "#s", SCOPE))
+                            .expressionAttributeValues(Map.of(
+                                    ":w", s(writer.wire()), ":m", n(minToken), ":r", s(route.name()), ":e", n(epoch)))
+                            .returnValues(ReturnValue.ALL_NEW))
+                    .attributes());
+        } catch (ConditionalCheckFailedException e) {
+            FenceState now = state(scope);
+            if (now.minToken() > minToken) throw new TokenBehindException("DynamoDB", scope, minToken, now.minToken());
+            throw new IllegalStateException("the DynamoDB fence of scope '" + scope + "' records epoch " + now.epoch()
+                    + ", newer than this flip's " + epoch + ": another command flipped since");
+        }
+    }
+
     /** Records the route a flip moves to, with its epoch; an older epoch never replaces a newer one. */
     public void record(String scope, RouteStatus route, long epoch) {
         try {
