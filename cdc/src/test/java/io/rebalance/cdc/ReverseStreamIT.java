@@ -125,7 +125,7 @@ class ReverseStreamIT {
             // 5: it applied everything before DynamoDB opened): the reverse stream writes the application's record,
             // and the tail answers the request Redis still holds open
             try (Connection c = f.services.postgres()) {
-                fence.record(c, f.table, RouteStatus.TARGET, 2, Duration.ofSeconds(5));
+                fence.record(c, f.table, RouteStatus.TARGET, 2, Long.MAX_VALUE, Duration.ofSeconds(5));
             }
             put(f, ChangeKindsIT.id(301), "flipped", f.item(ChangeKindsIT.id(0)));
             drained(drain);

@@ -321,7 +321,7 @@ class WriteGuardIT {
         assertThat(storeOfRecord().store()).isEqualTo(Target.DYNAMODB);
         flip(RouteStatus.TARGET, RouteStatus.SOURCE); // rolled back: epoch 3
         assertThat(storeOfRecord().store()).isEqualTo(Target.POSTGRES);
-        pgFence.record(admin, SCOPE, RouteStatus.TARGET, 4, LONG); // a flip recorded, then Redis lost everything
+        pgFence.record(admin, SCOPE, RouteStatus.TARGET, 4, Long.MAX_VALUE, LONG); // recorded, then Redis lost all
         redis.del(new Keyspace(prefix).scope(SCOPE).route());
         StoreOfRecord lost = storeOfRecord();
         assertThat(lost.store()).isEqualTo(Target.DYNAMODB);
@@ -355,6 +355,24 @@ class WriteGuardIT {
         assertThat(now.minToken()).isEqualTo(5);
         assertThat(now.route()).isEqualTo(RouteStatus.TARGET);
         assertThat(now.epoch()).isEqualTo(3);
+    }
+
+    /**
+     * A command records its flip on the Postgres fence only while no newer command set the fence: one whose lease
+     * another took (Redis restarted empty, a recovery put the stores back with a newer token) records nothing.
+     */
+    @Test
+    void aFlipRecordedWithATokenBehindThePostgresFencesChangesNothing() throws Exception {
+        pgFence.set(admin, SCOPE, FenceWriter.APP, 7, LONG);
+        assertThatThrownBy(() -> pgFence.record(admin, SCOPE, RouteStatus.TARGET, 5, 6, LONG))
+                .isInstanceOf(io.rebalance.protocol.fence.TokenBehindException.class);
+        var now = pgFence.state(admin, SCOPE);
+        assertThat(now.route()).isEqualTo(RouteStatus.SOURCE);
+        assertThat(now.epoch()).isEqualTo(1);
+        pgFence.record(admin, SCOPE, RouteStatus.TARGET, 5, 7, LONG);
+        assertThat(pgFence.state(admin, SCOPE).route()).isEqualTo(RouteStatus.TARGET);
+        pgFence.record(admin, SCOPE, RouteStatus.SOURCE, 4, 7, LONG); // an older epoch: kept as it is, no failure
+        assertThat(pgFence.state(admin, SCOPE).epoch()).isEqualTo(5);
     }
 
     private StoreOfRecord storeOfRecord() throws Exception {

@@ -15,7 +15,7 @@ public enum AlignInstruction {
     HOLD_TAIL("hold the forward tail once it has applied everything up to now"),
     OPEN_DYNAMO("open the DynamoDB fence to applications (in a flip, recording the route in the same write)"),
     BEGIN_WRITE_LOG("start the log of the keys applications write to DynamoDB under the new route"),
-    RECORD_ROUTE("record the new route and its epoch on the fences, Postgres first (back to SOURCE: Postgres alone)"),
+    RECORD_ROUTE("record the new route and its epoch on the Postgres fence (ending the rollback window: on both)"),
     SET_ROUTE("set the route in Redis"),
     RECORD_ON_DYNAMO("record the route back on the DynamoDB fence, once writes resumed");
 

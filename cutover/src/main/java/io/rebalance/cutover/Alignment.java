@@ -91,16 +91,20 @@ final class Alignment {
         }
     }
 
-    /** Records {@code route} and its epoch on both fences, Postgres first (ADR 8). */
-    void record(RouteStatus route, long epoch, Duration lockWait) throws SQLException {
-        recordOnPostgres(route, epoch, lockWait);
+    /** Records {@code route} and its epoch on both fences, Postgres first (ADR 8), under {@code token}. */
+    void record(RouteStatus route, long epoch, long token, Duration lockWait) throws SQLException {
+        recordOnPostgres(route, epoch, token, lockWait);
         recordOnDynamo(route, epoch);
     }
 
-    /** Records {@code route} and its epoch on the Postgres fence alone: its record decides while it is the newer. */
-    void recordOnPostgres(RouteStatus route, long epoch, Duration lockWait) throws SQLException {
+    /**
+     * Records {@code route} and its epoch on the Postgres fence alone: its record decides while it is the newer.
+     *
+     * @throws io.rebalance.protocol.fence.TokenBehindException when another command set the fence with a newer token
+     */
+    void recordOnPostgres(RouteStatus route, long epoch, long token, Duration lockWait) throws SQLException {
         try (Connection c = session.open()) {
-            pgFence.record(c, scope, route, epoch, lockWait);
+            pgFence.record(c, scope, route, epoch, token, lockWait);
         }
     }
 

@@ -216,8 +216,9 @@ public final class Cutover {
         run.recordedEpoch = epoch;
         // back to Postgres, the DynamoDB fence's copy waits until writes resume (recordBackOnDynamo): the Postgres
         // record is the newer and decides, and no guarded write checks the DynamoDB fence under SOURCE
-        if (to == RouteStatus.SOURCE) stores.recordOnPostgres(to, epoch, run.remaining());
-        else stores.record(to, epoch, run.remaining());
+        long token = run.lease.token();
+        if (to == RouteStatus.SOURCE) stores.recordOnPostgres(to, epoch, token, run.remaining());
+        else stores.record(to, epoch, token, run.remaining());
         setRoute(run, start, to);
     }
 
@@ -232,7 +233,8 @@ public final class Cutover {
         beginWriteLog(epoch);
         hooks.inside(AlignInstruction.RECORD_ROUTE);
         run.recordedEpoch = epoch;
-        stores.recordOnPostgres(RouteStatus.TARGET, epoch, run.remaining());
+        // refused when a command took the lease and set the fence since: nothing is recorded for a flip given up
+        stores.recordOnPostgres(RouteStatus.TARGET, epoch, token, run.remaining());
         hooks.inside(AlignInstruction.OPEN_DYNAMO);
         run.dynamoEpoch =
                 stores.openDynamoAndRecord(token, RouteStatus.TARGET, epoch).epoch();

@@ -14,8 +14,8 @@ public enum CutoverStep {
     NOTE_POSITION("note a WAL position M in Postgres"),
     AWAIT_TAIL("hold the forward tail at M and wait until it has applied everything up to M"),
     VERIFY("compare, row by row, the keys the tail wrote since the last comparison"),
-    OPEN_TARGET("record the flip on the Postgres fence, then open the DynamoDB fence to this cutover's token and later"
-            + " ones, recording the flip on it in the same write"),
+    OPEN_TARGET("start the log of keys written to DynamoDB, record the flip on the Postgres fence, then open the"
+            + " DynamoDB fence to this cutover's token and later ones, recording the flip on it in the same write"),
     FLIP("flip reads and writes to DynamoDB: the point of no return"),
     CLOSE_TARGET("close the DynamoDB fence to applications"),
     DRAIN_REVERSE("wait for the reverse-stream batches that read items before DynamoDB closed, then compare until every"

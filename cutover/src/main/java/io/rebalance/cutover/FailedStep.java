@@ -79,9 +79,13 @@ final class FailedStep {
         String at = run.current == null ? "start" : run.current.name();
         try {
             if (run.lease != null) {
-                stores.to(route, run.lease.token(), settings.alignWait(), run.hooks);
-                // the flip's record named the route abandoned: a newer record names the one the stores follow
-                if (run.recordedEpoch > 0) stores.record(route, run.recordedEpoch + 1, settings.alignWait());
+                long token = run.lease.token();
+                // the flip's record named the route abandoned: a newer record names the one the stores are put back
+                // to, on Postgres before anything else, so the fences give it back even if putting back fails next
+                long undone = run.recordedEpoch + 1;
+                if (run.recordedEpoch > 0) stores.recordOnPostgres(route, undone, token, settings.alignWait());
+                stores.to(route, token, settings.alignWait(), run.hooks);
+                if (run.recordedEpoch > 0) stores.recordOnDynamo(route, undone);
                 run.lease.release();
             }
             long blocked = run.blockedMs();

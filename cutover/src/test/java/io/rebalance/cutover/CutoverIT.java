@@ -348,6 +348,45 @@ class CutoverIT {
     }
 
     /**
+     * OPEN_TARGET recorded the flip on the Postgres fence and then the DynamoDB fence could not be written (here its
+     * item is gone), nor closed again by the abort: the abort records SOURCE on the Postgres fence before anything
+     * else, so the fences give back the route the command says it left, and the recovery goes back to SOURCE rather
+     * than finishing a cutover that was given up.
+     */
+    @Test
+    void anAbortThatCannotReachTheDynamoFenceStillLeavesTheFencesSayingSource() throws Exception {
+        try (CutoverFixture f = new CutoverFixture();
+                WriteGuard guard = f.guard()) {
+            f.startTail();
+            Map<String, AttributeValue> fenceKey = Map.of("scope", AttributeValue.fromS(f.table));
+            Cutover failing = f.cutover("failing").hooks(new CutoverHooks() {
+                @Override
+                public void before(CutoverStep step) {}
+
+                @Override
+                public void inside(AlignInstruction at) {
+                    if (at == AlignInstruction.OPEN_DYNAMO)
+                        f.dynamo.deleteItem(b -> b.tableName(f.dynamoFence).key(fenceKey));
+                }
+            });
+            assertThatThrownBy(() -> failing.cutover(PASS, MATCH))
+                    .isInstanceOf(RebalanceException.class)
+                    .satisfies(
+                            e -> assertThat(((RebalanceException) e).code()).isEqualTo(ErrorCode.CUTOVER_INTERRUPTED));
+            FenceState pg = f.parts.alignment().postgres();
+            assertThat(pg.route()).as("the Postgres fence's newest record").isEqualTo(RouteStatus.SOURCE);
+            assertThat(route(f).status()).isEqualTo(RouteStatus.SOURCE);
+            // DynamoDB's fence installed again (at its first epoch), as `--prepare` would once DynamoDB answers
+            new io.rebalance.protocol.fence.DynamoFence(f.dynamo, f.dynamoFence).install(f.table);
+            assertThat(f.parts.alignment().fenced().orElseThrow().status()).isEqualTo(RouteStatus.SOURCE);
+            f.cutover("recover").recover();
+            assertThat(route(f).status()).isEqualTo(RouteStatus.SOURCE);
+            assertAligned(f, RouteStatus.SOURCE, 0);
+            acceptedWritesArrive(f, guard, RouteStatus.SOURCE, "after the abort that could not reach DynamoDB");
+        }
+    }
+
+    /**
      * The flip ran in Redis but its reply was lost (the connection dropped right after the request): the command
      * reads the route again and finishes as what it is, so the stores end aligned to the route. Before, it aborted
      * as if the route had not changed, set the fences for the old route, and said "Routing is unchanged".

@@ -253,6 +253,54 @@ class RedisLossIT {
     }
 
     /**
+     * Redis restarts empty while a cutover is in its window, and a recovery by another command takes the lease and
+     * puts the stores back for SOURCE with a newer token before the cutover goes on to OPEN_TARGET, where it dies
+     * right after recording its flip on the Postgres fence (no abort follows). That record is refused (its token is
+     * behind the fence's), so the fences keep SOURCE, and no later command moves applications to DynamoDB without a
+     * cutover of its own.
+     */
+    @Test
+    void aCutoverWhoseLeaseARecoveryTookRecordsNoFlip() throws Exception {
+        try (PrivateRedis redis = PrivateRedis.start("--appendonly", "no", "--save", "");
+                CutoverFixture f = new CutoverFixture(redis.url);
+                WriteGuard guard = f.guard()) {
+            f.startTail();
+            AtomicReference<CutoverOutcome> other = new AtomicReference<>();
+            Cutover late = f.cutover("late").hooks(new CutoverHooks() {
+                @Override
+                public void before(CutoverStep step) throws Exception {
+                    if (step != CutoverStep.OPEN_TARGET) return;
+                    redis.restart();
+                    other.set((CutoverOutcome)
+                            afterReconnecting(() -> f.cutover("other").recover()));
+                }
+
+                @Override
+                public void inside(AlignInstruction at) {
+                    if (at == AlignInstruction.OPEN_DYNAMO) throw new CutoverIT.Killed(at); // dies, no abort
+                }
+            });
+            assertThatThrownBy(() -> late.cutover(PASS, MATCH)).isNotNull();
+            assertThat(other.get())
+                    .as("the other command's recovery ran to its end")
+                    .isNotNull();
+            var pg = f.parts.alignment().postgres();
+            assertThat(pg.route()).as("the Postgres fence's record").isEqualTo(RouteStatus.SOURCE);
+            assertThat(pg.minToken())
+                    .as("set by the recovery")
+                    .isEqualTo(other.get().token());
+            assertThat(f.parts.alignment().fenced().orElseThrow().status()).isEqualTo(RouteStatus.SOURCE);
+            awaitLockFree(f);
+            f.startTailIfStopped();
+            f.cutover("next").recover();
+            assertThat(route(f).status()).isEqualTo(RouteStatus.SOURCE);
+            assertAligned(f, RouteStatus.SOURCE, 0);
+            String after = write(f, guard);
+            assertThat(kind(f, after)).isEqualTo("guarded");
+        }
+    }
+
+    /**
      * A client whose TransactWriteItems calls stop at the client, before the request is sent, until {@code release}:
      * a write stalled between the guard's log entry and its send. {@code sent} counts down when one arrives.
      */

@@ -101,7 +101,7 @@ public final class VerifyScope {
                 .slots();
     }
 
-    /** md5() hashes the database's bytes; the Java side hashes UTF-8, so the two agree only in a UTF8 database. */
+    /** The row hash hashes the database's bytes; the Java side hashes UTF-8, so they agree only in a UTF8 database. */
     public static void requireUtf8(Connection pg) throws SQLException {
         try (Statement st = pg.createStatement();
                 ResultSet rs = st.executeQuery("SHOW server_encoding")) {

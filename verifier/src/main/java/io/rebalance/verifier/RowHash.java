@@ -45,8 +45,30 @@ enum RowHash {
 
     private static final Logger log = LoggerFactory.getLogger(RowHash.class);
 
-    /** Texts the probe hashes on both sides: empty, every tail length of a 12-byte round, multi-byte characters. */
-    static final String[] PROBES = {"", "a", "rebalance", "0123456789ab", "row ✓ café 0123456789 ☃ 𝄞 ~"};
+    /**
+     * Texts the probe hashes on both sides: every length left over by a 12-byte round (0 to 11 bytes, then 12 and
+     * 13), multi-byte characters, and a text of several rounds.
+     */
+    static final String[] PROBES = {
+        "",
+        "a",
+        "ab",
+        "abc",
+        "abcd",
+        "abcde",
+        "abcdef",
+        "abcdefg",
+        "abcdefgh",
+        "abcdefghi",
+        "abcdefghij",
+        "abcdefghijk",
+        "abcdefghijkl",
+        "abcdefghijklm",
+        "é",
+        "✓",
+        "𝄞",
+        "row ✓ café 0123456789 ☃ 𝄞 ~"
+    };
 
     /** The int8 row hash of the SQL text expression {@code canonical}. */
     abstract String sql(String canonical);
@@ -74,25 +96,25 @@ enum RowHash {
 
     /** As {@link #probe(Connection)}, asking {@code function} (a test names one that is missing or differs). */
     static RowHash probe(Connection c, String function) throws SQLException {
-        for (String text : PROBES) {
-            long sourceHash;
-            String sql = "SELECT " + function + "(CAST(? AS text) COLLATE \"C\", 0)";
-            try (PreparedStatement ps = c.prepareStatement(sql)) {
-                ps.setString(1, text);
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    sourceHash = rs.getLong(1);
+        // one round trip: every probe a column of one row
+        String column = function + "(CAST(? AS text) COLLATE \"C\", 0)";
+        String sql = "SELECT " + String.join(", ", java.util.Collections.nCopies(PROBES.length, column));
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            for (int i = 0; i < PROBES.length; i++) ps.setString(i + 1, PROBES[i]);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                for (int i = 0; i < PROBES.length; i++) {
+                    if (rs.getLong(i + 1) != TEXT_HASH.of(PROBES[i])) {
+                        log.info("row hash: the source's hashtextextended differs from this one's (a big-endian"
+                                + " server), using MD5");
+                        return MD5;
+                    }
                 }
-            } catch (SQLException e) {
-                if (!"42883".equals(e.getSQLState())) throw e; // 42883: no such function (Postgres 10)
-                log.info("row hash: the source has no hashtextextended, using MD5");
-                return MD5;
             }
-            if (sourceHash != TEXT_HASH.of(text)) {
-                log.info("row hash: the source's hashtextextended differs from this one's (a big-endian server),"
-                        + " using MD5");
-                return MD5;
-            }
+        } catch (SQLException e) {
+            if (!"42883".equals(e.getSQLState())) throw e; // 42883: no such function (Postgres 10)
+            log.info("row hash: the source has no hashtextextended, using MD5");
+            return MD5;
         }
         return TEXT_HASH;
     }

@@ -289,19 +289,28 @@ public final class PostgresFence {
     /**
      * Records the route a flip moves to, with its epoch, in its own transaction; an older epoch never replaces a
      * newer one. Waits at most {@code lockWait} for the transactions that took the fence lock shared.
+     *
+     * @param token the recording command's token: a command whose lease another one took since (a higher token set
+     *     the fence) records nothing
+     * @throws TokenBehindException when {@code token} is below the fence's min_token (nothing is changed)
      */
-    public void record(Connection c, String scope, RouteStatus route, long epoch, Duration lockWait)
+    public void record(Connection c, String scope, RouteStatus route, long epoch, long token, Duration lockWait)
             throws SQLException {
         underLock(c, scope, lockWait, () -> {
-            try (PreparedStatement ps = c.prepareStatement("UPDATE " + table
-                    + " SET route = ?, epoch = ?, updated_at = now() WHERE scope = ? AND epoch <= ?")) {
+            try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET route = ?, epoch = ?,"
+                    + " updated_at = now() WHERE scope = ? AND epoch <= ? AND min_token <= ? RETURNING 1")) {
                 ps.setString(1, route.name());
                 ps.setLong(2, epoch);
                 ps.setString(3, scope);
                 ps.setLong(4, epoch);
-                ps.executeUpdate();
+                ps.setLong(5, token);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (rs.next()) return null;
+                }
             }
-            return null;
+            FenceState now = state(c, scope);
+            if (now.minToken() > token) throw new TokenBehindException("Postgres", scope, token, now.minToken());
+            return null; // a newer flip recorded already: keep it
         });
     }
 

@@ -6,9 +6,10 @@ import java.util.Optional;
 
 /**
  * The route as the fences keep it, for when Redis lost its copy or holds an older one (ADR 8). Every flip records
- * its route and epoch on both fences (Postgres first) after the stores were set for it and before Redis changes, and
- * an abort records the route it went back to, so the record with the higher epoch is the route applications may be
- * using. Which store admits applications says whether the stores are aligned to it.
+ * its route and epoch on the Postgres fence before Redis changes, and on the DynamoDB fence too (a cutover with the
+ * fence's opening, a rollback after its window), and an abort records the route it went back to, so the record with
+ * the higher epoch is the route applications may be using. Which store admits applications says whether the stores
+ * are aligned to it.
  */
 public record FencedRoute(
         RouteStatus status, long epoch, boolean aligned, boolean conflict, long highWater, String detail) {
