@@ -21,6 +21,13 @@ public interface DrainProof {
     Collection<String> differing(Optional<Collection<String>> keys, Duration budget) throws Exception;
 
     /**
+     * Starts reading the items of these keys, ahead of their rows, which {@link #differing} then compares: called
+     * once DynamoDB takes no writes, so the items are final, while Postgres may still take the reverse stream's last
+     * batches. Reading nothing ahead is correct too (differing reads what it lacks), only slower.
+     */
+    default void readItems(Collection<String> keys) throws Exception {}
+
+    /**
      * Whether it may compare every key when the log is incomplete ({@code --verify-all}): that blocks writes for as
      * long as reading both stores whole takes.
      */

@@ -40,10 +40,12 @@ final class RollbackDrain {
      * @return what was compared, for the outcome
      */
     String drain(CommandRun run, DrainProof proof, long epoch, boolean restartedLog) throws Exception {
-        awaitStaleBatches(run);
         // read after the fence closed: every write it admitted logged its keys before it was sent
         TargetWriteLog.Read logged = writeLog.read(epoch);
         if (!logged.complete() && !proof.comparesEveryKey()) throw new StepFailed(incompleteLog(logged));
+        // the items are final since the fence closed: they are read while the stale batches end; the rows only after
+        if (logged.keys().isPresent()) proof.readItems(logged.keys().get());
+        awaitStaleBatches(run);
         if (logged.keys().isEmpty()) return everyKey(run, proof, logged);
         Collection<String> keys = logged.keys().get();
         long start = System.nanoTime();

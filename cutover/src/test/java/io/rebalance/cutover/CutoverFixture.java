@@ -194,6 +194,12 @@ final class CutoverFixture implements AutoCloseable {
             private FrozenTarget logged;
 
             @Override
+            public void readItems(Collection<String> keys) throws Exception {
+                if (logged == null) logged = new Verifier(config(), sourceTable(), dynamo, lsn -> {}).frozenTarget();
+                logged.read(keys, 4);
+            }
+
+            @Override
             public Collection<String> differing(Optional<Collection<String>> keys, Duration budget) throws Exception {
                 Verifier v = new Verifier(config(), sourceTable(), dynamo, lsn -> {});
                 if (logged == null) logged = v.frozenTarget();

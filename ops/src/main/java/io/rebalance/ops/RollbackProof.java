@@ -44,8 +44,8 @@ public final class RollbackProof implements DrainProof, AutoCloseable {
     private final SourceTable table;
     private final boolean everyKey;
     private final Verifier verifier;
-    private FrozenTarget logged;
-    private Connection pg;
+    private final FrozenTarget logged;
+    private final Connection pg;
     /** Runs each comparison, so it can be given up at the budget; one for the proof's life (a drain polls often). */
     private final ExecutorService runner = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "rollback-proof");
@@ -54,12 +54,13 @@ public final class RollbackProof implements DrainProof, AutoCloseable {
     });
 
     /** @param everyKey whether an incomplete log may be made up for by comparing every key ({@code --verify-all}) */
-    public RollbackProof(MigrationConfig config, Connections c, SourceTable table, boolean everyKey) {
+    public RollbackProof(MigrationConfig config, Connections c, SourceTable table, boolean everyKey) throws Exception {
         this(config, c, table, everyKey, PAGE);
     }
 
     /** @param page the keys read and compared at a time (tests walk several pages over a few rows) */
-    RollbackProof(MigrationConfig config, Connections c, SourceTable table, boolean everyKey, int page) {
+    RollbackProof(MigrationConfig config, Connections c, SourceTable table, boolean everyKey, int page)
+            throws Exception {
         this.page = page;
         this.config = config;
         this.c = c;
@@ -67,6 +68,8 @@ public final class RollbackProof implements DrainProof, AutoCloseable {
         this.everyKey = everyKey;
         // made before the window: it asks the source which row hash to use (RowHash), a round trip the window spares
         this.verifier = new Verifier(config, table, c.dynamo(), lsn -> {});
+        this.logged = verifier.frozenTarget();
+        this.pg = verifier.open(); // before the window too: a new Postgres session takes tens of milliseconds
     }
 
     @Override
@@ -74,12 +77,18 @@ public final class RollbackProof implements DrainProof, AutoCloseable {
         return everyKey;
     }
 
+    /** On the comparisons' one thread: the first comparison after it waits for it, within its own budget. */
+    @Override
+    public void readItems(Collection<String> keys) {
+        List<String> copy = List.copyOf(keys);
+        runner.submit(() -> {
+            logged.read(copy, parallel());
+            return null;
+        });
+    }
+
     @Override
     public Collection<String> differing(Optional<Collection<String>> keys, Duration budget) throws Exception {
-        if (logged == null) {
-            logged = verifier.frozenTarget();
-            pg = verifier.open();
-        }
         Future<Collection<String>> f = runner.submit(
                 () -> keys.isPresent() ? differences(logged.compare(pg, keys.get(), parallel())) : compareEveryKey());
         try {
@@ -154,6 +163,6 @@ public final class RollbackProof implements DrainProof, AutoCloseable {
     @Override
     public void close() throws Exception {
         runner.shutdownNow();
-        if (pg != null) pg.close();
+        pg.close();
     }
 }

@@ -27,6 +27,19 @@ public final class FrozenTarget {
     }
 
     /**
+     * Reads the items of the ids not read before, ahead of their rows: the items are final once DynamoDB takes no
+     * writes, while the rows may still be changing (a rollback reads them while the reverse stream's last batches end).
+     *
+     * @param parallel DynamoDB readers
+     */
+    public void read(Collection<String> ids, int parallel) throws Exception {
+        List<String> unread = new ArrayList<>();
+        for (String id : new LinkedHashSet<>(ids)) if (!read.contains(id)) unread.add(id);
+        keys.readItems(unread, parallel, items);
+        read.addAll(unread);
+    }
+
+    /**
      * @param c a session from {@link Verifier#open()}
      * @param parallel DynamoDB readers for the keys not compared before
      * @return what differs, by id; a key compared again is named without its attributes (one query fewer)

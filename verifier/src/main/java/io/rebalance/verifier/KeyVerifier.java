@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -60,41 +61,50 @@ final class KeyVerifier {
             Connection c, Collection<String> ids, int parallel, Map<String, Map<String, AttributeValue>> read)
             throws Exception {
         if (ids.isEmpty()) return List.of();
+        List<String> all = new ArrayList<>(new LinkedHashSet<>(ids));
+        Map<String, Map<String, AttributeValue>> found = new HashMap<>();
+        Map<String, RowAt> rows = readItems(all, parallel, found, () -> rows(c, all)); // while Postgres hashes
+        read.putAll(found);
+        return differences(c, all, rows, found, true);
+    }
+
+    /**
+     * Reads the items of these ids with {@code parallel} readers, consistently, several batches at once.
+     *
+     * @param into receives the items read, by id (those DynamoDB lacks are absent)
+     */
+    void readItems(Collection<String> ids, int parallel, Map<String, Map<String, AttributeValue>> into)
+            throws Exception {
+        if (!ids.isEmpty()) readItems(new ArrayList<>(new LinkedHashSet<>(ids)), parallel, into, () -> null);
+    }
+
+    /** Reads the items while {@code meanwhile} runs on the calling thread, and returns what it returned. */
+    private <T> T readItems(
+            List<String> all, int parallel, Map<String, Map<String, AttributeValue>> into, Callable<T> meanwhile)
+            throws Exception {
         ExecutorService readers = Executors.newFixedThreadPool(Math.max(1, parallel), r -> {
             Thread t = new Thread(r, "verify-keys");
             t.setDaemon(true);
             return t;
         });
         try {
-            return compare(c, ids, readers, read);
+            List<Future<Map<String, Map<String, AttributeValue>>>> reads = new ArrayList<>();
+            for (int i = 0; i < all.size(); i += ITEMS) {
+                List<String> part = all.subList(i, Math.min(all.size(), i + ITEMS));
+                reads.add(readers.submit(() -> items.get(part)));
+            }
+            T out = meanwhile.call();
+            for (Future<Map<String, Map<String, AttributeValue>>> r : reads) {
+                try {
+                    into.putAll(r.get());
+                } catch (ExecutionException e) {
+                    throw e.getCause() instanceof Exception x ? x : e;
+                }
+            }
+            return out;
         } finally {
             readers.shutdownNow();
         }
-    }
-
-    private List<Difference> compare(
-            Connection c,
-            Collection<String> ids,
-            ExecutorService readers,
-            Map<String, Map<String, AttributeValue>> read)
-            throws Exception {
-        List<String> all = new ArrayList<>(new LinkedHashSet<>(ids));
-        List<Future<Map<String, Map<String, AttributeValue>>>> reads = new ArrayList<>();
-        for (int i = 0; i < all.size(); i += ITEMS) {
-            List<String> part = all.subList(i, Math.min(all.size(), i + ITEMS));
-            reads.add(readers.submit(() -> items.get(part))); // while Postgres hashes the rows
-        }
-        Map<String, RowAt> rows = rows(c, all);
-        Map<String, Map<String, AttributeValue>> found = new HashMap<>();
-        for (Future<Map<String, Map<String, AttributeValue>>> r : reads) {
-            try {
-                found.putAll(r.get());
-            } catch (ExecutionException e) {
-                throw e.getCause() instanceof Exception x ? x : e;
-            }
-        }
-        read.putAll(found);
-        return differences(c, all, rows, found, true);
     }
 
     /**
