@@ -33,13 +33,12 @@ import redis.clients.jedis.params.ScanParams;
  */
 class RedisClusterIT {
     private final SharedServices services = SharedServices.get();
-    private String table;
     private final String prefix = SharedServices.unique("cl") + ":";
 
     @Test
     void copyTailVerifyCutoverRollbackAndResetOnThreePrimaries() throws Exception {
         try (PrivateRedisCluster cluster = PrivateRedisCluster.start(3, 0, "--appendonly", "yes")) {
-            table = nameOnAnotherPrimaryThan(cluster, "cdc");
+            String table = nameOnAnotherPrimaryThan(cluster, "cdc");
             Map<String, String> settings = TailedTable.settings(services, table, prefix);
             settings.put("redis.url", cluster.url);
             settings.put("redis.mode", "cluster");

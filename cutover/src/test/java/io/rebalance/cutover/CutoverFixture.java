@@ -190,19 +190,26 @@ final class CutoverFixture implements AutoCloseable {
     /** @param everyKey as {@code --verify-all}: an incomplete log is made up for by comparing every key */
     DrainProof proof(boolean everyKey) {
         return new DrainProof() {
+            /** Made at first use, once, as the cli's is made once per rollback. */
+            private Verifier v;
             /** The logged keys' items, read once: one proof serves one rollback's window, as the cli's does. */
             private FrozenTarget logged;
 
+            private void made() throws Exception {
+                if (v != null) return;
+                v = new Verifier(config(), sourceTable(), dynamo, lsn -> {});
+                logged = v.frozenTarget();
+            }
+
             @Override
             public void readItems(Collection<String> keys) throws Exception {
-                if (logged == null) logged = new Verifier(config(), sourceTable(), dynamo, lsn -> {}).frozenTarget();
+                made();
                 logged.read(keys, 4);
             }
 
             @Override
             public Collection<String> differing(Optional<Collection<String>> keys, Duration budget) throws Exception {
-                Verifier v = new Verifier(config(), sourceTable(), dynamo, lsn -> {});
-                if (logged == null) logged = v.frozenTarget();
+                made();
                 try (Connection c = v.open()) {
                     List<Difference> found =
                             keys.isPresent() ? logged.compare(c, keys.get(), 4) : v.compareKeys(c, everyKey(c), 4);
