@@ -15,6 +15,7 @@ import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.testkit.RoomEventsComparison;
 import io.rebalance.testkit.SharedServices;
 import java.io.File;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -47,7 +48,8 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * {@code -Drebalance.convergence.seeds} (default 10).
  */
 class ConvergenceIT {
-    private static final int ROWS = 12_000;
+    private static final int ROWS =
+            8_000; // a copy of 15-20 s here: every chaos event (the last by 11 s) lands inside it
     private static final int HOURS = 12;
     private static final Instant END = Instant.parse("2024-10-20T12:00:00Z");
 
@@ -79,6 +81,11 @@ class ConvergenceIT {
             writers.start(2, 200, seed);
             Process[] copies = {start(table, prefix, "copy-a", "copy"), start(table, prefix, "copy-b", "copy")};
             processes.addAll(List.of(copies));
+            // the chaos is timed from the moment both copies have joined the run, so it lands inside the copy, not in
+            // a JVM's start
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(60))
+                    .until(() -> joined(table, "copy-a") && joined(table, "copy-b"));
 
             // the seed picks when the tail and copy a die, and how long each stays dead
             chaos.schedule(
@@ -160,6 +167,12 @@ class ConvergenceIT {
         }
     }
 
+    /** Whether the copy process {@code name} has said it joins the run. */
+    private static boolean joined(String table, String name) throws java.io.IOException {
+        Path log = Path.of("target/" + table + "-" + name + ".log");
+        return Files.exists(log) && Files.readString(log).contains(" joins run of ");
+    }
+
     /** Sends {@code kill -SIGNAL} to a child process (Java has no SIGSTOP of its own). */
     private static void signal(Process p, String signal) {
         try {
@@ -172,11 +185,7 @@ class ConvergenceIT {
     }
 
     private Process start(String table, String prefix, String name, String... command) {
-        List<String> cmd = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx384m",
-                "-jar",
-                "target/rebalance.jar"));
+        List<String> cmd = ShadedJar.java("384m");
         cmd.addAll(List.of(command));
         if (command[0].equals("copy")) cmd.add("--no-progress");
         for (String s : List.of(

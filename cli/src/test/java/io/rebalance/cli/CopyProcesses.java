@@ -5,7 +5,6 @@ import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.slot.KeyType;
 import io.rebalance.testkit.SharedServices;
 import java.io.File;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
@@ -15,18 +14,12 @@ final class CopyProcesses {
     private CopyProcesses() {}
 
     /**
-     * {@code java -Xmx512m -jar target/rebalance.jar copy --no-progress --no-concurrent-writers FLAGS}, its output in
+     * {@code java ... -Xmx512m -jar target/rebalance.jar copy --no-progress --no-concurrent-writers FLAGS}, its output in
      * {@code target/LOG.log}.
      */
     static Process start(String log, List<String> flags) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx512m",
-                "-jar",
-                "target/rebalance.jar",
-                "copy",
-                "--no-progress",
-                "--no-concurrent-writers"));
+        List<String> cmd = ShadedJar.java("512m");
+        cmd.addAll(List.of("copy", "--no-progress", "--no-concurrent-writers"));
         cmd.addAll(flags);
         return new ProcessBuilder(cmd)
                 .redirectErrorStream(true)

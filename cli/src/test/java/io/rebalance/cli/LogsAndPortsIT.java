@@ -8,7 +8,6 @@ import io.rebalance.local.RoomEventsGenerator;
 import io.rebalance.testkit.SharedServices;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Instant;
@@ -103,11 +102,8 @@ class LogsAndPortsIT {
     private record Run(int exitCode, long pid, String stderr) {}
 
     private Run copy(List<String> more) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx512m",
-                "-jar",
-                Path.of("target/rebalance.jar").toString(),
+        List<String> cmd = ShadedJar.java("512m");
+        cmd.addAll(List.of(
                 "copy",
                 "--no-progress",
                 "--no-concurrent-writers",

@@ -10,6 +10,7 @@ import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.redis.RedisConnector;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.KeyType;
+import io.rebalance.local.DynamoDbLocalServer;
 import io.rebalance.local.RoomEventsGenerator;
 import io.rebalance.mover.RedisRunState;
 import io.rebalance.mover.RunState;
@@ -61,9 +62,12 @@ class RedisSentinelIT {
     @Test
     void aFailoverInTheRollbackWindowLosesNoAcknowledgedWrite() throws Exception {
         String cutTable = SharedServices.unique("sentinelcut");
-        try (PrivateSentinel sentinel = PrivateSentinel.start("--appendonly", "no", "--save", "")) {
+        // its own DynamoDB Local: the stream the rollback reads makes the shared server's later streamed writes slow
+        try (PrivateSentinel sentinel = PrivateSentinel.start("--appendonly", "no", "--save", "");
+                DynamoDbLocalServer dynamo = SharedServices.ownDynamo()) {
             Map<String, String> settings = TailedTable.settings(services, cutTable, prefix);
             settings.put("redis.url", sentinel.url);
+            settings.put("target.endpoint", dynamo.endpoint());
             settings.put("redis.mode", "sentinel");
             settings.put("redis.sentinelMaster", PrivateSentinel.MASTER);
             List<String> args = TailedTable.args(settings);

@@ -2,6 +2,7 @@ package io.rebalance.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rebalance.local.DynamoDbLocalServer;
 import io.rebalance.protocol.route.Target;
 import io.rebalance.sim.AppSimulator;
 import io.rebalance.testkit.PrivateRedis;
@@ -31,9 +32,12 @@ class RollbackAfterRedisLossIT {
 
     @Test
     void statusShowsTheFinishedCopyAndTheRollbackCompletesWithNothingLost() throws Exception {
-        try (PrivateRedis redis = PrivateRedis.start("--appendonly", "no", "--save", "")) {
+        // its own DynamoDB Local: the stream the rollback reads makes the shared server's later streamed writes slow
+        try (PrivateRedis redis = PrivateRedis.start("--appendonly", "no", "--save", "");
+                DynamoDbLocalServer dynamo = SharedServices.ownDynamo()) {
             Map<String, String> settings = TailedTable.settings(services, table, prefix);
             settings.put("redis.url", redis.url);
+            settings.put("target.endpoint", dynamo.endpoint());
             // a tail behind the application on a loaded machine drains inside the window (the cutover waits for it
             // within --max-write-block, else aborts and is run again); refusing it at the pre-check is tested elsewhere
             settings.put("cutover.maxTailLag", "120s");
