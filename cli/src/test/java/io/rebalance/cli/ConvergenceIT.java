@@ -48,8 +48,8 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * {@code -Drebalance.convergence.seeds} (default 10).
  */
 class ConvergenceIT {
-    private static final int ROWS =
-            8_000; // a copy of 15-20 s here: every chaos event (the last by 11 s) lands inside it
+    // about 10-15 s of copying after the copies join, here; the seed's chaos comes within 11 s of their joining
+    private static final int ROWS = 8_000;
     private static final int HOURS = 12;
     private static final Instant END = Instant.parse("2024-10-20T12:00:00Z");
 
