@@ -14,8 +14,8 @@ final class CopyProcesses {
     private CopyProcesses() {}
 
     /**
-     * {@code java ... -Xmx512m -jar target/rebalance.jar copy --no-progress --no-concurrent-writers FLAGS}, its output in
-     * {@code target/LOG.log}.
+     * {@code java ... -Xmx512m -jar target/rebalance.jar copy --no-progress --no-concurrent-writers FLAGS} (see
+     * {@link ShadedJar}), its output in {@code target/LOG.log}.
      */
     static Process start(String log, List<String> flags) throws Exception {
         List<String> cmd = ShadedJar.java("512m");

@@ -12,7 +12,7 @@ import java.util.List;
 final class ShadedJar {
     private ShadedJar() {}
 
-    /** {@code java -XX:+UseParallelGC [archive] -Xmx<heap> -jar target/rebalance.jar}, to which the command is added. */
+    /** {@code java -XX:+UseParallelGC [archive] -Xmx<heap> -jar target/rebalance.jar}; the caller adds the command. */
     static List<String> java(String heap) {
         List<String> cmd = new ArrayList<>(
                 List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-XX:+UseParallelGC"));

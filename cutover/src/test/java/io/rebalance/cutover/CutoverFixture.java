@@ -195,7 +195,7 @@ final class CutoverFixture implements AutoCloseable {
             /** The logged keys' items, read once: one proof serves one rollback's window, as the cli's does. */
             private FrozenTarget logged;
 
-            private void made() throws Exception {
+            private void make() throws Exception {
                 if (v != null) return;
                 v = new Verifier(config(), sourceTable(), dynamo, lsn -> {});
                 logged = v.frozenTarget();
@@ -203,13 +203,13 @@ final class CutoverFixture implements AutoCloseable {
 
             @Override
             public void readItems(Collection<String> keys) throws Exception {
-                made();
+                make();
                 logged.read(keys, 4);
             }
 
             @Override
             public Collection<String> differing(Optional<Collection<String>> keys, Duration budget) throws Exception {
-                made();
+                make();
                 try (Connection c = v.open()) {
                     List<Difference> found =
                             keys.isPresent() ? logged.compare(c, keys.get(), 4) : v.compareKeys(c, everyKey(c), 4);
