@@ -14,6 +14,7 @@ import java.util.Collection;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
@@ -28,8 +29,10 @@ import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
  * row is gone (ADR 6). Only keys come from the change stream, never values, so no event can carry an older value,
  * a TOAST placeholder or a rounded number into an item; the item is what the backfill's codec makes of the row.
  *
- * <p>One call at a time (the stream's batches and reconciliation share this lock), so two writes of one key never
- * race: the later read is the later write. Within a call the keys are distinct and written by several threads.
+ * <p>One call at a time (the stream's batches and reconciliation share this lock). A call may return with its writes
+ * still landing (the stream overlaps one batch's writes with the next batch's reads), but no write of a key is sent
+ * while an earlier write of it is in flight, so two writes of one key never race: the later read is the later write.
+ * Within a call the keys are distinct and written by several threads.
  */
 final class ChangeApplier implements AutoCloseable {
     private static final int BATCH = 25;
@@ -49,6 +52,8 @@ final class ChangeApplier implements AutoCloseable {
     private final StageTimes stages;
     private final RefusedRows refusedRows;
     private Connection connection;
+    /** Sent, not landed: the stream's while a backlog drains (a batch, or a retried one and the next), a call's. */
+    private final List<SentBatch> inFlight = new ArrayList<>();
 
     ChangeApplier(
             SourceSession session,
@@ -84,38 +89,40 @@ final class ChangeApplier implements AutoCloseable {
             throw new IllegalStateException("the tail is held for a cutover: it rewrites nothing in DynamoDB until the"
                     + " hold is lifted (ADR 7)");
         }
-        return apply(now, keys, List.of(), key -> null);
+        return land(send(now, keys, List.of(), key -> null));
     }
 
     /**
-     * Writes keys the stream delivered as changed by the transactions {@code committed}, under {@code batchHold} (the
-     * hold read once for the batch, which its acknowledgement answers too), once a snapshot sees those
-     * transactions (CommitVisibility). A row DynamoDB cannot hold is not written: it goes on the refused list
-     * (with {@code lsnOf} its change's WAL position) and the other keys are written; a key written leaves the list.
+     * Starts writing keys the stream delivered as changed by the transactions {@code committed}, under {@code
+     * batchHold} (the hold read once for the batch, which its acknowledgement answers too), once a snapshot sees those
+     * transactions (CommitVisibility), and returns without waiting for the writes: {@link #land} does. A row DynamoDB
+     * cannot hold is not written: it goes on the refused list (with {@code lsnOf} its change's WAL position).
      *
-     * @return items put or deleted
+     * <p>Writes sent earlier may still be landing. No write of a key is sent while an earlier one of that key is
+     * (the later read is the later write), and the key log's generation is noted as seen only once nothing logged
+     * under another is landing (KeyLog#recordUnder): otherwise this waits for them first.
      */
-    synchronized int apply(
+    synchronized SentBatch send(
             ForwardHold.State batchHold,
             Collection<String> keys,
             Collection<Long> committed,
             Function<String, String> lsnOf)
             throws Exception {
         lease.check(); // also before an empty apply: a tail that lost its lease answers the key log for nothing
-        if (keys.isEmpty()) {
-            keyLog.record(List.of()); // tells a cutover switching the log's generation that no older apply is writing
-            return 0;
-        }
+        List<String> distinct = new ArrayList<>(new LinkedHashSet<>(keys));
         // the hold as the batch read it: only this tail acknowledges, after the batch, so it cannot have become
         // HELD since; the batch's changes past a requested hold were left out by the caller
-        if (batchHold.phase() == ForwardHold.Phase.HELD) {
+        if (!distinct.isEmpty() && batchHold.phase() == ForwardHold.Phase.HELD) {
             throw new IllegalStateException("the tail is held for a cutover: it writes nothing to DynamoDB until the"
                     + " hold is lifted (ADR 7)");
         }
-        List<String> distinct = new ArrayList<>(new LinkedHashSet<>(keys));
         long t = System.nanoTime();
-        keyLog.record(distinct); // before the write and under this lock: the cutover's window compares these keys
+        if (inFlight.stream().anyMatch(earlier -> earlier.overlaps(distinct))) awaitInFlight();
+        Optional<String> generation = record(distinct); // before the write: the cutover's window compares these keys
         t = stages.since(StageTimes.Stage.KEY_LOG, t);
+        if (distinct.isEmpty()) { // its record told a cutover switching the log's generation that nothing older writes
+            return new SentBatch(distinct, generation, List.of(), Set.of(), lsnOf, 0, t);
+        }
         touched.beforeWrite(distinct); // recorded before the write, so reconciliation cannot miss it
         t = stages.since(StageTimes.Stage.TOUCHED, t);
         awaitVisible(committed);
@@ -125,6 +132,7 @@ final class ChangeApplier implements AutoCloseable {
         List<Future<List<RowRefusedException>>> pending = new ArrayList<>();
         Set<String> refused = new HashSet<>();
         int written = 0;
+        boolean sent = false;
         try {
             for (int i = 0; i < distinct.size(); i += READ_CHUNK) {
                 KeyRefresher.Refresh refresh = read(distinct.subList(i, Math.min(distinct.size(), i + READ_CHUNK)));
@@ -138,18 +146,71 @@ final class ChangeApplier implements AutoCloseable {
                 }
                 written += requests.size();
             }
+            sent = true;
         } finally {
-            awaitAll(pending);
+            if (!sent) awaitAll(pending); // a failed send leaves nothing landing behind it
+        }
+        SentBatch batch = new SentBatch(distinct, generation, pending, refused, lsnOf, written, t);
+        inFlight.add(batch);
+        return batch;
+    }
+
+    /**
+     * Waits until every write of {@code batch} ended, then keeps the refused list: a row DynamoDB refused goes on it,
+     * a key written leaves it.
+     *
+     * @return items put or deleted
+     * @throws Exception the first write that failed, once none of the batch's is still in flight
+     */
+    synchronized int land(SentBatch batch) throws Exception {
+        if (batch.keys.isEmpty()) return 0; // nothing was sent
+        try {
+            awaitAll(batch.writes);
+        } finally {
+            inFlight.remove(batch);
         }
         List<RowRefusedException> byDynamo = new ArrayList<>();
-        for (Future<List<RowRefusedException>> f : pending) byDynamo.addAll(f.get()); // all done: awaitAll returned
-        refusedRows.record(byDynamo, "tail", lsnOf);
+        for (Future<List<RowRefusedException>> f : batch.writes) byDynamo.addAll(f.get()); // all done, none failed
+        refusedRows.record(byDynamo, "tail", batch.lsnOf);
+        Set<String> refused = new HashSet<>(batch.refused);
         for (RowRefusedException e : byDynamo) refused.add(e.key());
-        List<String> landed = new ArrayList<>(distinct.size());
-        for (String key : distinct) if (!refused.contains(key)) landed.add(key);
+        List<String> landed = new ArrayList<>(batch.keys.size());
+        for (String key : batch.keys) if (!refused.contains(key)) landed.add(key);
         refusedRows.clear(landed); // after the writes landed: a listed row stays listed until its item is its row
-        stages.since(StageTimes.Stage.READ_AND_WRITE, t);
-        return written;
+        stages.since(StageTimes.Stage.READ_AND_WRITE, batch.sentNanos);
+        return batch.written;
+    }
+
+    /** Logs keys about to be written under the landing writes' generation (waiting for them if it moved on). */
+    private Optional<String> record(List<String> distinct) throws Exception {
+        if (!inFlight.isEmpty()) {
+            KeyLog.Logged logged = keyLog.recordUnder(inFlight.get(0).generation, distinct);
+            if (logged.logged()) return logged.generation();
+            awaitInFlight(); // a cutover started a generation: what was logged under the old one lands first
+        }
+        return keyLog.record(distinct);
+    }
+
+    /**
+     * Waits until no write sent earlier is in flight, and forgets those batches: the stream calls this when its
+     * engine stopped, so a batch it never landed (it is delivered again) cannot hold up the next engine's batches.
+     */
+    synchronized void drain() throws InterruptedException {
+        awaitInFlight();
+    }
+
+    /** Waits until no write sent earlier is in flight; a failure is left to whoever lands its batch. */
+    private void awaitInFlight() throws InterruptedException {
+        for (SentBatch earlier : inFlight) {
+            try {
+                awaitAll(earlier.writes);
+            } catch (InterruptedException e) {
+                throw e;
+            } catch (Exception e) {
+                // reported by land(earlier), which retries that batch
+            }
+        }
+        inFlight.clear();
     }
 
     TailHold hold() {
@@ -167,6 +228,7 @@ final class ChangeApplier implements AutoCloseable {
      */
     synchronized void acknowledge(ForwardHold.Request request, long appliedLsn) {
         lease.check(); // a tail that may have lost its lease answers for nothing
+        if (!inFlight.isEmpty()) throw new IllegalStateException("a hold is answered only with no write in flight");
         hold.requests().acknowledge(request, appliedLsn);
     }
 

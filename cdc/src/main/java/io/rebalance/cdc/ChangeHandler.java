@@ -21,10 +21,11 @@ import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
 
 /**
- * Takes each batch Debezium delivers, applies the keys it changed through {@link ChangeApplier}, and only then marks
- * the batch processed, so the offsets saved (and the WAL Postgres may drop) never pass a change not yet in
- * DynamoDB. A failed apply is retried with backoff for as long as this tail holds its lease: Postgres restarting
- * or DynamoDB being away only delays the stream.
+ * Takes each batch Debezium delivers, applies the keys it changed through {@link ChangeApplier}, and only once they
+ * landed marks the batch processed, so the offsets saved (and the WAL Postgres may drop) never pass a change not yet
+ * in DynamoDB. While a backlog drains (full batches, no cutover asking for a hold), one batch's writes land while
+ * the next batch is read and sent; every other batch lands before its call returns. A failed apply is retried with
+ * backoff for as long as this tail holds its lease: Postgres restarting or DynamoDB being away only delays the stream.
  */
 final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<SourceRecord, SourceRecord>> {
     private static final Logger log = LoggerFactory.getLogger(ChangeHandler.class);
@@ -35,6 +36,10 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
     private final TailStats stats;
     private final TailLease lease;
     private final ChangedSlots changed;
+    /** Debezium's largest batch: one this large says more changes are queued. */
+    private final int fullBatch;
+    /** The batch whose writes may still be landing while the next one is read (only while a backlog drains). */
+    private Batch landing;
 
     ChangeHandler(
             ChangeApplier applier,
@@ -42,8 +47,10 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             TableKey key,
             TailStats stats,
             TailLease lease,
-            ChangedSlots changed) {
+            ChangedSlots changed,
+            int fullBatch) {
         this.changed = changed;
+        this.fullBatch = fullBatch;
         this.applier = applier;
         this.tableTopic = tableTopic;
         this.key = key;
@@ -71,13 +78,16 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
         ForwardHold.State hold = holdState(); // read once per batch; only this tail acknowledges
         stats.stages.since(StageTimes.Stage.HOLD, t);
         long lsn = 0;
+        long first = 0;
         int changes = 0;
         for (ChangeEvent<SourceRecord, SourceRecord> e : events) {
             SourceRecord r = e.value();
             if (r == null) continue;
             // the batch is in commit order: its first commit time is the oldest change waiting (the lag's start)
-            if (r.sourceOffset().get("ts_usec") instanceof Long ts)
+            if (r.sourceOffset().get("ts_usec") instanceof Long ts) {
                 stats.waitingSinceCommitMs.compareAndSet(0, ts / 1000);
+                if (first == 0) first = ts / 1000;
+            }
             // every event counts for the applied position, heartbeat messages too: the stream is in commit order,
             // so once this batch lands, every change of the table committed before its last event has landed
             if (r.sourceOffset().get("lsn") instanceof Long l) lsn = Math.max(lsn, l);
@@ -104,34 +114,55 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             }
             changes++;
         }
-        if (lsn != 0) MDC.put("lsn", Lsn.text(lsn)); // a failure to apply names the batch's last position
-        try {
-            applyUntilDone(hold, keys, transactions, k -> {
-                Long at = keyLsn.get(k);
-                return at == null ? null : Lsn.text(at);
-            });
-        } finally {
-            MDC.remove("lsn");
-        }
-        long after = System.nanoTime();
-        changed.record(keys, lsn);
-        changed.record(reverseWritten, lsn); // nothing to do when empty; both are rarely non-empty in one batch
-        for (ChangeEvent<SourceRecord, SourceRecord> e : events) committer.markProcessed(e);
-        committer.markBatchFinished();
-        stats.appliedLsn.accumulateAndGet(lsn, Math::max);
-        stats.waitingSinceCommitMs.set(0); // nothing delivered waits now
+        Batch batch =
+                new Batch(events, committer, hold, keys, reverseWritten, transactions, keyLsn, lsn, changes, first);
+        send(batch);
+        if (landing != null) land(landing); // its writes overlapped this batch's reads and writes; reassigned below
+        // A full batch says Debezium holds more: its writes land while the next batch is read and sent, which keeps
+        // DynamoDB busy through a backlog. Any other batch lands now, and so does one read under a hold, which is
+        // answered only with no write in flight (ADR 7).
+        boolean quiet = hold.phase() == ForwardHold.Phase.NONE && hold.request() == null && !hold.unanswered();
+        landing = quiet && events.size() >= fullBatch ? batch : null;
+        if (landing == null) land(batch);
+        if (landing == null) stats.waitingSinceCommitMs.set(0); // nothing delivered waits now
+        else if (landing.firstCommitMs > 0) stats.waitingSinceCommitMs.set(landing.firstCommitMs); // it waits to land
         boolean reached = hold.phase() == ForwardHold.Phase.REQUESTED
                 && stats.appliedLsn() >= hold.request().lsn();
         if ((reached || hold.unanswered()) && !hold.fromFence()) { // the fence's own hold has nobody waiting
             applier.acknowledge(hold.request(), stats.appliedLsn());
         }
-        stats.stages.since(StageTimes.Stage.AFTER, after);
         stats.stages.since(StageTimes.Stage.BATCH, start);
-        if (changes > 0) {
-            stats.events.addAndGet(changes);
-            stats.items.addAndGet(keys.size());
+    }
+
+    /** Starts the batch's writes, retried until they are sent (they may still be landing when this returns). */
+    private void send(Batch b) throws InterruptedException {
+        untilDone(b, () -> b.sent = applier.send(b.hold, b.keys, b.transactions, b.lsnOf()));
+    }
+
+    /**
+     * Waits until the batch's writes landed (sending it again while they fail), and only then records its slots as
+     * changed and marks its events processed, so the offsets saved (and the WAL Postgres may drop) never pass a change
+     * not yet in DynamoDB.
+     */
+    private void land(Batch b) throws InterruptedException {
+        untilDone(b, () -> {
+            if (b.sent == null) b.sent = applier.send(b.hold, b.keys, b.transactions, b.lsnOf());
+            SentBatch sent = b.sent;
+            b.sent = null; // a failed landing is sent again: the rows are read anew
+            applier.land(sent);
+        });
+        long after = System.nanoTime();
+        changed.record(b.keys, b.lsn);
+        changed.record(b.reverseWritten, b.lsn); // nothing to do when empty; both are rarely non-empty in one batch
+        for (ChangeEvent<SourceRecord, SourceRecord> e : b.events) b.committer.markProcessed(e);
+        b.committer.markBatchFinished();
+        stats.appliedLsn.accumulateAndGet(b.lsn, Math::max);
+        if (b.changes > 0) {
+            stats.events.addAndGet(b.changes);
+            stats.items.addAndGet(b.keys.size());
             stats.lastAppliedMs.set(System.currentTimeMillis());
         }
+        stats.stages.since(StageTimes.Stage.AFTER, after);
     }
 
     /** The key text of an event's key: its key columns' values. */
@@ -178,29 +209,86 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
         }
     }
 
-    private void applyUntilDone(
-            ForwardHold.State hold, List<String> keys, Set<Long> transactions, Function<String, String> lsnOf)
-            throws InterruptedException {
-        for (int attempt = 0; ; attempt++) {
-            try {
-                applier.apply(hold, keys, transactions, lsnOf);
-                return;
-            } catch (InterruptedException e) {
-                throw e;
-            } catch (LeaseLost e) {
-                throw e;
-            } catch (Exception e) {
-                lease.check(); // no retry past the lease: a standby may be applying by now
-                stats.applyRetries.incrementAndGet();
-                long wait = Math.min(5_000, 100L << Math.min(attempt, 6));
-                log.warn(
-                        "applying {} changed keys failed (attempt {}), retrying in {} ms: {}",
-                        keys.size(),
-                        attempt + 1,
-                        wait,
-                        e.toString());
-                Thread.sleep(wait); // backoff: the source or DynamoDB is away; the batch is kept until it lands
+    /**
+     * Runs a step of the batch until it succeeds, with backoff, for as long as this tail holds its lease: Postgres
+     * restarting or DynamoDB being away only delays the stream. A failure names the batch's last position.
+     */
+    private void untilDone(Batch b, Step step) throws InterruptedException {
+        if (b.lsn != 0) MDC.put("lsn", Lsn.text(b.lsn));
+        try {
+            for (int attempt = 0; ; attempt++) {
+                try {
+                    step.run();
+                    return;
+                } catch (InterruptedException e) {
+                    throw e;
+                } catch (LeaseLost e) {
+                    throw e;
+                } catch (Exception e) {
+                    lease.check(); // no retry past the lease: a standby may be applying by now
+                    stats.applyRetries.incrementAndGet();
+                    long wait = Math.min(5_000, 100L << Math.min(attempt, 6));
+                    log.warn(
+                            "applying {} changed keys failed (attempt {}), retrying in {} ms: {}",
+                            b.keys.size(),
+                            attempt + 1,
+                            wait,
+                            e.toString());
+                    Thread.sleep(wait); // backoff: the source or DynamoDB is away; the batch is kept until it lands
+                }
             }
+        } finally {
+            MDC.remove("lsn");
+        }
+    }
+
+    private interface Step {
+        void run() throws Exception;
+    }
+
+    /** One batch Debezium delivered, what the applier needs of it, and its writes while they are sent. */
+    private static final class Batch {
+        final List<ChangeEvent<SourceRecord, SourceRecord>> events;
+        final DebeziumEngine.RecordCommitter<ChangeEvent<SourceRecord, SourceRecord>> committer;
+        final ForwardHold.State hold;
+        final List<String> keys;
+        final List<String> reverseWritten;
+        final Set<Long> transactions;
+        final Map<String, Long> keyLsn;
+        final long lsn;
+        final int changes;
+        final long firstCommitMs;
+        SentBatch sent;
+
+        Batch(
+                List<ChangeEvent<SourceRecord, SourceRecord>> events,
+                DebeziumEngine.RecordCommitter<ChangeEvent<SourceRecord, SourceRecord>> committer,
+                ForwardHold.State hold,
+                List<String> keys,
+                List<String> reverseWritten,
+                Set<Long> transactions,
+                Map<String, Long> keyLsn,
+                long lsn,
+                int changes,
+                long firstCommitMs) {
+            this.events = events;
+            this.committer = committer;
+            this.hold = hold;
+            this.keys = keys;
+            this.reverseWritten = reverseWritten;
+            this.transactions = transactions;
+            this.keyLsn = keyLsn;
+            this.lsn = lsn;
+            this.changes = changes;
+            this.firstCommitMs = firstCommitMs;
+        }
+
+        /** The WAL position of a key's change, for the refused list. */
+        Function<String, String> lsnOf() {
+            return k -> {
+                Long at = keyLsn.get(k);
+                return at == null ? null : Lsn.text(at);
+            };
         }
     }
 }

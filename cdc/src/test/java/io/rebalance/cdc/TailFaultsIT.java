@@ -28,7 +28,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 class TailFaultsIT {
     @Test
     void postgresGoneForTenSecondsMidStream() throws Exception {
-        try (TailFixture f = new TailFixture()) {
+        try (TailFixture f = new TailFixture().set("tail.maxBatch", "16")) { // the backlog drains overlapped
             URI pg = URI.create(f.services.jdbcUrl.substring("jdbc:".length()));
             try (TcpProxy proxy = new TcpProxy(pg.getHost(), pg.getPort())) {
                 f.set(
@@ -56,7 +56,7 @@ class TailFaultsIT {
 
     @Test
     void dynamoDbGoneForThirtySecondsMidStream() throws Exception {
-        try (TailFixture f = new TailFixture()) {
+        try (TailFixture f = new TailFixture().set("tail.maxBatch", "16")) { // the backlog drains overlapped
             URI dynamo = URI.create(f.services.dynamo.endpoint());
             try (TcpProxy proxy = new TcpProxy(dynamo.getHost(), dynamo.getPort());
                     DynamoDbClient proxied = DynamoClients.create(

@@ -193,6 +193,9 @@ class ConvergenceIT {
                 "tail.publication=" + table,
                 "tail.leaseTtl=3s",
                 "tail.heartbeat=1s",
+                // small enough that the backlog after a kill drains in full batches, whose writes overlap the next
+                // batch's (ChangeHandler): the kills then land between the two as well
+                "tail.maxBatch=32",
                 "mover.workers=2",
                 "mover.pageSize=200",
                 "mover.leaseTtl=3s",

@@ -21,7 +21,8 @@ import redis.clients.jedis.params.SetParams;
  * <p>The log has generations. The tail, inside its apply lock and before it writes, adds the keys to the current
  * generation's set and notes that generation as seen ({@link #record}). When the cutover starts a new generation and
  * then sees it noted (or the tail applied past a WAL position taken after the switch), every apply that logged under
- * the old one has finished writing: applies run one at a time. The old generation's set is then complete.
+ * the old one has finished writing: the tail notes a generation only once no write it logged under another is still
+ * landing ({@link #recordUnder}). The old generation's set is then complete.
  *
  * <p>Everything expires ({@code ttl}, renewed by the cutover while it runs), so a cutover that dies leaves the tail
  * logging for at most that long.
@@ -96,22 +97,53 @@ public final class KeyLog {
 
     /**
      * The tail's side, inside its apply lock, before it writes {@code written} (also when it writes nothing: that
-     * notes the generation as seen).
+     * notes the generation as seen), with no earlier write of the tail still landing.
      *
      * @return the generation they were logged under, or empty when no cutover is logging
      */
     public Optional<String> record(Collection<String> written) {
+        while (true) {
+            // a generation started between two calls of one record: logged again under it, all of them, since a
+            // cutover that sees it noted takes the older set as complete (the keys also left there cost a compare)
+            Logged logged = log("*", written);
+            if (logged.logged()) return logged.generation();
+        }
+    }
+
+    /**
+     * As {@link #record}, while writes the tail logged under {@code expected} (empty: logged under none) may still be
+     * landing: only if the log's generation is still that one, since noting a newer one as seen would tell a cutover
+     * those writes had finished. Otherwise no newer generation is noted (nor every key logged), and the tail waits for
+     * its writes and records again.
+     */
+    public Logged recordUnder(Optional<String> expected, Collection<String> written) {
+        return log(expected.orElse(""), written);
+    }
+
+    /**
+     * @param want the generation expected: {@code *} any, empty none; the calls after the first expect the one it
+     *     logged under
+     */
+    private Logged log(String want, Collection<String> written) {
         List<String> all = new ArrayList<>(written);
         Object gen = null;
         int i = 0;
         do {
             List<String> args = new ArrayList<>();
             args.add(keys.keyLogKeysPrefix());
+            args.add(i == 0 ? want : gen.toString());
             args.addAll(all.subList(i, Math.min(all.size(), i + CHUNK)));
             gen = RECORD.eval(redis, List.of(keys.keyLog(), keys.keyLogSeen()), args);
-            if (gen == null) return Optional.empty(); // not logging: no need to send the other chunks
+            if (gen instanceof Long) return new Logged(false, Optional.empty()); // another generation: not all logged
+            if (gen == null) return new Logged(true, Optional.empty()); // not logging: no need to send the rest
             i += CHUNK;
         } while (i < all.size());
-        return Optional.of(gen.toString());
+        return new Logged(true, Optional.of(gen.toString()));
     }
+
+    /**
+     * What {@link #recordUnder} did: logged the keys under {@code generation} (empty when no cutover logs), or not
+     * (all of them) because the log had moved on from the one expected; then no newer generation was noted as seen.
+     */
+    public record Logged(boolean logged, Optional<String> generation) {}
 }
