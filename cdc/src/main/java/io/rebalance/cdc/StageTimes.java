@@ -21,7 +21,10 @@ public final class StageTimes {
         TOUCHED,
         /** Waiting until a snapshot sees the batch's transactions (Postgres). */
         VISIBILITY,
-        /** Reading the rows and writing the items until every write landed, then the refused list (Postgres, DynamoDB, Redis). */
+        /**
+         * Reading the rows and writing the items until every write landed, then the refused list (Postgres, DynamoDB,
+         * Redis); for a full batch landing with the next one (ADR 17), until that call landed it.
+         */
         READ_AND_WRITE,
         /** After the writes: changed slots recorded, offsets marked, a hold acknowledged (Redis). */
         AFTER,
