@@ -1,6 +1,7 @@
 package io.rebalance.cdc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.debezium.engine.ChangeEvent;
 import io.debezium.engine.DebeziumEngine;
@@ -179,12 +180,11 @@ class OverlappedBatchesIT {
     }
 
     /** Waits until {@code t} parks on a blocker {@code on} accepts, or ends (which the caller's assertions catch). */
-    private static void awaitBlockedOn(Thread t, Predicate<Object> on) throws InterruptedException {
-        long deadline = System.nanoTime() + BOUND.toNanos();
-        while (t.isAlive() && !on.test(LockSupport.getBlocker(t))) {
-            if (System.nanoTime() > deadline) throw new AssertionError(t.getName() + " never blocked");
-            Thread.sleep(1);
-        }
+    private static void awaitBlockedOn(Thread t, Predicate<Object> on) {
+        await().atMost(BOUND)
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(1))
+                .until(() -> !t.isAlive() || on.test(LockSupport.getBlocker(t)));
     }
 
     /** Holds the first BatchWriteItem before it is sent until released: a write still landing (or then failing). */
@@ -242,12 +242,12 @@ class OverlappedBatchesIT {
 
         @Override
         public void markProcessed(ChangeEvent<SourceRecord, SourceRecord> record, DebeziumEngine.Offsets offsets) {
-            throw new UnsupportedOperationException();
+            throw new AssertionError("the tail marks events with the offsets Debezium gave them");
         }
 
         @Override
         public DebeziumEngine.Offsets buildOffsets() {
-            throw new UnsupportedOperationException();
+            throw new AssertionError("the tail builds no offsets of its own");
         }
     }
 
