@@ -525,8 +525,8 @@ public final class TailBenchmark {
         }
         System.out.println();
         System.out.printf(
-                "commit-to-item latency at %,d writes/s for %d s (every %dth write probed):%n",
-                rate, seconds, PROBE_EVERY);
+                "commit-to-item latency at %,d writes/s for %d s (every %dth write probed; tail.pollInterval %s):%n",
+                rate, seconds, PROBE_EVERY, config.tail().pollInterval());
         List<Double> p50s = new ArrayList<>();
         List<Double> p99s = new ArrayList<>();
         for (List<Long> run : viaTailRuns) {

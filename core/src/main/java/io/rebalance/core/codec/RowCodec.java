@@ -124,8 +124,8 @@ public final class RowCodec {
         } catch (ValueRefusedException e) {
             throw refused(row, null, "it has no slot: " + e.getMessage());
         }
-        long size = ItemSize.of(item);
-        if (size > ItemSize.MAX_BYTES) {
+        if (ItemSize.exceedsLimit(item)) { // a bound first: the exact count parses every number of every item
+            long size = ItemSize.of(item);
             throw refused(
                     row,
                     null,

@@ -78,6 +78,8 @@ public final class ValueCodec {
     /** {@code 2024-10-20 02:15:30.5+00} becomes {@code 2024-10-20T02:15:30.500000Z}; infinities stay as words. */
     public static String timestamp(String text, boolean withZone) {
         if (text.equals("infinity") || text.equals("-infinity")) return text;
+        String common = commonTimestamp(text, withZone);
+        if (common != null) return common;
         Matcher m = TIMESTAMP.matcher(text);
         if (!m.matches()) {
             throw new ValueRefusedException("timestamp '" + text + "' is not in ISO form; is DateStyle pinned to ISO?");
@@ -106,6 +108,41 @@ public final class ValueCodec {
                 .append("000000", 0, 6 - fraction.length());
         if (withZone) out.append('Z');
         return out.toString();
+    }
+
+    /**
+     * The form nearly every value has ({@code 2024-10-20 02:15:30.5+00}: a four-digit year AD, zero to six fractional
+     * digits, {@code +00} exactly when it has a zone) read without the pattern, which took a fifth of the codec's
+     * time in the tail's profile; null for anything else, which the pattern then reads or refuses as before.
+     */
+    private static String commonTimestamp(String text, boolean withZone) {
+        int n = text.length();
+        if (n < 19 || text.charAt(4) != '-' || text.charAt(7) != '-' || text.charAt(10) != ' ') return null;
+        if (text.charAt(13) != ':' || text.charAt(16) != ':') return null;
+        for (int i = 0; i < 19; i++) {
+            if (i != 4 && i != 7 && i != 10 && i != 13 && i != 16 && !isDigit(text.charAt(i))) return null;
+        }
+        int i = 19;
+        int fractionFrom = i;
+        if (i < n && text.charAt(i) == '.') {
+            fractionFrom = ++i;
+            while (i < n && isDigit(text.charAt(i))) i++;
+            if (i == fractionFrom || i - fractionFrom > 6) return null;
+        }
+        int fractionTo = i;
+        boolean zoned = n - i == 3 && text.startsWith("+00", i);
+        if (i != n && !zoned) return null;
+        if (withZone != zoned) return null;
+        int digits = fractionTo - fractionFrom;
+        StringBuilder out = new StringBuilder(27);
+        out.append(text, 0, 10).append('T').append(text, 11, 19).append('.');
+        out.append(text, fractionFrom, fractionTo).append("000000", 0, 6 - digits);
+        if (withZone) out.append('Z');
+        return out.toString();
+    }
+
+    private static boolean isDigit(char c) {
+        return c >= '0' && c <= '9';
     }
 
     static String date(String text) {

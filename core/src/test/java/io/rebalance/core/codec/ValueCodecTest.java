@@ -47,6 +47,41 @@ class ValueCodecTest {
         assertThat(ValueCodec.date("0001-01-01 BC")).isEqualTo("0000-01-01");
     }
 
+    /** Every form Postgres prints, read by hand or by the pattern, gives what java.time formats for the instant. */
+    @Test
+    void everyTimestampFormReadsAsJavaTimeFormatsIt() {
+        var iso = java.time.format.DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSSSSS");
+        var random = new java.util.Random(42);
+        for (int i = 0; i < 20_000; i++) {
+            var at = java.time.LocalDateTime.ofEpochSecond(
+                    random.nextLong(-62_000_000_000L, 250_000_000_000L), // years 5 to 9892
+                    random.nextInt(4) == 0 ? 0 : random.nextInt(1_000_000) * 1_000,
+                    java.time.ZoneOffset.UTC);
+            String fraction = String.format("%06d", at.getNano() / 1_000).replaceAll("0+$", "");
+            // Postgres's text: no fraction when it is zero, trailing zeros dropped, "+00" on a timestamptz
+            String text = at.toLocalDate()
+                    + String.format(" %02d:%02d:%02d", at.getHour(), at.getMinute(), at.getSecond())
+                    + (fraction.isEmpty() ? "" : "." + fraction);
+            assertThat(ValueCodec.timestamp(text, false)).as(text).isEqualTo(iso.format(at));
+            assertThat(ValueCodec.timestamp(text + "+00", true)).as(text).isEqualTo(iso.format(at) + "Z");
+        }
+    }
+
+    @Test
+    void timestampFormsOutsideTheCommonOneAreReadOrRefusedAsBefore() {
+        assertThat(ValueCodec.timestamp("2024-10-20 02:15:30.5+00:00", true)).isEqualTo("2024-10-20T02:15:30.500000Z");
+        assertThat(ValueCodec.timestamp("12024-10-20 02:15:30+00", true)).isEqualTo("12024-10-20T02:15:30.000000Z");
+        assertThat(ValueCodec.timestamp("2024-10-20 02:15:30.5 BC", false)).isEqualTo("-2023-10-20T02:15:30.500000");
+        assertThatThrownBy(() -> ValueCodec.timestamp("2024-10-20 02:15:30.1234567+00", true))
+                .hasMessageContaining("not in ISO form");
+        assertThatThrownBy(() -> ValueCodec.timestamp("2024-10-20 02:15:30", true))
+                .hasMessageContaining("TimeZone");
+        assertThatThrownBy(() -> ValueCodec.timestamp("2024-10-20T02:15:30+00", true))
+                .hasMessageContaining("not in ISO form");
+        assertThatThrownBy(() -> ValueCodec.timestamp("2024-10-2x 02:15:30+00", true))
+                .hasMessageContaining("not in ISO form");
+    }
+
     @Test
     void timestamptzNotInUtcIsRefusedRatherThanStoredWrong() {
         assertThatThrownBy(() -> ValueCodec.timestamp("2024-10-20 02:15:30+02", true))
