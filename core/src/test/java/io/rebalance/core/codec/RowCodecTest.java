@@ -90,6 +90,16 @@ class RowCodecTest {
                 .hasMessageContaining("409600");
     }
 
+    /** 300,000 ASCII chars: over the cheap bound (3 bytes a char), under the limit as counted (a byte a char). */
+    @Test
+    void anItemOverTheBoundButUnderTheLimitIsKept() {
+        String large = "x".repeat(300_000);
+        var item = codec.encode(new SourceRow("01JABC", new Object[] {"01JABC", large, null, null}));
+        assertThat(ItemSize.exceedsLimit(item)).isFalse();
+        assertThat(ItemSize.of(item)).isBetween(300_000L, (long) ItemSize.MAX_BYTES);
+        assertThat(item).containsKey("_slot");
+    }
+
     @Test
     void aValueDynamoCannotHoldNamesRowAndColumn() {
         RowCodec n = new RowCodec(
