@@ -47,7 +47,7 @@ class ValueCodecTest {
         assertThat(ValueCodec.date("0001-01-01 BC")).isEqualTo("0000-01-01");
     }
 
-    /** Every form Postgres prints, read by hand or by the pattern, gives what java.time formats for the instant. */
+    /** The common form, read by hand, gives what java.time formats for the instant (the next test: other forms). */
     @Test
     void everyTimestampFormReadsAsJavaTimeFormatsIt() {
         var iso = java.time.format.DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSSSSS");
