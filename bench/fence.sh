@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The Postgres fence's cost: application writes (an UPDATE of a random row each) at a fixed rate, plain, guarded as
-# docs/cutover.md shows (fence checked with the commit, one round trip) and guarded with the check first, three runs
-# each alternated; prints p50/p99 latency and the multixact IDs each run consumed, then the medians and the ratios.
+# The Postgres fence's cost: application writes (an UPDATE of a random row each) at a fixed rate: plain (no trigger),
+# plain with the fence's trigger on the table, guarded as docs/cutover.md shows (fence checked with the commit, one
+# round trip) and guarded with the check first (both with the trigger), three runs each alternated; prints p50/p99
+# latency and the multixact IDs each run consumed, then the medians and the ratios.
 # Usage: bench/fence.sh [writes-per-second=2000] [seconds=20] [threads=16]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -287,6 +287,7 @@ public final class CutoverBenchmark {
         if (TailPreflight.slot(c, TABLE).exists()) st.execute("SELECT pg_drop_replication_slot('" + TABLE + "')");
         st.execute("DROP PUBLICATION IF EXISTS " + TABLE);
         st.execute("DROP TABLE IF EXISTS " + TABLE);
+        st.execute("DROP FUNCTION IF EXISTS public." + TABLE + "_fence_check() CASCADE"); // the fence's trigger
         st.execute("DROP TABLE IF EXISTS public." + TABLE + "_fence");
     }
 }

@@ -21,9 +21,11 @@ import java.util.function.ToLongFunction;
 
 /**
  * The Postgres fence's cost: application writes at a fixed rate, each an UPDATE of a random row in its own
- * transaction, in three modes alternated three times each: plain; guarded the way docs/cutover.md shows ({@link
- * PostgresFence#commitIfAdmitted}: the fence's advisory lock taken shared, its row read and the commit, one round
- * trip); and guarded with the check first ({@link PostgresFence#check}, a round trip of its own). Prints each run's
+ * transaction, in four modes alternated three times each: plain, on the table without the fence's trigger; plain
+ * with the trigger on it (what a writer the guard does not wrap pays while the fence is open); guarded the way
+ * docs/cutover.md shows ({@link PostgresFence#commitIfAdmitted}: the fence's advisory lock taken shared, its row read
+ * and the commit, one round trip), with the trigger; and guarded with the check first ({@link PostgresFence#check},
+ * a round trip of its own), with the trigger. Prints each run's
  * write latency p50/p99 and the multixact IDs it consumed (from {@code pg_control_checkpoint()} around a CHECKPOINT),
  * then the medians and each guarded mode's ratio to plain.
  *
@@ -36,14 +38,19 @@ public final class FenceBenchmark {
     private static final int ROWS = 10_000;
 
     private enum Mode {
-        PLAIN("plain"),
-        AT_COMMIT("guarded"),
-        CHECK_FIRST("checked");
+        PLAIN("plain", false),
+        /** Plain writes with the fence's trigger on the table (an application never adopted, while it is open). */
+        TRIGGERED("trigger", true),
+        AT_COMMIT("guarded", true),
+        CHECK_FIRST("checked", true);
 
         final String label;
+        /** Whether the table carries the fence's trigger for this mode's runs. */
+        final boolean trigger;
 
-        Mode(String label) {
+        Mode(String label, boolean trigger) {
             this.label = label;
+            this.trigger = trigger;
         }
     }
 
@@ -74,7 +81,7 @@ public final class FenceBenchmark {
         System.out.printf(
                 "median of 3: plain p50 %.2f ms, p99 %.2f ms, multixacts per run %d%n",
                 p50Plain / 1000.0, p99Plain / 1000.0, median(runs.get(Mode.PLAIN), Run::multixacts));
-        for (Mode m : List.of(Mode.AT_COMMIT, Mode.CHECK_FIRST)) {
+        for (Mode m : List.of(Mode.TRIGGERED, Mode.AT_COMMIT, Mode.CHECK_FIRST)) {
             long p50 = median(runs.get(m), Run::p50Micros);
             long p99 = median(runs.get(m), Run::p99Micros);
             System.out.printf(
@@ -89,6 +96,7 @@ public final class FenceBenchmark {
         try (Connection c = DriverManager.getConnection(url);
                 Statement st = c.createStatement()) {
             st.execute("DROP TABLE " + TABLE);
+            st.execute("DROP FUNCTION IF EXISTS " + FENCE + "_check() CASCADE");
             st.execute("DROP TABLE " + FENCE);
         }
     }
@@ -101,8 +109,12 @@ public final class FenceBenchmark {
     }
 
     private static Run run(String url, Mode mode, int rate, int seconds, int threads) throws Exception {
-        long mxBefore = nextMultixact(url);
         PostgresFence fence = new PostgresFence(FENCE);
+        try (Connection c = DriverManager.getConnection(url)) {
+            if (mode.trigger) fence.trigger().install(c, TABLE, SCOPE);
+            else fence.trigger().remove(c, TABLE);
+        }
+        long mxBefore = nextMultixact(url);
         long total = (long) rate * seconds;
         long[] micros = new long[(int) total];
         AtomicLong next = new AtomicLong();

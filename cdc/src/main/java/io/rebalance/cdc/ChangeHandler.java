@@ -4,12 +4,16 @@ import io.debezium.engine.ChangeEvent;
 import io.debezium.engine.DebeziumEngine;
 import io.rebalance.core.slot.KeyType;
 import io.rebalance.core.slot.TableKey;
+import io.rebalance.protocol.fence.PostgresFence;
+import io.rebalance.protocol.handoff.BypassedWrites;
 import io.rebalance.protocol.handoff.ForwardHold;
 import io.rebalance.protocol.handoff.Lsn;
 import io.rebalance.protocol.lease.LeaseLost;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -40,6 +44,19 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
     private final int fullBatch;
     /** The batch whose writes may still be landing while the next one is read (only while a backlog drains). */
     private Batch landing;
+    /** Where changes the held tail passes over that the reverse stream did not make are recorded. */
+    private final BypassedWrites bypassed;
+    /**
+     * The reverse stream's recent transactions, by the mark that opens each ({@link PostgresFence#REVERSE_MARK}): a
+     * transaction's changes may come in a later batch than its mark. Bounded: a tail restarted inside a transaction
+     * may miss its mark, and then counts its changes as bypassing, which only makes close-window compare them.
+     */
+    private final Set<Long> reverseTransactions = Collections.newSetFromMap(new LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {
+            return size() > 4_096;
+        }
+    });
 
     ChangeHandler(
             ChangeApplier applier,
@@ -48,8 +65,10 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             TailStats stats,
             TailLease lease,
             ChangedSlots changed,
+            BypassedWrites bypassed,
             int fullBatch) {
         this.changed = changed;
+        this.bypassed = bypassed;
         this.fullBatch = fullBatch;
         this.applier = applier;
         this.tableTopic = tableTopic;
@@ -72,6 +91,7 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
         }
         List<String> keys = new ArrayList<>(events.size());
         List<String> reverseWritten = new ArrayList<>();
+        Map<String, Long> bypassing = new HashMap<>();
         Map<String, Long> keyLsn = new HashMap<>();
         Set<Long> transactions = new HashSet<>();
         long t = System.nanoTime();
@@ -91,12 +111,23 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             // every event counts for the applied position, heartbeat messages too: the stream is in commit order,
             // so once this batch lands, every change of the table committed before its last event has landed
             if (r.sourceOffset().get("lsn") instanceof Long l) lsn = Math.max(lsn, l);
-            if (!tableTopic.equals(r.topic())) continue;
+            if (!tableTopic.equals(r.topic())) {
+                Long tx = transaction(r);
+                if (tx != null && reverseMark(r)) reverseTransactions.add(tx);
+                continue;
+            }
             if (r.sourceOffset().get("lsn") instanceof Long at && !hold.applies(at)) {
                 stats.skippedWhileHeld.incrementAndGet();
-                // the reverse stream wrote it from DynamoDB: not applied back, but its slot changed, so the next
-                // cutover verifies it again
-                if (r.key() instanceof Struct k) reverseWritten.add(keyText(k));
+                // not applied back, but its slot changed, so the next cutover verifies it again
+                if (r.key() instanceof Struct k) {
+                    String text = keyText(k);
+                    reverseWritten.add(text);
+                    Long tx = transaction(r);
+                    if (tx == null || !reverseTransactions.contains(tx)) { // not the reverse stream's: it bypassed
+                        bypassing.put(text, at);
+                        stats.bypassedWhileHeld.incrementAndGet();
+                    }
+                }
                 continue;
             }
             if (!(r.key() instanceof Struct struct)) {
@@ -106,16 +137,12 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             String k = keyText(struct);
             keys.add(k);
             if (r.sourceOffset().get("lsn") instanceof Long at) keyLsn.put(k, at);
-            if (r.value() instanceof Struct v
-                    && v.schema().field("source") != null
-                    && v.get("source") instanceof Struct source
-                    && source.get("txId") instanceof Long tx) {
-                transactions.add(tx);
-            }
+            Long tx = transaction(r);
+            if (tx != null) transactions.add(tx);
             changes++;
         }
-        Batch batch =
-                new Batch(events, committer, hold, keys, reverseWritten, transactions, keyLsn, lsn, changes, first);
+        Batch batch = new Batch(
+                events, committer, hold, keys, reverseWritten, bypassing, transactions, keyLsn, lsn, changes, first);
         send(batch);
         if (landing != null) land(landing); // its writes overlapped this batch's reads and writes; reassigned below
         // A full batch says Debezium holds more: its writes land while the next batch is read and sent, which keeps
@@ -150,6 +177,8 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             SentBatch sent = b.sent;
             b.sent = null; // a failed landing is sent again: the rows are read anew
             applier.land(sent);
+            // before the events are marked processed: a tail that dies here records them again when redelivered
+            bypassed.record(b.bypassing);
         });
         long after = System.nanoTime();
         changed.record(b.keys, b.lsn);
@@ -163,6 +192,24 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             stats.lastAppliedMs.set(System.currentTimeMillis());
         }
         stats.stages.since(StageTimes.Stage.AFTER, after);
+    }
+
+    /** The transaction of a change or a transactional message; null for a message outside one. */
+    private static Long transaction(SourceRecord r) {
+        return r.value() instanceof Struct v
+                        && v.schema().field("source") != null
+                        && v.get("source") instanceof Struct source
+                        && source.get("txId") instanceof Long tx
+                ? tx
+                : null;
+    }
+
+    /** Whether the event is the logical message that opens a reverse-stream transaction. */
+    private static boolean reverseMark(SourceRecord r) {
+        return r.value() instanceof Struct v
+                && v.schema().field("message") != null
+                && v.get("message") instanceof Struct m
+                && PostgresFence.REVERSE_MARK.equals(m.get("prefix"));
     }
 
     /** The key text of an event's key: its key columns' values. */
@@ -253,6 +300,9 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
         final ForwardHold.State hold;
         final List<String> keys;
         final List<String> reverseWritten;
+        /** Keys of changes passed over under the hold that the reverse stream did not make, with their positions. */
+        final Map<String, Long> bypassing;
+
         final Set<Long> transactions;
         final Map<String, Long> keyLsn;
         final long lsn;
@@ -266,6 +316,7 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
                 ForwardHold.State hold,
                 List<String> keys,
                 List<String> reverseWritten,
+                Map<String, Long> bypassing,
                 Set<Long> transactions,
                 Map<String, Long> keyLsn,
                 long lsn,
@@ -276,6 +327,7 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             this.hold = hold;
             this.keys = keys;
             this.reverseWritten = reverseWritten;
+            this.bypassing = bypassing;
             this.transactions = transactions;
             this.keyLsn = keyLsn;
             this.lsn = lsn;

@@ -18,6 +18,7 @@ import io.rebalance.core.source.SourceTable;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import io.rebalance.protocol.fence.PostgresFence;
+import io.rebalance.protocol.handoff.BypassedWrites;
 import io.rebalance.protocol.handoff.ForwardHold;
 import io.rebalance.protocol.handoff.KeyLog;
 import io.rebalance.protocol.keyspace.RunKeys;
@@ -166,8 +167,12 @@ final class ForwardStream {
                         () -> Tail.quietly("watch partitions", partitions::check), 0, 1, TimeUnit.SECONDS);
             }
             RepairQueue repairs = new RepairQueue(redis, keys);
-            timers.execute(() ->
-                    new RepairLoop(repairs, applier, stopped).run(() -> !tail.stopping() && leaseLost.get() == null));
+            timers.execute(() -> new RepairLoop(
+                            repairs,
+                            new BypassedWrites(redis, config.redis().keyspace().handoff()),
+                            applier,
+                            stopped)
+                    .run(() -> !tail.stopping() && leaseLost.get() == null));
             timers.execute(() -> new ReverseLoop(config, table, dynamo, redis, lease, streamsOf)
                     .run(hold, () -> !tail.stopping() && leaseLost.get() == null, stopped));
             while (!tail.stopping() && leaseLost.get() == null) {
@@ -232,6 +237,7 @@ final class ForwardStream {
                 stats,
                 lease,
                 new ChangedSlots(redis, keys, table.keyspace()),
+                new BypassedWrites(redis, config.redis().keyspace().handoff()),
                 config.tail().maxBatch());
         AtomicReference<Throwable> error = new AtomicReference<>();
         CountDownLatch done = new CountDownLatch(1);

@@ -1,22 +1,32 @@
 package io.rebalance.cdc;
 
+import io.rebalance.protocol.handoff.BypassedWrites;
 import io.rebalance.protocol.lease.LeaseLost;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Carries out verify's repair requests, one at a time with the stream's batches, while this tail streams. */
+/**
+ * Carries out verify's repair requests, one at a time with the stream's batches, while this tail streams; and once a
+ * cutover's hold is lifted (a rollback, an abort), writes the keys that bypassed the Postgres fence meanwhile as
+ * Postgres holds them now: Postgres took those writes while the tail passed over them, so DynamoDB lacks them.
+ */
 final class RepairLoop {
     private static final Logger log = LoggerFactory.getLogger(RepairLoop.class);
+    private static final int CHUNK = 500;
 
     private final RepairQueue repairs;
+    private final BypassedWrites bypassed;
     private final ChangeApplier applier;
     private final CountDownLatch stopped;
 
-    RepairLoop(RepairQueue repairs, ChangeApplier applier, CountDownLatch stopped) {
+    RepairLoop(RepairQueue repairs, BypassedWrites bypassed, ChangeApplier applier, CountDownLatch stopped) {
         this.repairs = repairs;
+        this.bypassed = bypassed;
         this.applier = applier;
         this.stopped = stopped;
     }
@@ -25,6 +35,7 @@ final class RepairLoop {
     void run(BooleanSupplier going) {
         while (going.getAsBoolean() && !Thread.currentThread().isInterrupted()) {
             try {
+                applyBypassed();
                 repairs.serveOne(applier, 1.0);
             } catch (LeaseLost e) {
                 return;
@@ -36,6 +47,30 @@ final class RepairLoop {
                     return;
                 }
             }
+        }
+    }
+
+    /** Writes the keys recorded as bypassing the fence, once no hold blocks rewrites, then drops them. */
+    private void applyBypassed() throws Exception {
+        if (!bypassed.any() || applier.held()) return;
+        BypassedWrites.Summary found = bypassed.read();
+        List<String> keys = new ArrayList<>(found.keys().keySet());
+        for (int i = 0; i < keys.size(); i += CHUNK) applier.apply(keys.subList(i, Math.min(keys.size(), i + CHUNK)));
+        bypassed.settle(found.keys());
+        if (!keys.isEmpty()) {
+            log.warn(
+                    "wrote {} keys to DynamoDB that writes bypassing the Postgres fence changed while the tail was"
+                            + " held (docs/cutover.md, \"Writes that bypass the fence\")",
+                    keys.size());
+        }
+        if (found.overflow() > 0) {
+            log.error(
+                    "{} more changes bypassed the Postgres fence while the tail was held than the {} keys kept;"
+                            + " their slots are marked changed: run `rebalance verify --all --repair` before the next"
+                            + " cutover",
+                    found.overflow(),
+                    BypassedWrites.CAP);
+            bypassed.clearOverflow();
         }
     }
 }

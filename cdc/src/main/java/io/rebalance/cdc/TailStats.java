@@ -44,6 +44,9 @@ public final class TailStats {
     /** Change events passed over because a cutover held the tail (ForwardHold). */
     final AtomicLong skippedWhileHeld = new AtomicLong();
 
+    /** Of those, the changes the reverse stream did not make: writes that bypassed the Postgres fence. */
+    final AtomicLong bypassedWhileHeld = new AtomicLong();
+
     /** Lag in ms at {@code nowMs}: the age of the oldest change waiting to be applied, 0 when none waits. */
     public long lagMs(long nowMs) {
         long since = waitingSinceCommitMs.get();
@@ -65,6 +68,10 @@ public final class TailStats {
 
     public long skippedWhileHeld() {
         return skippedWhileHeld.get();
+    }
+
+    public long bypassedWhileHeld() {
+        return bypassedWhileHeld.get();
     }
 
     public long commitWaits() {

@@ -38,6 +38,7 @@ public final class TailStatus {
             "apply_retries",
             "commit_waits",
             "skipped_while_held",
+            "bypassed_while_held",
             "stream_restarts",
             "lease_lapses",
             "refused",
@@ -155,6 +156,7 @@ public final class TailStatus {
         f.put("apply_retries", Long.toString(stats.applyRetries()));
         f.put("commit_waits", Long.toString(stats.commitWaits()));
         f.put("skipped_while_held", Long.toString(stats.skippedWhileHeld()));
+        f.put("bypassed_while_held", Long.toString(stats.bypassedWhileHeld()));
         f.put("stream_restarts", Long.toString(stats.restarts()));
         f.put("lease_lapses", Long.toString(stats.leaseLapses()));
         f.put("refused", Long.toString(refused.count()));

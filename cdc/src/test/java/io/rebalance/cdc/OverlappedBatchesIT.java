@@ -17,6 +17,7 @@ import io.rebalance.core.source.PageReader;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.protocol.fence.PostgresFence;
+import io.rebalance.protocol.handoff.BypassedWrites;
 import io.rebalance.protocol.handoff.ForwardHold;
 import io.rebalance.protocol.handoff.KeyLog;
 import io.rebalance.protocol.keyspace.RunKeys;
@@ -284,6 +285,7 @@ class OverlappedBatchesIT {
         final KeyLog keyLog;
         final ChangeApplier applier;
         final ChangedSlots changed;
+        final BypassedWrites bypassed;
         final SourceTable table;
 
         Rig(TailFixture f) throws Exception {
@@ -297,6 +299,7 @@ class OverlappedBatchesIT {
             SourceSession session = new SourceSession(config.source());
             hold = new ForwardHold(f.redis, config.redis().keyspace().handoff());
             keyLog = new KeyLog(f.redis, config.redis().keyspace().handoff());
+            bypassed = new BypassedWrites(f.redis, config.redis().keyspace().handoff());
             tailHold = new TailHold(
                     hold,
                     session,
@@ -321,7 +324,7 @@ class OverlappedBatchesIT {
         }
 
         ChangeHandler handler(int fullBatch) {
-            return new ChangeHandler(applier, TOPIC, table.key(), stats, lease, changed, fullBatch);
+            return new ChangeHandler(applier, TOPIC, table.key(), stats, lease, changed, bypassed, fullBatch);
         }
 
         /** A change of {@code id}'s row at {@code lsn}, as Debezium delivers it (only the key is used). */

@@ -145,6 +145,7 @@ final class CutoverCommand implements Callable<Integer> {
         String scope = config.cutover().scopeOr(config.target().table());
         CutoverSettings settings = new CutoverSettings(
                 scope,
+                config.source().table(),
                 config.target().table(),
                 block,
                 Duration.ofSeconds(10),
@@ -199,8 +200,10 @@ final class CutoverCommand implements Callable<Integer> {
                 try (RollbackProof proof = new RollbackProof(config, c, table, verifyAll)) {
                     outcome = cutover.rollback(proof);
                 }
-            } else if (mode.closeWindow) outcome = cutover.closeWindow();
-            else if (mode.recover) outcome = cutover.recover();
+            } else if (mode.closeWindow) {
+                // compares the writes that bypassed the fence, if any: only then is the source table read
+                outcome = cutover.closeWindow(() -> new RollbackProof(config, c, c.sourceTable(), false));
+            } else if (mode.recover) outcome = cutover.recover();
             else {
                 CutoverChecks checks = new CutoverChecks(config, c, parts, table, allowRedisWithoutAof);
                 CutoverVerification verification = new CutoverVerification(config, c, table, verifyAll);

@@ -63,5 +63,32 @@ final class RoutingLines {
         if (!"NONE".equals(v.get("forwardHold"))) {
             out.printf("  forward tail %s at %s%n", v.get("forwardHold"), v.get("forwardHoldLsn"));
         }
+        if (v.get("fenceTrigger") instanceof Map<?, ?> t) {
+            switch (String.valueOf(t.get("state"))) {
+                case "in place" ->
+                    out.printf(
+                            "  trigger    %s on %s: Postgres refuses every write there while its fence is closed%n",
+                            t.get("trigger"), t.get("table"));
+                case "none" -> {} // no fence yet: nothing to enforce
+                default ->
+                    out.printf(
+                            "  trigger    %s on %s %s: %s; run `rebalance cutover --prepare` again%n",
+                            t.get("trigger"),
+                            t.get("table"),
+                            String.valueOf(t.get("state")).toUpperCase(java.util.Locale.ROOT),
+                            t.get("gaps"));
+            }
+        }
+        if (v.get("bypassedWrites") instanceof Map<?, ?> b
+                && (((Number) b.get("keys")).longValue() > 0 || ((Number) b.get("overflow")).longValue() > 0)) {
+            out.printf(
+                    "  BYPASSED   %s key(s) written to Postgres past its fence while the tail was held%s, not in"
+                            + " DynamoDB: %s; --close-window refuses until they agree, a rollback carries them over%n",
+                    b.get("keys"),
+                    ((Number) b.get("overflow")).longValue() > 0
+                            ? " (and " + b.get("overflow") + " more not kept)"
+                            : "",
+                    b.get("named"));
+        }
     }
 }

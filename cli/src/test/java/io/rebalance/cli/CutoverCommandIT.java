@@ -1,6 +1,7 @@
 package io.rebalance.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rebalance.cdc.TailPreflight;
 import io.rebalance.local.RoomEventsGenerator;
@@ -9,6 +10,8 @@ import io.rebalance.testkit.SharedServices;
 import java.io.File;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -45,6 +48,34 @@ class CutoverCommandIT {
         return args;
     }
 
+    /** As the table's owner could: the fence's trigger disabled for one write, in one transaction. */
+    private void bypassTheTrigger(String write) throws Exception {
+        try (Connection pg = services.postgres();
+                Statement st = pg.createStatement()) {
+            String trigger = table + "_fence";
+            st.execute("BEGIN; ALTER TABLE " + table + " DISABLE TRIGGER " + trigger + "; " + write + "; ALTER TABLE "
+                    + table + " ENABLE ALWAYS TRIGGER " + trigger + "; COMMIT");
+        }
+    }
+
+    private String anyId() throws Exception {
+        try (Connection pg = services.postgres();
+                Statement st = pg.createStatement();
+                ResultSet rs = st.executeQuery("SELECT id FROM " + table + " ORDER BY id LIMIT 1")) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
+    private long seq(String id) throws Exception {
+        try (Connection pg = services.postgres();
+                Statement st = pg.createStatement();
+                ResultSet rs = st.executeQuery("SELECT seq FROM " + table + " WHERE id = '" + id + "'")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
     private CliRun run(String... words) {
         return CliRun.of(args(words).toArray(String[]::new));
     }
@@ -77,7 +108,10 @@ class CutoverCommandIT {
             });
             CliRun prepared = run("cutover", "--prepare");
             assertThat(prepared.exitCode()).as(prepared.err()).isZero();
-            assertThat(prepared.out()).contains("route: SOURCE").contains("stream of " + table + " enabled");
+            assertThat(prepared.out())
+                    .contains("route: SOURCE")
+                    .contains("stream of " + table + " enabled")
+                    .contains("trigger " + table + "_fence on " + table);
             assertThat(run("copy", "--no-progress").exitCode()).isZero();
             CliRun verified = run("verify", "--all");
             assertThat(verified.exitCode()).as(verified.out()).isZero();
@@ -122,10 +156,33 @@ class CutoverCommandIT {
             assertThat(run("status", "--json").out())
                     .containsPattern(
                             "\"writtenToDynamo\"\\s*:\\s*\\{\\s*\"keys\"\\s*:\\s*0,\\s*\"complete\"\\s*:\\s*true");
+            assertThat(run("status").out())
+                    .contains("trigger    " + table + "_fence on " + table + ": Postgres refuses every write there");
+            String id = anyId();
+            try (Connection pg = services.postgres();
+                    Statement st = pg.createStatement()) {
+                assertThatThrownBy(() -> st.execute("UPDATE " + table + " SET seq = seq + 1 WHERE id = '" + id + "'"))
+                        .as("a plain write after the flip")
+                        .hasMessageContaining("route TARGET")
+                        .hasMessageContaining("nothing was written");
+            }
+            long seq = seq(id);
+            bypassTheTrigger("UPDATE " + table + " SET seq = seq + 1 WHERE id = '" + id + "'");
+            Awaitility.await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(
+                            run("status").out())
+                    .contains("BYPASSED   1 key(s) written to Postgres past its fence")
+                    .contains(id));
+            var bypassed = JSON.readTree(run("status", "--json").out()).path("routing");
+            assertThat(bypassed.path("bypassedWrites").path("keys").asLong()).isEqualTo(1);
+            assertThat(bypassed.path("fenceTrigger").path("state").asText()).isEqualTo("in place");
             CliRun back = run("cutover", "--rollback");
             assertThat(back.exitCode()).as(back.out() + back.err()).isZero();
             assertThat(back.out()).contains("0 keys written to DynamoDB since the flip equal in Postgres");
             assertThat(run("status").out()).contains(table + ": SOURCE, read postgres, write postgres");
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(30))
+                    .alias("the rollback lifted the hold: the tail carries the bypassing write to DynamoDB")
+                    .untilAsserted(() -> assertThat(run("status").out()).doesNotContain("BYPASSED"));
 
             CliRun again = run("cutover", "--json");
             assertThat(again.exitCode()).as(again.err()).isZero();
@@ -140,7 +197,25 @@ class CutoverCommandIT {
             assertThat(unconfirmed.exitCode()).as("asks for --yes").isEqualTo(ErrorCode.CONFIG_INVALID.exitCode());
             assertThat(unconfirmed.err()).contains("cannot be undone").contains("--yes");
             assertThat(run("status").out()).as("nothing changed").contains(table + ": TARGET, read dynamodb");
-            assertThat(run("cutover", "--close-window", "--yes").exitCode()).isZero();
+            long carried = seq(id);
+            assertThat(carried)
+                    .as("the bypassing write, carried over after the rollback")
+                    .isEqualTo(seq + 1);
+            bypassTheTrigger("UPDATE " + table + " SET seq = seq + 1 WHERE id = '" + id + "'");
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(30))
+                    .untilAsserted(() -> assertThat(run("status").out()).contains("BYPASSED"));
+            CliRun held = run("cutover", "--close-window", "--yes");
+            assertThat(held.exitCode()).as(held.out() + held.err()).isEqualTo(31);
+            assertThat(held.err())
+                    .contains(id)
+                    .contains("the window stays open")
+                    .contains("--rollback");
+            // undone in Postgres: the row equals its item again, so close-window finds it reconciled
+            bypassTheTrigger("UPDATE " + table + " SET seq = seq - 1 WHERE id = '" + id + "'");
+            CliRun closed = run("cutover", "--close-window", "--yes");
+            assertThat(closed.exitCode()).as(closed.out() + closed.err()).isZero();
+            assertThat(run("status").out()).doesNotContain("BYPASSED");
             CliRun refused = run("cutover", "--rollback");
             assertThat(refused.exitCode()).isEqualTo(31);
             assertThat(refused.err())

@@ -68,6 +68,7 @@ final class CutoverTables {
             }
             st.execute("DROP PUBLICATION IF EXISTS " + table);
             st.execute("DROP TABLE IF EXISTS " + table);
+            st.execute("DROP FUNCTION IF EXISTS public." + table + "_fence_check() CASCADE"); // its trigger
             st.execute("DROP TABLE IF EXISTS public." + table + "_fence");
         }
     }

@@ -1,6 +1,7 @@
 package io.rebalance.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rebalance.cdc.TailPreflight;
 import io.rebalance.local.RoomEventsGenerator;
@@ -8,6 +9,7 @@ import io.rebalance.testkit.SharedServices;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -114,6 +116,18 @@ class GuideIT {
             }
             assertThat(cutOver).as("the guide closes the window").isTrue();
             assertThat(ran).as("ran in order").containsExactlyElementsOf(commands);
+            String insert = "INSERT INTO " + table + " VALUES ('01JAKTE8790000000000000001',"
+                    + " gen_random_uuid(), 'plain', NULL, now(), 1)";
+            try (Connection pg = services.postgres();
+                    Statement st = pg.createStatement()) {
+                assertThatThrownBy(() -> st.execute(insert))
+                        .as("a write to the retired table is refused until the clean-up")
+                        .hasMessageContaining("route FINAL");
+                for (String sql : sql(guide)) {
+                    st.execute(sql.replace("public.rebalance_fence", "public." + table + "_fence"));
+                }
+                st.execute(insert); // the guide's clean-up removed the trigger with the fence
+            }
             assertThat(CliRun.of(local(), "status").out())
                     .as("reset forgot the route")
                     .contains("no scope prepared");
@@ -146,6 +160,23 @@ class GuideIT {
     }
 
     /** Every `bin/rebalance` line of the guide's ```sh blocks, without its comment. */
+    /** The statements of the guide's SQL blocks, comments left out. */
+    static List<String> sql(String guide) {
+        List<String> out = new ArrayList<>();
+        boolean inSql = false;
+        for (String line : guide.lines().toList()) {
+            if (line.startsWith("```")) {
+                inSql = !inSql && line.equals("```sql");
+                continue;
+            }
+            int comment = line.indexOf("--");
+            String statement = (comment < 0 ? line : line.substring(0, comment)).trim();
+            if (inSql && !statement.isEmpty()) out.add(statement.replaceAll(";$", ""));
+        }
+        assertThat(out).as("the guide's clean-up").isNotEmpty();
+        return out;
+    }
+
     static List<String> commands(String guide) {
         List<String> out = new ArrayList<>();
         boolean inShell = false;

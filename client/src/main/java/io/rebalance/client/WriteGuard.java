@@ -1,6 +1,7 @@
 package io.rebalance.client;
 
 import io.rebalance.protocol.fence.DynamoFence;
+import io.rebalance.protocol.fence.FencedException;
 import io.rebalance.protocol.fence.PostgresFence;
 import io.rebalance.protocol.handoff.TargetWriteLog;
 import io.rebalance.protocol.keyspace.Keyspace;
@@ -11,7 +12,9 @@ import io.rebalance.protocol.lock.SharedExclusiveLock;
 import io.rebalance.protocol.route.Route;
 import io.rebalance.protocol.route.RouteMissingException;
 import io.rebalance.protocol.route.RoutingTable;
+import java.sql.SQLException;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -99,6 +102,11 @@ public final class WriteGuard implements AutoCloseable {
             Route route = routes.get(scope).orElseThrow(() -> new RouteMissingException(scope, keyspace.prefix()));
             TargetWriteLog log = writeLogs.computeIfAbsent(scope, s -> new TargetWriteLog(redis, keyspace.scope(s)));
             return write.run(new WritePermit(route, lease, postgresFence, dynamoFence, log));
+        } catch (Exception e) {
+            // the table's trigger refused a statement of the write: the same refusal the commit's check gives
+            Optional<SQLException> refused = FencedException.refusal(e);
+            if (refused.isPresent()) throw new FencedException(scope, lease.token(), refused.get());
+            throw e;
         } finally {
             active.remove(lease);
             lock.release(lease);

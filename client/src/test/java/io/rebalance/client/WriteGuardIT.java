@@ -161,6 +161,23 @@ class WriteGuardIT {
     }
 
     @Test
+    void aStalledWriterWhoseStatementMeetsTheTablesTriggerGetsTheSameFencedException() throws Exception {
+        pgFence.trigger().install(admin, rows, SCOPE); // as cutover --prepare does: Postgres refuses at the INSERT
+        try (WriteGuard paused = new WriteGuard(redis, dynamo, settings.withLeaseTtl(Duration.ofMillis(300)), false)) {
+            Stalled stalled = stallInWrite(paused, Target.POSTGRES, "late");
+            flip(RouteStatus.SOURCE, RouteStatus.TARGET);
+            stalled.resume().countDown();
+
+            assertThatThrownBy(() -> stalled.outcome().get(10, TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(FencedException.class)
+                    .hasMessageContaining("Postgres refused a write to 'room_events'")
+                    .hasMessageContaining("at its statement")
+                    .hasMessageContaining("admits no application");
+            assertThat(rowBody("late")).as("nothing of the stale write landed").isNull();
+        }
+    }
+
+    @Test
     void aStalledDynamoWriterWhoseLeaseLapsedIsRefusedAfterTheFlipBack() throws Exception {
         flip(RouteStatus.SOURCE, RouteStatus.TARGET);
         try (WriteGuard paused = new WriteGuard(redis, dynamo, settings.withLeaseTtl(Duration.ofMillis(300)), false)) {

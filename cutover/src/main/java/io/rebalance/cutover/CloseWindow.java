@@ -4,19 +4,39 @@ import static io.rebalance.cutover.CutoverStep.ACQUIRE;
 import static io.rebalance.cutover.CutoverStep.CLOSE_WINDOW;
 import static io.rebalance.cutover.CutoverStep.RELEASE;
 
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.RebalanceException;
+import io.rebalance.protocol.handoff.BypassedWrites;
 import io.rebalance.protocol.route.Route;
 import io.rebalance.protocol.route.RouteStatus;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Callable;
 
-/** {@code rebalance cutover --close-window}: the route becomes FINAL, the reverse stream stops, rollback is refused. */
+/**
+ * {@code rebalance cutover --close-window}: the route becomes FINAL, the reverse stream stops, rollback is refused.
+ * Not while a write that bypassed the Postgres fence is unreconciled: Postgres took it, DynamoDB never got it, and
+ * after the window only a rollback could still carry it over. A key whose row and item are equal now is reconciled
+ * (written again through the application, or undone in Postgres) and dropped from the record.
+ */
 final class CloseWindow {
     static final String WINDOW_CLOSED = "DynamoDB is the store of record; rollback is no longer possible";
+    /** Keys named in a refusal; the rest are counted. */
+    private static final int NAMED = 20;
 
     private final Cutover c;
+    private final Callable<? extends DrainProof> proofs;
     private Route route;
 
-    CloseWindow(Cutover c) {
+    CloseWindow(Cutover c, Callable<? extends DrainProof> proofs) {
         this.c = c;
+        this.proofs = proofs;
     }
 
     List<Step> steps() {
@@ -28,6 +48,7 @@ final class CloseWindow {
 
     CutoverOutcome run() throws Exception {
         route = c.startFrom(RouteStatus.TARGET, "close-window");
+        refuseUnreconciled();
         try (CommandRun run = c.run("close-window")) {
             c.journal.begin(run.op, c.owner);
             try {
@@ -38,5 +59,46 @@ final class CloseWindow {
                 return c.failure.settle(run, RouteStatus.TARGET, RouteStatus.FINAL, e, WINDOW_CLOSED);
             }
         }
+    }
+
+    /** Compares the keys of writes that bypassed the fence, drops the equal ones, and refuses over any other. */
+    private void refuseUnreconciled() throws Exception {
+        BypassedWrites.Summary found = c.bypassed.read();
+        if (found.isEmpty()) return;
+        Set<String> differing = new HashSet<>();
+        if (!found.keys().isEmpty()) {
+            DrainProof proof = proofs.call();
+            try {
+                Collection<String> d = proof.differing(
+                        Optional.of(found.keys().keySet()),
+                        c.settings.maxWriteBlock().multipliedBy(10));
+                differing.addAll(d);
+            } finally {
+                if (proof instanceof AutoCloseable closeable) closeable.close();
+            }
+        }
+        Map<String, Long> equal = new LinkedHashMap<>(found.keys());
+        equal.keySet().removeAll(differing);
+        c.bypassed.settle(equal);
+        if (differing.isEmpty() && found.overflow() == 0) return;
+        List<String> named =
+                new ArrayList<>(differing).stream().sorted().limit(NAMED).toList();
+        throw new RebalanceException(
+                ErrorCode.CUTOVER_REFUSED,
+                "the window stays open: "
+                        + (differing.isEmpty()
+                                ? ""
+                                : differing.size() + " key(s) written to Postgres past its fence while the route was"
+                                        + " TARGET differ from DynamoDB (" + String.join(", ", named)
+                                        + (differing.size() > NAMED ? ", ..." : "") + ")")
+                        + (found.overflow() == 0
+                                ? ""
+                                : (differing.isEmpty() ? "" : ", and ") + found.overflow() + " more such writes came"
+                                        + " past the " + BypassedWrites.CAP + " keys kept")
+                        + ". Postgres took them and DynamoDB never got them, so closing the window would lose them."
+                        + " Roll back (`rebalance cutover --rollback`: the tail then writes them to DynamoDB), or make"
+                        + " both stores agree on each key (write it again through the application), then run"
+                        + " --close-window again; `rebalance status` lists them (docs/cutover.md, \"Writes that bypass"
+                        + " the fence\"). Nothing was changed.");
     }
 }

@@ -3,6 +3,7 @@ package io.rebalance.cutover;
 import io.rebalance.core.redis.ReplicaWait;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
+import io.rebalance.protocol.handoff.BypassedWrites;
 import io.rebalance.protocol.handoff.TargetWriteLog;
 import io.rebalance.protocol.lock.LockHolders;
 import io.rebalance.protocol.lock.SharedExclusiveLock;
@@ -13,6 +14,7 @@ import io.rebalance.protocol.route.RoutingTable;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,6 +46,7 @@ public final class Cutover {
     final ReverseStreamView reverse;
     private final ReplicaWait replicas;
     final TargetWriteLog writeLog;
+    final BypassedWrites bypassed;
     private final Supplier<String> partitionKey;
     final String owner;
     final FailedStep failure;
@@ -58,6 +61,7 @@ public final class Cutover {
             ReverseStreamView reverse,
             ReplicaWait replicas,
             TargetWriteLog writeLog,
+            BypassedWrites bypassed,
             Supplier<String> partitionKey,
             String owner) {
         this.settings = settings;
@@ -68,6 +72,7 @@ public final class Cutover {
         this.reverse = reverse;
         this.replicas = replicas;
         this.writeLog = writeLog;
+        this.bypassed = bypassed;
         this.partitionKey = partitionKey;
         this.owner = owner;
         this.failure = new FailedStep(settings, routes, journal, stores);
@@ -120,9 +125,15 @@ public final class Cutover {
         return new Rollback(this, proof).run();
     }
 
-    /** Ends the rollback window: the route becomes FINAL, the reverse stream stops, rollback is refused from then. */
-    public CutoverOutcome closeWindow() throws Exception {
-        return new CloseWindow(this).run();
+    /**
+     * Ends the rollback window: the route becomes FINAL, the reverse stream stops, rollback is refused from then.
+     * Refused while a write that bypassed the Postgres fence differs between the stores ({@link BypassedWrites}).
+     *
+     * @param proofs makes the comparison of those writes' rows and items, only when there are some; what it makes is
+     *     closed after, when it is {@link AutoCloseable}
+     */
+    public CutoverOutcome closeWindow(Callable<? extends DrainProof> proofs) throws Exception {
+        return new CloseWindow(this, proofs).run();
     }
 
     /**

@@ -7,6 +7,7 @@ import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import io.rebalance.protocol.fence.DynamoFence;
 import io.rebalance.protocol.fence.PostgresFence;
+import io.rebalance.protocol.handoff.BypassedWrites;
 import io.rebalance.protocol.handoff.ForwardHold;
 import io.rebalance.protocol.handoff.TargetWriteLog;
 import io.rebalance.protocol.keyspace.HandoffKeys;
@@ -85,8 +86,14 @@ public final class CutoverParts {
         try (Connection c = session.open()) {
             c.setAutoCommit(false); // a fence an application role could reopen is not installed at all
             try {
+                List<String> missing = pgFence.trigger().missingPrivileges(c, settings.sourceTable());
+                if (!missing.isEmpty()) throw triggerRefused(missing);
                 pgFence.install(c, settings.scope());
                 done.add("Postgres fence " + pgFence.table() + " has scope '" + settings.scope() + "'");
+                pgFence.trigger().install(c, settings.sourceTable(), settings.scope());
+                done.add("trigger " + pgFence.trigger().name() + " on " + settings.sourceTable() + " (and its"
+                        + " partitions): Postgres refuses every write there while its fence is closed, whoever"
+                        + " makes it");
                 done.add(grantChecks(c));
                 c.commit();
             } catch (Exception e) {
@@ -149,6 +156,38 @@ public final class CutoverParts {
                 + " (to check it) and not change it";
     }
 
+    /** The refusal for a role that may not install the fence's trigger; names each grant missing. */
+    private RebalanceException triggerRefused(List<String> missing) {
+        return new RebalanceException(
+                ErrorCode.CUTOVER_REFUSED,
+                "the fence's trigger cannot be installed on " + settings.sourceTable() + ": "
+                        + String.join("; ", missing)
+                        + ". Without it Postgres would take writes that bypass WriteGuard after the flip, and"
+                        + " lose them. Nothing was changed.");
+    }
+
+    /**
+     * The pre-check that the fence's trigger guards the table and every partition of it, enabled ALWAYS: a partition
+     * attached since {@code --prepare}, or a trigger someone disabled, would let writes past the fence.
+     */
+    public PreCheck fenceTrigger() {
+        try (Connection c = session.open()) {
+            List<String> gaps = pgFence.trigger().gaps(c, settings.sourceTable());
+            if (gaps.isEmpty()) {
+                return PreCheck.pass(
+                        "fence trigger",
+                        pgFence.trigger().name() + " on " + settings.sourceTable()
+                                + ": Postgres refuses writes that bypass the guard while its fence is closed");
+            }
+            return PreCheck.fail(
+                    "fence trigger",
+                    String.join("; ", gaps) + ": writes that bypass WriteGuard would be taken by Postgres after the"
+                            + " flip, and lost; run `rebalance cutover --prepare` again, which installs it");
+        } catch (SQLException e) {
+            return PreCheck.fail("fence trigger", "could not be read: " + e.getMessage());
+        }
+    }
+
     /** The cutover's pre-check of the same: grants may have changed since --prepare. */
     public PreCheck fenceGrants() {
         List<String> roles = settings.applicationRoles();
@@ -188,8 +227,14 @@ public final class CutoverParts {
                 new ReverseStreamView(redis, handoff, Duration.ofSeconds(5)),
                 new ReplicaWait(redis),
                 writeLog(),
+                bypassed(),
                 this::partitionKey,
                 owner);
+    }
+
+    /** Writes to the moved table that bypassed the Postgres fence while the tail was held. */
+    public BypassedWrites bypassed() {
+        return new BypassedWrites(redis, handoff);
     }
 
     /** The keys applications write to DynamoDB under TARGET (ADR 9). */

@@ -5,6 +5,7 @@ import java.util.List;
 
 /**
  * @param scope the name applications guard their writes under
+ * @param sourceTable the moved Postgres table, as the configuration names it: the fence's trigger guards it
  * @param targetTable the DynamoDB table (its stream feeds the reverse stream)
  * @param maxWriteBlock the longest writes may stay blocked; past it the command aborts before its point of no return
  * @param leaseTtl the exclusive lease's TTL: how soon writes resume after the cutover process dies
@@ -13,6 +14,7 @@ import java.util.List;
  */
 public record CutoverSettings(
         String scope,
+        String sourceTable,
         String targetTable,
         Duration maxWriteBlock,
         Duration leaseTtl,
@@ -20,6 +22,6 @@ public record CutoverSettings(
         Duration alignWait) {
 
     public CutoverSettings withMaxWriteBlock(Duration d) {
-        return new CutoverSettings(scope, targetTable, d, leaseTtl, applicationRoles, alignWait);
+        return new CutoverSettings(scope, sourceTable, targetTable, d, leaseTtl, applicationRoles, alignWait);
     }
 }

@@ -84,7 +84,7 @@ final class CutoverFixture implements AutoCloseable {
         SourceTable source = sourceTable();
         TargetTable.create(dynamo, table, source.key(), SlotIndex.of(config.target()));
         parts = new CutoverParts(
-                new CutoverSettings(table, table, maxWriteBlock, LEASE, List.of(), Duration.ofSeconds(30)),
+                new CutoverSettings(table, table, table, maxWriteBlock, LEASE, List.of(), Duration.ofSeconds(30)),
                 redis,
                 new Keyspace(prefix),
                 new SourceSession(config.source()),
@@ -250,6 +250,7 @@ final class CutoverFixture implements AutoCloseable {
             }
             st.execute("DROP PUBLICATION IF EXISTS " + table + "_pub");
             st.execute("DROP TABLE IF EXISTS " + table);
+            st.execute("DROP FUNCTION IF EXISTS " + pgFence + "_check() CASCADE"); // the fence's trigger
             st.execute("DROP TABLE IF EXISTS " + pgFence);
         }
         for (String t : new String[] {table, dynamoFence}) {

@@ -123,6 +123,8 @@ final class DemoCommand implements Callable<Integer> {
                 Statement st = c.createStatement()) {
             forgetLastDemoStream(config, c);
             st.execute("DROP TABLE IF EXISTS " + TABLE);
+            // a last demo's: its trigger on the table goes with its function
+            st.execute("DROP FUNCTION IF EXISTS " + config.cutover().pgFence() + "_check() CASCADE");
             st.execute("DROP TABLE IF EXISTS " + config.cutover().pgFence()); // a last demo's closed the table
             RoomEventsGenerator.create(c, TABLE, rows, end, hours, 7);
         }

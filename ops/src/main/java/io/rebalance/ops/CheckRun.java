@@ -15,6 +15,8 @@ import io.rebalance.core.source.TableSurvey.Totals;
 import io.rebalance.mover.RunPlanner;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
+import io.rebalance.protocol.fence.FenceTrigger;
+import io.rebalance.protocol.fence.PostgresFence;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -75,11 +77,39 @@ public final class CheckRun {
                 findings.add(
                         Finding.ok("reverse writes", "the reverse stream can write rows back: a rollback can run"));
             reverse.forEach(why -> findings.add(Finding.blocking("reverse writes", why)));
+            findings.add(fenceTrigger(c, config));
             return new Result(table, range, slots, totals, findings);
         } catch (SQLException e) {
             throw new RebalanceException(
                     ErrorCode.SOURCE_UNREACHABLE, "Postgres failed during the check: " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * Whether {@code cutover --prepare} can install the trigger that makes Postgres refuse writes bypassing the guard
+     * once the route leaves SOURCE, or has (docs/cutover.md, "Writes that bypass the fence").
+     */
+    private static Finding fenceTrigger(Connection c, MigrationConfig config) throws SQLException {
+        FenceTrigger trigger = new PostgresFence(config.cutover().pgFence()).trigger();
+        String table = config.source().table();
+        List<String> missing = trigger.missingPrivileges(c, table);
+        if (!missing.isEmpty()) {
+            return Finding.blocking(
+                    "fence trigger",
+                    String.join("; ", missing) + ": `cutover --prepare` refuses without it, since Postgres would take"
+                            + " writes that bypass WriteGuard after the flip, and lose them");
+        }
+        boolean installed = new PostgresFence(config.cutover().pgFence())
+                        .find(c, config.cutover().scopeOr(config.target().table()))
+                        .isPresent()
+                && trigger.gaps(c, table).isEmpty();
+        return Finding.ok(
+                "fence trigger",
+                installed
+                        ? trigger.name() + " is in place on " + table + ": Postgres refuses every write there while"
+                                + " its fence is closed"
+                        : "`cutover --prepare` can install " + trigger.name() + " on " + table + ", so Postgres"
+                                + " refuses every write that bypasses WriteGuard once the route leaves SOURCE");
     }
 
     /** Every slot of the range, in its order, surveyed by {@code sessions} workers with a Postgres session each. */

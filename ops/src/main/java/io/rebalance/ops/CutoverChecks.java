@@ -79,6 +79,7 @@ public final class CutoverChecks implements PreChecks {
         } catch (SQLException e) {
             out.add(PreCheck.fail("source", "Postgres failed during the pre-checks: " + e.getMessage()));
         }
+        out.add(parts.fenceTrigger());
         out.add(parts.fenceGrants());
         out.addAll(RedisChecks.run(
                 c.redis(),

@@ -1,6 +1,7 @@
 package io.rebalance.ops;
 
 import io.rebalance.cutover.CutoverJournal;
+import io.rebalance.protocol.handoff.BypassedWrites;
 import io.rebalance.protocol.handoff.ForwardHold;
 import io.rebalance.protocol.handoff.ReverseStatus;
 import io.rebalance.protocol.handoff.TargetWriteLog;
@@ -29,6 +30,7 @@ public final class RoutingStatus {
         v.put("scopes", List.of());
         v.put("forwardHold", ForwardHold.Phase.NONE.name());
         v.put("reverseStream", Map.of());
+        v.put("bypassedWrites", bypassed(new BypassedWrites.Summary(Map.of(), 0)));
         return v;
     }
 
@@ -81,7 +83,17 @@ public final class RoutingStatus {
             r.put("lastError", reverse.lastError());
         });
         v.put("reverseStream", r);
+        v.put("bypassedWrites", bypassed(new BypassedWrites(redis, keyspace.handoff()).read()));
         return v;
+    }
+
+    /** Writes that bypassed the Postgres fence while the tail was held, not reconciled yet: counted, a few named. */
+    private static Map<String, Object> bypassed(BypassedWrites.Summary found) {
+        Map<String, Object> b = new LinkedHashMap<>();
+        b.put("keys", found.keys().size());
+        b.put("overflow", found.overflow());
+        b.put("named", found.keys().keySet().stream().sorted().limit(LISTED).toList());
+        return b;
     }
 
     /** The last cutover command, and what to run next when it stopped mid-way. */

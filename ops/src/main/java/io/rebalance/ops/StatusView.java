@@ -9,12 +9,16 @@ import io.rebalance.core.copy.CopyStatus;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.core.source.SourceSession;
 import io.rebalance.mover.RunState;
 import io.rebalance.mover.SlotStore;
 import io.rebalance.mover.WriteUnitBudget;
+import io.rebalance.protocol.fence.PostgresFence;
 import io.rebalance.protocol.keyspace.TailKeys;
 import io.rebalance.verifier.SlotResult;
 import io.rebalance.verifier.VerificationStore;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -97,9 +101,39 @@ public final class StatusView {
             v.put(
                     "tail",
                     tail(c, config.redis().keyspace().tail(), config.tail().leaseTtlDuration()));
-            v.put("routing", RoutingStatus.of(c.redis(), config.redis().keyspace()));
+            Map<String, Object> routing =
+                    RoutingStatus.of(c.redis(), config.redis().keyspace());
+            routing.put("fenceTrigger", fenceTrigger(config));
+            v.put("routing", routing);
         }
         return v;
+    }
+
+    /**
+     * Whether the Postgres fence's trigger guards the moved table (and each partition), once a scope was prepared:
+     * {@code state} is {@code none} (no fence yet), {@code in place}, {@code missing} (with the gaps) or {@code
+     * unknown} (with why it could not be read).
+     */
+    static Map<String, Object> fenceTrigger(MigrationConfig config) {
+        Map<String, Object> t = new LinkedHashMap<>();
+        PostgresFence fence = new PostgresFence(config.cutover().pgFence());
+        t.put("table", config.source().table());
+        t.put("trigger", fence.trigger().name());
+        try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
+            if (fence.find(pg, config.cutover().scopeOr(config.target().table()))
+                    .isEmpty()) {
+                t.put("state", "none");
+                t.put("gaps", List.of());
+                return t;
+            }
+            List<String> gaps = fence.trigger().gaps(pg, config.source().table());
+            t.put("state", gaps.isEmpty() ? "in place" : "missing");
+            t.put("gaps", gaps);
+        } catch (SQLException | RuntimeException e) {
+            t.put("state", "unknown");
+            t.put("gaps", List.of(String.valueOf(e.getMessage())));
+        }
+        return t;
     }
 
     /** The run's write-unit budget: its ceiling, the rate allowed now, what the copy consumes, throttling met. */

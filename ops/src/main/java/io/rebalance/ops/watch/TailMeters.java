@@ -15,6 +15,14 @@ final class TailMeters {
         FunctionCounter.builder("rebalance.tail.changes.applied", stats, TailStats::events)
                 .description("Change events this process applied to DynamoDB")
                 .register(registry);
+        FunctionCounter.builder("rebalance.tail.changes.held", stats, TailStats::skippedWhileHeld)
+                .description("Change events passed over while a cutover held the tail (the reverse stream's writes,"
+                        + " and any write that bypassed the Postgres fence)")
+                .register(registry);
+        FunctionCounter.builder("rebalance.tail.changes.bypassed", stats, TailStats::bypassedWhileHeld)
+                .description("Change events passed over while held that the reverse stream did not make: writes"
+                        + " that bypassed the Postgres fence, which DynamoDB lacks until reconciled")
+                .register(registry);
         FunctionCounter.builder("rebalance.lease.lost", stats, TailStats::leaseLapses)
                 .description("Times this process lost the tail lease while streaming")
                 .tag("part", "tail")

@@ -10,4 +10,27 @@ public final class FencedException extends RuntimeException {
                 + "): the writer's lease lapsed and the route may have changed since; nothing was written. Start a"
                 + " new guarded write, which takes a new lease and reads the route again");
     }
+
+    /**
+     * Postgres' own refusal of a guarded write, by the fence's trigger ({@link FenceTrigger}): the write's statement
+     * ran after the fence closed, before the commit's check could refuse it.
+     */
+    public FencedException(String scope, long token, java.sql.SQLException refusal) {
+        super(
+                "Postgres refused a write to '" + scope + "' with fencing token " + token + " at its statement ("
+                        + refusal.getMessage() + "): the writer's lease lapsed and the route may have changed since;"
+                        + " nothing was written. Start a new guarded write, which takes a new lease and reads the"
+                        + " route again",
+                refusal);
+    }
+
+    /** @return the fence trigger's refusal in {@code e}'s causes, if a Postgres write was refused by it */
+    public static java.util.Optional<java.sql.SQLException> refusal(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof java.sql.SQLException s && FenceTrigger.REFUSED.equals(s.getSQLState())) {
+                return java.util.Optional.of(s);
+            }
+        }
+        return java.util.Optional.empty();
+    }
 }

@@ -30,6 +30,11 @@ import java.util.Set;
  */
 public final class PostgresFence {
     private static final String COPY_RECORD = "copy_record";
+    /**
+     * The prefix of the transactional logical message that opens each reverse-stream transaction: the forward tail
+     * tells its changes from writes that bypassed the fence by it.
+     */
+    public static final String REVERSE_MARK = "rebalance.reverse";
 
     private final String table;
     private final String select;
@@ -186,7 +191,20 @@ public final class PostgresFence {
      * transaction ends, so the fence cannot change under the writes. @return the fence as it stays until then
      */
     public FenceState lockForReverse(Connection c, String scope) throws SQLException {
-        return readShared(c, scope);
+        // the setting lets the writes past the fence's trigger; the transactional message tells the forward tail the
+        // changes that follow it in the transaction are this stream's, not writes that bypassed the fence
+        try (PreparedStatement ps = c.prepareStatement(lockShared + "; SELECT set_config('"
+                + FenceTrigger.WRITER_SETTING + "', 'reverse', true), pg_logical_emit_message(true, '" + REVERSE_MARK
+                + "', '')::text; " + select + " WHERE scope = ?")) {
+            ps.setString(1, lockKey(scope));
+            ps.setString(2, scope);
+            ps.execute();
+            ps.getMoreResults();
+            if (!ps.getMoreResults()) throw new IllegalStateException("the fence read returned no result");
+            try (ResultSet rs = ps.getResultSet()) {
+                return state(rs, scope);
+            }
+        }
     }
 
     /** The lock and the read in one round trip, as two statements: the read's snapshot is taken after the lock. */
@@ -221,8 +239,14 @@ public final class PostgresFence {
         }
     }
 
-    private String lockKey(String scope) {
+    /** The text whose 64-bit hash is the scope's advisory lock key; the trigger takes the same lock. */
+    String lockKey(String scope) {
         return "rebalance.fence:" + table + ":" + scope;
+    }
+
+    /** The trigger that enforces this fence on the moved table, for every writer. */
+    public FenceTrigger trigger() {
+        return new FenceTrigger(this);
     }
 
     /** Who may check this fence and who could reopen it. */

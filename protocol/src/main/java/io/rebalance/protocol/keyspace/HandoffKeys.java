@@ -59,4 +59,17 @@ public final class HandoffKeys {
     public String keyLogKeysPrefix() {
         return key("keylog:keys:");
     }
+
+    /**
+     * Hash: the keys of changes the held forward tail passed over that the reverse stream did not make (writes that
+     * bypassed the Postgres fence), each with the WAL position of its last such change (BypassedWrites).
+     */
+    public String bypassed() {
+        return key("bypassed");
+    }
+
+    /** String: how many such changes came past the hash's cap, their keys not kept. */
+    public String bypassedOverflow() {
+        return key("bypassed:overflow");
+    }
 }

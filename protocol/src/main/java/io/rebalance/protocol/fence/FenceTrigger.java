@@ -1,0 +1,183 @@
+package io.rebalance.protocol.fence;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The Postgres fence enforced by the moved table itself, for every writer and not only the guard's: a statement
+ * trigger ({@code fence-trigger.sql}) that refuses every write while the fence admits no application, whoever makes
+ * it (a cron job, a console session, a service never adopted), with the reverse stream's writes the one exception.
+ * It covers INSERT, UPDATE, DELETE, COPY FROM, MERGE and TRUNCATE, for every role, and is enabled ALWAYS, so it fires
+ * under {@code session_replication_role = replica} too. While the fence admits applications it lets everything
+ * through, after taking the fence's advisory lock shared as a guarded write does: a cutover closing the fence waits
+ * for every transaction that wrote the table, so every write that was admitted lies before the fence's {@code
+ * closed_lsn} and reaches DynamoDB (ADR 7, ADR 18).
+ *
+ * <p>What it cannot stop: a role that owns the table or is a superuser can disable or drop it, and any session can
+ * set the reverse stream's setting while the fence is {@code reverse}. The forward tail counts such writes and the
+ * window cannot close over them (docs/cutover.md, "Writes that bypass the fence").
+ */
+public final class FenceTrigger {
+    /** The SQLSTATE of a refusal: a class of its own, so a client can tell it from every error Postgres raises. */
+    public static final String REFUSED = "RB001";
+    /** The transaction setting the reverse stream makes; the trigger admits it while the fence says reverse. */
+    static final String WRITER_SETTING = "rebalance.writer";
+
+    private static final String TEMPLATE = load();
+
+    private final PostgresFence fence;
+    private final String function;
+    private final String name;
+
+    FenceTrigger(PostgresFence fence) {
+        this.fence = fence;
+        this.function = fence.table() + "_check";
+        int dot = fence.table().lastIndexOf('.');
+        this.name = fence.table().substring(dot + 1); // a trigger's name is the table's own, never qualified
+    }
+
+    /** The trigger's name on each table it guards. */
+    public String name() {
+        return name;
+    }
+
+    /** The function every guarded table's trigger calls, qualified. */
+    public String function() {
+        return function;
+    }
+
+    /**
+     * Installs the function and the trigger on {@code table} and, when it is partitioned, on each partition (a
+     * statement trigger on the parent does not fire for a write naming a partition), idempotently, in the caller's
+     * transaction. The fence's row must exist ({@link PostgresFence#install}).
+     *
+     * @param table the moved table, schema-qualified and quoted as needed
+     * @throws SQLException when the role may not: {@link #missingPrivileges} says which grant is missing
+     */
+    public void install(Connection c, String table, String scope) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            s.execute(TEMPLATE.replace("${function}", function).replace("${fence}", fence.table()));
+            for (String t : tables(c, table)) {
+                s.execute("DROP TRIGGER IF EXISTS " + name + " ON " + t);
+                s.execute("CREATE TRIGGER " + name + " BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON " + t
+                        + " FOR EACH STATEMENT EXECUTE FUNCTION " + function + "(" + literal(scope) + ", "
+                        + literal(fence.lockKey(scope)) + ")");
+                s.execute("ALTER TABLE " + t + " ENABLE ALWAYS TRIGGER " + name);
+            }
+        }
+    }
+
+    /**
+     * Removes the trigger from {@code table} and its partitions, and the function once no table uses it: the
+     * clean-up after the table is retired (a write to it is refused until then, since it would be lost).
+     */
+    public void remove(Connection c, String table) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            for (String t : tables(c, table)) s.execute("DROP TRIGGER IF EXISTS " + name + " ON " + t);
+            if (!used(c)) s.execute("DROP FUNCTION IF EXISTS " + function + "()");
+        }
+    }
+
+    private boolean used(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT EXISTS (SELECT 1 FROM pg_trigger" + " WHERE tgfoid = to_regprocedure(? || '()'))")) {
+            ps.setString(1, function);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
+        }
+    }
+
+    /**
+     * What the role connected lacks to install the trigger on {@code table}: ownership of the table (creating a
+     * trigger needs the TRIGGER privilege, enabling it ALWAYS the owner) and CREATE on the fence's schema, each with
+     * the grant that gives it; empty when it may.
+     */
+    public List<String> missingPrivileges(Connection c, String table) throws SQLException {
+        List<String> missing = new ArrayList<>();
+        String schema = fence.table().contains(".") ? fence.table().split("\\.")[0] : "public";
+        try (PreparedStatement ps = c.prepareStatement("SELECT pg_has_role(current_user, t.relowner, 'USAGE'),"
+                + " t.relowner::regrole::text, current_user, has_schema_privilege(?, 'CREATE')"
+                + " FROM pg_class t WHERE t.oid = ?::regclass")) {
+            ps.setString(1, schema);
+            ps.setString(2, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) return List.of(table + " does not exist");
+                String owner = rs.getString(2);
+                String me = rs.getString(3);
+                if (!rs.getBoolean(1)) {
+                    missing.add("the role " + me + " does not own " + table + " (" + owner + " does): a trigger"
+                            + " enabled ALWAYS needs the owner; run as " + owner + ", or GRANT " + owner + " TO "
+                            + me);
+                }
+                if (!rs.getBoolean(4)) {
+                    missing.add("the role " + me + " may not create the fence's function in schema " + schema
+                            + ": GRANT CREATE ON SCHEMA " + schema + " TO " + me);
+                }
+            }
+        }
+        return missing;
+    }
+
+    /**
+     * Where the trigger is missing or not enabled ALWAYS: {@code table} and each of its partitions that lacks it.
+     *
+     * @return empty when every one has it enabled ALWAYS; otherwise the tables that do not, each with why
+     */
+    public List<String> gaps(Connection c, String table) throws SQLException {
+        List<String> gaps = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT tgenabled::text FROM pg_trigger"
+                + " WHERE tgrelid = ?::regclass AND tgname = ? AND tgfoid = to_regprocedure(? || '()')")) {
+            for (String t : tables(c, table)) {
+                ps.setString(1, t);
+                ps.setString(2, name);
+                ps.setString(3, function);
+                try (ResultSet rs = ps.executeQuery()) {
+                    Optional<String> enabled = rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
+                    if (enabled.isEmpty()) gaps.add(t + " has no trigger " + name);
+                    else if (!"A".equals(enabled.get()))
+                        gaps.add(t + "'s trigger " + name + " is "
+                                + ("D".equals(enabled.get()) ? "disabled" : "not enabled ALWAYS"));
+                }
+            }
+        }
+        return gaps;
+    }
+
+    /** {@code table}, and its partitions at every level when it is partitioned. */
+    private static List<String> tables(Connection c, String table) throws SQLException {
+        List<String> out = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT relid::regclass::text FROM pg_partition_tree(?::regclass)" + " ORDER BY level")) {
+            ps.setString(1, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) out.add(rs.getString(1));
+            }
+        }
+        if (out.isEmpty()) out.add(table); // not partitioned: pg_partition_tree returns the table alone, or nothing
+        return out;
+    }
+
+    private static String literal(String s) {
+        return "'" + s.replace("'", "''") + "'";
+    }
+
+    private static String load() {
+        try (InputStream in = FenceTrigger.class.getResourceAsStream("fence-trigger.sql")) {
+            if (in == null) throw new IllegalStateException("fence-trigger.sql is missing from the classpath");
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
