@@ -92,6 +92,7 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
         List<String> keys = new ArrayList<>(events.size());
         List<String> reverseWritten = new ArrayList<>();
         Map<String, Long> bypassing = new HashMap<>();
+        int truncates = 0;
         Map<String, Long> keyLsn = new HashMap<>();
         Set<Long> transactions = new HashSet<>();
         long t = System.nanoTime();
@@ -118,15 +119,17 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             }
             if (r.sourceOffset().get("lsn") instanceof Long at && !hold.applies(at)) {
                 stats.skippedWhileHeld.incrementAndGet();
+                Long tx = transaction(r);
+                boolean bypassed = tx == null || !reverseTransactions.contains(tx); // not the reverse stream's
+                if (bypassed) stats.bypassedWhileHeld.incrementAndGet();
                 // not applied back, but its slot changed, so the next cutover verifies it again
                 if (r.key() instanceof Struct k) {
                     String text = keyText(k);
                     reverseWritten.add(text);
-                    Long tx = transaction(r);
-                    if (tx == null || !reverseTransactions.contains(tx)) { // not the reverse stream's: it bypassed
-                        bypassing.put(text, at);
-                        stats.bypassedWhileHeld.incrementAndGet();
-                    }
+                    if (bypassed) bypassing.put(text, at);
+                } else if (bypassed && r.value() instanceof Struct v && "t".equals(v.get("op"))) {
+                    truncated(r); // names no key: every slot changed, and it is counted as a change not kept
+                    truncates++;
                 }
                 continue;
             }
@@ -142,7 +145,18 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             changes++;
         }
         Batch batch = new Batch(
-                events, committer, hold, keys, reverseWritten, bypassing, transactions, keyLsn, lsn, changes, first);
+                events,
+                committer,
+                hold,
+                keys,
+                reverseWritten,
+                bypassing,
+                truncates,
+                transactions,
+                keyLsn,
+                lsn,
+                changes,
+                first);
         send(batch);
         if (landing != null) land(landing); // its writes overlapped this batch's reads and writes; reassigned below
         // A full batch says Debezium holds more: its writes land while the next batch is read and sent, which keeps
@@ -179,6 +193,7 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             applier.land(sent);
             // before the events are marked processed: a tail that dies here records them again when redelivered
             bypassed.record(b.bypassing);
+            bypassed.countUnkept(b.truncates);
         });
         long after = System.nanoTime();
         changed.record(b.keys, b.lsn);
@@ -302,6 +317,8 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
         final List<String> reverseWritten;
         /** Keys of changes passed over under the hold that the reverse stream did not make, with their positions. */
         final Map<String, Long> bypassing;
+        /** TRUNCATEs among them: no key to keep, so only counted. */
+        final int truncates;
 
         final Set<Long> transactions;
         final Map<String, Long> keyLsn;
@@ -317,6 +334,7 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
                 List<String> keys,
                 List<String> reverseWritten,
                 Map<String, Long> bypassing,
+                int truncates,
                 Set<Long> transactions,
                 Map<String, Long> keyLsn,
                 long lsn,
@@ -328,6 +346,7 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             this.keys = keys;
             this.reverseWritten = reverseWritten;
             this.bypassing = bypassing;
+            this.truncates = truncates;
             this.transactions = transactions;
             this.keyLsn = keyLsn;
             this.lsn = lsn;

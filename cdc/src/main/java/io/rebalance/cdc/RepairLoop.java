@@ -65,12 +65,12 @@ final class RepairLoop {
         }
         if (found.overflow() > 0) {
             log.error(
-                    "{} more changes bypassed the Postgres fence while the tail was held than the {} keys kept;"
-                            + " their slots are marked changed: run `rebalance verify --all --repair` before the next"
-                            + " cutover",
+                    "{} changes bypassed the Postgres fence while the tail was held whose keys were not kept (past the"
+                            + " {} kept, or a TRUNCATE); their slots are marked changed: run `rebalance verify --all"
+                            + " --repair` before the next cutover",
                     found.overflow(),
                     BypassedWrites.CAP);
-            bypassed.clearOverflow();
+            bypassed.forgetUnkept(found.overflow());
         }
     }
 }

@@ -19,6 +19,7 @@ import io.rebalance.ops.CutoverChecks;
 import io.rebalance.ops.CutoverVerification;
 import io.rebalance.ops.RedisChecks;
 import io.rebalance.ops.RollbackProof;
+import io.rebalance.ops.WindowCloseChecks;
 import io.rebalance.ops.watch.Watch;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.ProcessId;
@@ -201,8 +202,7 @@ final class CutoverCommand implements Callable<Integer> {
                     outcome = cutover.rollback(proof);
                 }
             } else if (mode.closeWindow) {
-                // compares the writes that bypassed the fence, if any: only then is the source table read
-                outcome = cutover.closeWindow(() -> new RollbackProof(config, c, c.sourceTable(), false));
+                outcome = cutover.closeWindow(new WindowCloseChecks(config, c));
             } else if (mode.recover) outcome = cutover.recover();
             else {
                 CutoverChecks checks = new CutoverChecks(config, c, parts, table, allowRedisWithoutAof);

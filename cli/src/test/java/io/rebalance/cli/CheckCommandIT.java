@@ -111,6 +111,10 @@ class CheckCommandIT {
         assertThat(report.path("blocking").asBoolean()).isFalse();
         assertThat(finding(report.path("findings"), "slot ranges").path("level").asText())
                 .isEqualTo("OK"); // the primary key serves the ranges
+        assertThat(finding(report.path("findings"), "fence trigger")
+                        .path("detail")
+                        .asText())
+                .contains("`cutover --prepare` can install");
         assertThat(report.path("duration").path("atRate").path("seconds").asDouble())
                 .isEqualTo(3.0);
         long estimate = report.path("writeUnits").path("total").asLong();
@@ -189,6 +193,11 @@ class CheckCommandIT {
         assertThat(finding(findings, "publication").path("level").asText()).isEqualTo("BLOCKING");
         assertThat(finding(findings, "publication").path("detail").asText())
                 .contains("SET (publish_via_partition_root = true)");
+        assertThat(finding(findings, "fence trigger").path("level").asText()).isEqualTo("BLOCKING");
+        assertThat(finding(findings, "fence trigger").path("detail").asText())
+                .contains("does not own " + table)
+                .contains(" TO " + role)
+                .contains("`cutover --prepare` refuses");
 
         try (Connection pg = services.postgres();
                 Statement st = pg.createStatement()) {
@@ -199,6 +208,7 @@ class CheckCommandIT {
                 .path("findings");
         assertThat(finding(after, "publication").path("level").asText()).isEqualTo("OK");
         assertThat(finding(after, "replication right").path("level").asText()).isEqualTo("OK");
+        assertThat(finding(after, "fence trigger").path("level").asText()).isEqualTo("OK");
     }
 
     @Test

@@ -211,8 +211,24 @@ class CutoverCommandIT {
                     .contains(id)
                     .contains("the window stays open")
                     .contains("--rollback");
-            // undone in Postgres: the row equals its item again, so close-window finds it reconciled
+            // undone in Postgres: the row equals its item again, so close-window finds it reconciled; but not before
+            // the tail has read the WAL up to then, or a write made just before would not be recorded yet
             bypassTheTrigger("UPDATE " + table + " SET seq = seq - 1 WHERE id = '" + id + "'");
+            tail.cancel(true);
+            Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
+                try (Connection pg = services.postgres()) {
+                    return !TailPreflight.slot(pg, table).active();
+                }
+            });
+            CliRun tailless = run("cutover", "--close-window", "--yes");
+            assertThat(tailless.exitCode()).as(tailless.out() + tailless.err()).isEqualTo(31);
+            assertThat(tailless.err()).contains("no `rebalance tail` runs").contains("Nothing was changed");
+            tail = thread.submit(() -> run("tail"));
+            Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> {
+                try (Connection pg = services.postgres()) {
+                    return TailPreflight.slot(pg, table).active();
+                }
+            });
             CliRun closed = run("cutover", "--close-window", "--yes");
             assertThat(closed.exitCode()).as(closed.out() + closed.err()).isZero();
             assertThat(run("status").out()).doesNotContain("BYPASSED");

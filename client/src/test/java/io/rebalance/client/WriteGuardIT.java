@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.rebalance.protocol.fence.DynamoFence;
+import io.rebalance.protocol.fence.FenceTrigger;
 import io.rebalance.protocol.fence.FenceWriter;
 import io.rebalance.protocol.fence.FencedException;
 import io.rebalance.protocol.fence.PostgresFence;
@@ -174,6 +175,38 @@ class WriteGuardIT {
                     .hasMessageContaining("at its statement")
                     .hasMessageContaining("admits no application");
             assertThat(rowBody("late")).as("nothing of the stale write landed").isNull();
+        }
+    }
+
+    @Test
+    void theTriggerGuardsEveryPartitionAndAPartitionAttachedLaterIsNamedUntilInstalledAgain() throws Exception {
+        String parted = SharedServices.unique("parted");
+        try (Statement s = admin.createStatement()) {
+            s.execute("CREATE TABLE " + parted + " (id text PRIMARY KEY, body text) PARTITION BY RANGE (id)");
+            s.execute("CREATE TABLE " + parted + "_a PARTITION OF " + parted + " FOR VALUES FROM ('a') TO ('m')");
+            FenceTrigger trigger = pgFence.trigger();
+            trigger.install(admin, parted, SCOPE);
+            assertThat(trigger.gaps(admin, parted, SCOPE)).isEmpty();
+            s.execute("CREATE TABLE " + parted + "_n PARTITION OF " + parted + " FOR VALUES FROM ('m') TO ('z')");
+            assertThat(trigger.gaps(admin, parted, SCOPE))
+                    .as("a partition attached since, which a write may name")
+                    .containsExactly(parted + "_n has no trigger " + trigger.name());
+            trigger.install(admin, parted, SCOPE);
+            assertThat(trigger.gaps(admin, parted, SCOPE)).isEmpty();
+
+            pgFence.set(admin, SCOPE, FenceWriter.REVERSE, 1, LONG);
+            for (String target : List.of(parted, parted + "_a", parted + "_n")) {
+                assertThatThrownBy(() -> s.execute("INSERT INTO " + target + " VALUES ('b', 'late'), ('x', 'late')"))
+                        .as("a write naming " + target)
+                        .isInstanceOf(SQLException.class)
+                        .satisfies(e ->
+                                assertThat(((SQLException) e).getSQLState()).isEqualTo(FenceTrigger.REFUSED));
+            }
+            pgFence.set(admin, SCOPE, FenceWriter.APP, 2, LONG);
+            s.execute("INSERT INTO " + parted + "_n VALUES ('x', 'open again')");
+            trigger.remove(admin, parted);
+            assertThat(trigger.gaps(admin, parted, SCOPE)).hasSize(3);
+            s.execute("DROP TABLE " + parted);
         }
     }
 

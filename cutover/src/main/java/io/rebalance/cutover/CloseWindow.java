@@ -9,6 +9,7 @@ import io.rebalance.protocol.RebalanceException;
 import io.rebalance.protocol.handoff.BypassedWrites;
 import io.rebalance.protocol.route.Route;
 import io.rebalance.protocol.route.RouteStatus;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
@@ -17,7 +18,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.Callable;
 
 /**
  * {@code rebalance cutover --close-window}: the route becomes FINAL, the reverse stream stops, rollback is refused.
@@ -29,14 +29,16 @@ final class CloseWindow {
     static final String WINDOW_CLOSED = "DynamoDB is the store of record; rollback is no longer possible";
     /** Keys named in a refusal; the rest are counted. */
     private static final int NAMED = 20;
+    /** How long comparing the bypassing writes' keys may take: up to 100,000 keys, read in parallel. */
+    private static final Duration COMPARE_WITHIN = Duration.ofMinutes(10);
 
     private final Cutover c;
-    private final Callable<? extends DrainProof> proofs;
+    private final WindowClosing closing;
     private Route route;
 
-    CloseWindow(Cutover c, Callable<? extends DrainProof> proofs) {
+    CloseWindow(Cutover c, WindowClosing closing) {
         this.c = c;
-        this.proofs = proofs;
+        this.closing = closing;
     }
 
     List<Step> steps() {
@@ -63,15 +65,23 @@ final class CloseWindow {
 
     /** Compares the keys of writes that bypassed the fence, drops the equal ones, and refuses over any other. */
     private void refuseUnreconciled() throws Exception {
+        Optional<String> behind = closing.awaitTail();
+        if (behind.isPresent()) {
+            throw new RebalanceException(
+                    ErrorCode.CUTOVER_REFUSED,
+                    "the window stays open: " + behind.get() + ", so a write that bypassed the Postgres fence might"
+                            + " not be recorded yet, and closing the window would lose it. Start `rebalance tail`, or"
+                            + " wait for it to catch up (`rebalance status`), then run --close-window again. Nothing"
+                            + " was changed.");
+        }
         BypassedWrites.Summary found = c.bypassed.read();
         if (found.isEmpty()) return;
         Set<String> differing = new HashSet<>();
         if (!found.keys().isEmpty()) {
-            DrainProof proof = proofs.call();
+            DrainProof proof = closing.proof();
             try {
-                Collection<String> d = proof.differing(
-                        Optional.of(found.keys().keySet()),
-                        c.settings.maxWriteBlock().multipliedBy(10));
+                // before the lease: nothing is blocked while it compares, so no write-block budget bounds it
+                Collection<String> d = proof.differing(Optional.of(found.keys().keySet()), COMPARE_WITHIN);
                 differing.addAll(d);
             } finally {
                 if (proof instanceof AutoCloseable closeable) closeable.close();

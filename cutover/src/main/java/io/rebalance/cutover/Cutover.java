@@ -14,7 +14,6 @@ import io.rebalance.protocol.route.RoutingTable;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.Callable;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -129,11 +128,10 @@ public final class Cutover {
      * Ends the rollback window: the route becomes FINAL, the reverse stream stops, rollback is refused from then.
      * Refused while a write that bypassed the Postgres fence differs between the stores ({@link BypassedWrites}).
      *
-     * @param proofs makes the comparison of those writes' rows and items, only when there are some; what it makes is
-     *     closed after, when it is {@link AutoCloseable}
+     * @param closing waits for the tail to record such writes, and compares their rows and items
      */
-    public CutoverOutcome closeWindow(Callable<? extends DrainProof> proofs) throws Exception {
-        return new CloseWindow(this, proofs).run();
+    public CutoverOutcome closeWindow(WindowClosing closing) throws Exception {
+        return new CloseWindow(this, closing).run();
     }
 
     /**

@@ -6,6 +6,7 @@ import io.rebalance.core.source.SourceSession;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import io.rebalance.protocol.fence.DynamoFence;
+import io.rebalance.protocol.fence.FenceTrigger;
 import io.rebalance.protocol.fence.PostgresFence;
 import io.rebalance.protocol.handoff.BypassedWrites;
 import io.rebalance.protocol.handoff.ForwardHold;
@@ -86,11 +87,14 @@ public final class CutoverParts {
         try (Connection c = session.open()) {
             c.setAutoCommit(false); // a fence an application role could reopen is not installed at all
             try {
-                List<String> missing = pgFence.trigger().missingPrivileges(c, settings.sourceTable());
-                if (!missing.isEmpty()) throw triggerRefused(missing);
+                FenceTrigger trigger = pgFence.trigger();
+                if (!trigger.gaps(c, settings.sourceTable(), settings.scope()).isEmpty()) {
+                    List<String> missing = trigger.missingPrivileges(c, settings.sourceTable());
+                    if (!missing.isEmpty()) throw triggerRefused(missing);
+                }
                 pgFence.install(c, settings.scope());
                 done.add("Postgres fence " + pgFence.table() + " has scope '" + settings.scope() + "'");
-                pgFence.trigger().install(c, settings.sourceTable(), settings.scope());
+                installTrigger(c, trigger);
                 done.add("trigger " + pgFence.trigger().name() + " on " + settings.sourceTable() + " (and its"
                         + " partitions): Postgres refuses every write there while its fence is closed, whoever"
                         + " makes it");
@@ -156,6 +160,22 @@ public final class CutoverParts {
                 + " (to check it) and not change it";
     }
 
+    /** Installs the trigger, refusing with the way on when a long transaction holds the table past the wait. */
+    private void installTrigger(Connection c, FenceTrigger trigger) throws SQLException {
+        try {
+            trigger.install(c, settings.sourceTable(), settings.scope());
+        } catch (SQLException e) {
+            if (!"55P03".equals(e.getSQLState())) throw e; // lock_not_available
+            throw new RebalanceException(
+                    ErrorCode.CUTOVER_REFUSED,
+                    "the fence's trigger could not be put on " + settings.sourceTable() + ": a transaction held the"
+                            + " table for more than 5 s (" + e.getMessage() + "), and writers would queue behind the"
+                            + " wait. Run --prepare again once it ends (pg_stat_activity shows it). Nothing was"
+                            + " changed.",
+                    e);
+        }
+    }
+
     /** The refusal for a role that may not install the fence's trigger; names each grant missing. */
     private RebalanceException triggerRefused(List<String> missing) {
         return new RebalanceException(
@@ -172,7 +192,7 @@ public final class CutoverParts {
      */
     public PreCheck fenceTrigger() {
         try (Connection c = session.open()) {
-            List<String> gaps = pgFence.trigger().gaps(c, settings.sourceTable());
+            List<String> gaps = pgFence.trigger().gaps(c, settings.sourceTable(), settings.scope());
             if (gaps.isEmpty()) {
                 return PreCheck.pass(
                         "fence trigger",

@@ -136,7 +136,7 @@ class BypassingWritesIT {
                     .as("its slot is marked changed, so the next cutover verifies it")
                     .isGreaterThan(slotBefore);
 
-            assertThatThrownBy(() -> f.cutover("close").closeWindow(f::proof))
+            assertThatThrownBy(() -> f.cutover("close").closeWindow(f.closing()))
                     .isInstanceOf(RebalanceException.class)
                     .hasMessageContaining(bypass)
                     .hasMessageContaining("--rollback")
@@ -172,7 +172,7 @@ class BypassingWritesIT {
             guard.run(f.table, permit -> permit.writeDynamo(f.dynamo, CutoverIT.guardedPut(f, existing)));
             await().atMost(BOUND).until(() -> seq(f, existing) == 1 && "guarded".equals(kind(f, existing)));
 
-            f.cutover("close").closeWindow(f::proof);
+            f.cutover("close").closeWindow(f.closing());
             assertThat(route(f).status()).isEqualTo(RouteStatus.FINAL);
             assertThat(bypassed.read().isEmpty()).as("reconciled, so dropped").isTrue();
             assertRefused(() -> superuser(f, insert(f, newId())), "a write after the window closed", "route FINAL");

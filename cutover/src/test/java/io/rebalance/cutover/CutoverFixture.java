@@ -2,6 +2,7 @@ package io.rebalance.cutover;
 
 import io.rebalance.cdc.Tail;
 import io.rebalance.cdc.TailPreflight;
+import io.rebalance.cdc.TailProgress;
 import io.rebalance.client.GuardSettings;
 import io.rebalance.client.WriteGuard;
 import io.rebalance.core.config.MigrationConfig;
@@ -11,6 +12,7 @@ import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.local.RoomEventsGenerator;
+import io.rebalance.protocol.handoff.Lsn;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.testkit.SharedServices;
 import io.rebalance.testkit.TestMigration;
@@ -220,6 +222,33 @@ final class CutoverFixture implements AutoCloseable {
             @Override
             public boolean comparesEveryKey() {
                 return everyKey;
+            }
+        };
+    }
+
+    /** {@code --close-window}'s needs as the cli meets them: the tail caught up to a position noted now, the proof. */
+    WindowClosing closing() {
+        return new WindowClosing() {
+            @Override
+            public Optional<String> awaitTail() throws Exception {
+                long now;
+                try (Connection c = services.postgres();
+                        Statement st = c.createStatement();
+                        ResultSet rs = st.executeQuery(
+                                "SELECT pg_logical_emit_message(false, 'rebalance.close-window', '')::text")) {
+                    rs.next();
+                    now = Lsn.parse(rs.getString(1));
+                }
+                boolean caughtUp =
+                        new TailProgress(redis, new Keyspace(prefix).tail()).awaitApplied(now, Duration.ofSeconds(30));
+                return caughtUp
+                        ? Optional.empty()
+                        : Optional.of("the tail did not read the WAL up to " + Lsn.text(now));
+            }
+
+            @Override
+            public DrainProof proof() {
+                return CutoverFixture.this.proof();
             }
         };
     }

@@ -90,8 +90,16 @@ public final class CheckRun {
      * once the route leaves SOURCE, or has (docs/cutover.md, "Writes that bypass the fence").
      */
     private static Finding fenceTrigger(Connection c, MigrationConfig config) throws SQLException {
-        FenceTrigger trigger = new PostgresFence(config.cutover().pgFence()).trigger();
+        PostgresFence fence = new PostgresFence(config.cutover().pgFence());
+        FenceTrigger trigger = fence.trigger();
         String table = config.source().table();
+        String scope = config.cutover().scopeOr(config.target().table());
+        if (fence.find(c, scope).isPresent() && trigger.gaps(c, table, scope).isEmpty()) {
+            return Finding.ok(
+                    "fence trigger",
+                    trigger.name() + " is in place on " + table + ": Postgres refuses every write there while its"
+                            + " fence is closed");
+        }
         List<String> missing = trigger.missingPrivileges(c, table);
         if (!missing.isEmpty()) {
             return Finding.blocking(
@@ -99,17 +107,10 @@ public final class CheckRun {
                     String.join("; ", missing) + ": `cutover --prepare` refuses without it, since Postgres would take"
                             + " writes that bypass WriteGuard after the flip, and lose them");
         }
-        boolean installed = new PostgresFence(config.cutover().pgFence())
-                        .find(c, config.cutover().scopeOr(config.target().table()))
-                        .isPresent()
-                && trigger.gaps(c, table).isEmpty();
         return Finding.ok(
                 "fence trigger",
-                installed
-                        ? trigger.name() + " is in place on " + table + ": Postgres refuses every write there while"
-                                + " its fence is closed"
-                        : "`cutover --prepare` can install " + trigger.name() + " on " + table + ", so Postgres"
-                                + " refuses every write that bypasses WriteGuard once the route leaves SOURCE");
+                "`cutover --prepare` can install " + trigger.name() + " on " + table + ", so Postgres refuses every"
+                        + " write that bypasses WriteGuard once the route leaves SOURCE");
     }
 
     /** Every slot of the range, in its order, surveyed by {@code sessions} workers with a Postgres session each. */

@@ -14,8 +14,9 @@ import io.rebalance.verifier.SlotResult;
 import io.rebalance.verifier.VerificationStore;
 import io.rebalance.verifier.Verifier;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.Statement;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -297,10 +298,17 @@ public final class CutoverVerification implements WindowVerification {
      * wait for the next heartbeat.
      */
     private long walNow() throws Exception {
-        try (Statement st = pg.createStatement();
-                ResultSet rs = st.executeQuery("SELECT pg_logical_emit_message(false, 'rebalance.keylog', '')::text")) {
-            rs.next();
-            return Lsn.parse(rs.getString(1));
+        return walNow(pg, "rebalance.keylog");
+    }
+
+    /** A WAL position now, as a logical message with the prefix {@code mark}, which the tail passes at once. */
+    static long walNow(Connection pg, String mark) throws SQLException {
+        try (PreparedStatement ps = pg.prepareStatement("SELECT pg_logical_emit_message(false, ?, '')::text")) {
+            ps.setString(1, mark);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return Lsn.parse(rs.getString(1));
+            }
         }
     }
 }

@@ -30,7 +30,7 @@ public final class RoutingStatus {
         v.put("scopes", List.of());
         v.put("forwardHold", ForwardHold.Phase.NONE.name());
         v.put("reverseStream", Map.of());
-        v.put("bypassedWrites", bypassed(new BypassedWrites.Summary(Map.of(), 0)));
+        v.put("bypassedWrites", bypassed(0, new BypassedWrites.Summary(Map.of(), 0)));
         return v;
     }
 
@@ -83,14 +83,15 @@ public final class RoutingStatus {
             r.put("lastError", reverse.lastError());
         });
         v.put("reverseStream", r);
-        v.put("bypassedWrites", bypassed(new BypassedWrites(redis, keyspace.handoff()).read()));
+        BypassedWrites bypassed = new BypassedWrites(redis, keyspace.handoff());
+        v.put("bypassedWrites", bypassed(bypassed.kept(), bypassed.summary(LISTED)));
         return v;
     }
 
     /** Writes that bypassed the Postgres fence while the tail was held, not reconciled yet: counted, a few named. */
-    private static Map<String, Object> bypassed(BypassedWrites.Summary found) {
+    private static Map<String, Object> bypassed(long kept, BypassedWrites.Summary found) {
         Map<String, Object> b = new LinkedHashMap<>();
-        b.put("keys", found.keys().size());
+        b.put("keys", kept);
         b.put("overflow", found.overflow());
         b.put("named", found.keys().keySet().stream().sorted().limit(LISTED).toList());
         return b;

@@ -120,13 +120,13 @@ public final class StatusView {
         t.put("table", config.source().table());
         t.put("trigger", fence.trigger().name());
         try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
-            if (fence.find(pg, config.cutover().scopeOr(config.target().table()))
-                    .isEmpty()) {
+            String scope = config.cutover().scopeOr(config.target().table());
+            if (fence.find(pg, scope).isEmpty()) {
                 t.put("state", "none");
                 t.put("gaps", List.of());
                 return t;
             }
-            List<String> gaps = fence.trigger().gaps(pg, config.source().table());
+            List<String> gaps = fence.trigger().gaps(pg, config.source().table(), scope);
             t.put("state", gaps.isEmpty() ? "in place" : "missing");
             t.put("gaps", gaps);
         } catch (SQLException | RuntimeException e) {

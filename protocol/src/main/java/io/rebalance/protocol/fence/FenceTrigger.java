@@ -11,6 +11,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 
 /**
@@ -34,40 +35,64 @@ public final class FenceTrigger {
     static final String WRITER_SETTING = "rebalance.writer";
 
     private static final String TEMPLATE = load();
+    /** How long installing waits for a table's lock: writers queue behind a trigger's DDL while it waits. */
+    private static final String LOCK_TIMEOUT = "5s";
 
     private final PostgresFence fence;
-    private final String function;
     private final String name;
 
     FenceTrigger(PostgresFence fence) {
         this.fence = fence;
-        this.function = fence.table() + "_check";
         int dot = fence.table().lastIndexOf('.');
-        this.name = fence.table().substring(dot + 1); // a trigger's name is the table's own, never qualified
+        // unquoted, as everything here names it, so Postgres folds it to lower case
+        this.name = fence.table().substring(dot + 1).toLowerCase(Locale.ROOT);
     }
 
-    /** The trigger's name on each table it guards. */
+    /** The trigger's name on each table it guards: the fence table's own name. */
     public String name() {
         return name;
     }
 
-    /** The function every guarded table's trigger calls, qualified. */
-    public String function() {
-        return function;
+    /**
+     * The fence table as Postgres resolves it, schema-qualified: the function reads it with a fixed {@code
+     * search_path}, so an unqualified name must be pinned to the schema it was created in.
+     */
+    private String fenceTable(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT n.nspname, r.relname FROM pg_class r"
+                + " JOIN pg_namespace n ON n.oid = r.relnamespace WHERE r.oid = to_regclass(?)")) {
+            ps.setString(1, fence.table());
+            try (ResultSet rs = ps.executeQuery()) {
+                if (rs.next()) return quoted(rs.getString(1)) + "." + quoted(rs.getString(2));
+            }
+        }
+        return fence.table().contains(".") ? fence.table() : "public." + fence.table(); // not installed yet
+    }
+
+    /** The function every guarded table's trigger calls: beside the fence table, named after it. */
+    private String function(Connection c) throws SQLException {
+        String table = fenceTable(c);
+        return table.endsWith("\"") ? table.substring(0, table.length() - 1) + "_check\"" : table + "_check";
     }
 
     /**
      * Installs the function and the trigger on {@code table} and, when it is partitioned, on each partition (a
      * statement trigger on the parent does not fire for a write naming a partition), idempotently, in the caller's
-     * transaction. The fence's row must exist ({@link PostgresFence#install}).
+     * transaction: a table whose trigger is in place already is left alone, and one that waits over 5 s for its lock
+     * (a long transaction writing it) fails the call with SQLSTATE 55P03 rather than hold writers up behind it. The
+     * fence's row must exist ({@link PostgresFence#install}).
      *
      * @param table the moved table, schema-qualified and quoted as needed
      * @throws SQLException when the role may not: {@link #missingPrivileges} says which grant is missing
      */
     public void install(Connection c, String table, String scope) throws SQLException {
+        String function = function(c);
         try (Statement s = c.createStatement()) {
-            s.execute(TEMPLATE.replace("${function}", function).replace("${fence}", fence.table()));
+            s.execute(TEMPLATE.replace("${function}", function).replace("${fence}", fenceTable(c)));
+            boolean waitBounded = false;
             for (String t : tables(c, table)) {
+                if (gap(c, t, scope).isEmpty()) continue; // in place: no DDL, no lock taken
+                if (!waitBounded) s.execute("SET LOCAL lock_timeout = '" + LOCK_TIMEOUT + "'");
+                waitBounded = true;
                 s.execute("DROP TRIGGER IF EXISTS " + name + " ON " + t);
                 s.execute("CREATE TRIGGER " + name + " BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON " + t
                         + " FOR EACH STATEMENT EXECUTE FUNCTION " + function + "(" + literal(scope) + ", "
@@ -82,15 +107,16 @@ public final class FenceTrigger {
      * clean-up after the table is retired (a write to it is refused until then, since it would be lost).
      */
     public void remove(Connection c, String table) throws SQLException {
+        String function = function(c);
         try (Statement s = c.createStatement()) {
             for (String t : tables(c, table)) s.execute("DROP TRIGGER IF EXISTS " + name + " ON " + t);
-            if (!used(c)) s.execute("DROP FUNCTION IF EXISTS " + function + "()");
+            if (!used(c, function)) s.execute("DROP FUNCTION IF EXISTS " + function + "()");
         }
     }
 
-    private boolean used(Connection c) throws SQLException {
+    private static boolean used(Connection c, String function) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(
-                "SELECT EXISTS (SELECT 1 FROM pg_trigger" + " WHERE tgfoid = to_regprocedure(? || '()'))")) {
+                "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgfoid = to_regprocedure(? || '()'))")) {
             ps.setString(1, function);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() && rs.getBoolean(1);
@@ -105,11 +131,12 @@ public final class FenceTrigger {
      */
     public List<String> missingPrivileges(Connection c, String table) throws SQLException {
         List<String> missing = new ArrayList<>();
-        String schema = fence.table().contains(".") ? fence.table().split("\\.")[0] : "public";
+        String fenceTable = fenceTable(c);
+        String schema = fenceTable.substring(0, fenceTable.indexOf('.'));
         try (PreparedStatement ps = c.prepareStatement("SELECT pg_has_role(current_user, t.relowner, 'USAGE'),"
                 + " t.relowner::regrole::text, current_user, has_schema_privilege(?, 'CREATE')"
                 + " FROM pg_class t WHERE t.oid = ?::regclass")) {
-            ps.setString(1, schema);
+            ps.setString(1, schema.replace("\"", ""));
             ps.setString(2, table);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) return List.of(table + " does not exist");
@@ -130,28 +157,42 @@ public final class FenceTrigger {
     }
 
     /**
-     * Where the trigger is missing or not enabled ALWAYS: {@code table} and each of its partitions that lacks it.
+     * Where the trigger does not guard {@code table} as {@code scope}'s fence: the table and each of its partitions
+     * that has no such trigger, has it disabled or not enabled ALWAYS, or has one that checks another scope's fence or
+     * calls another function.
      *
-     * @return empty when every one has it enabled ALWAYS; otherwise the tables that do not, each with why
+     * @return empty when every one has it; otherwise the tables that do not, each with why
      */
-    public List<String> gaps(Connection c, String table) throws SQLException {
+    public List<String> gaps(Connection c, String table, String scope) throws SQLException {
         List<String> gaps = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement("SELECT tgenabled::text FROM pg_trigger"
-                + " WHERE tgrelid = ?::regclass AND tgname = ? AND tgfoid = to_regprocedure(? || '()')")) {
-            for (String t : tables(c, table)) {
-                ps.setString(1, t);
-                ps.setString(2, name);
-                ps.setString(3, function);
-                try (ResultSet rs = ps.executeQuery()) {
-                    Optional<String> enabled = rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
-                    if (enabled.isEmpty()) gaps.add(t + " has no trigger " + name);
-                    else if (!"A".equals(enabled.get()))
-                        gaps.add(t + "'s trigger " + name + " is "
-                                + ("D".equals(enabled.get()) ? "disabled" : "not enabled ALWAYS"));
+        for (String t : tables(c, table)) gap(c, t, scope).ifPresent(gaps::add);
+        return gaps;
+    }
+
+    /** Why {@code t} itself is not guarded as {@code scope}'s fence; empty when it is. */
+    private Optional<String> gap(Connection c, String t, String scope) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT tgenabled::text, tgargs,"
+                + " tgfoid = coalesce(to_regprocedure(? || '()'), 0) FROM pg_trigger"
+                + " WHERE tgrelid = ?::regclass AND tgname = ?")) {
+            ps.setString(1, function(c));
+            ps.setString(2, t);
+            ps.setString(3, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) return Optional.of(t + " has no trigger " + name);
+                String enabled = rs.getString(1);
+                // tgargs: each argument followed by a NUL byte
+                List<String> args = List.of(new String(rs.getBytes(2), StandardCharsets.UTF_8).split("\0"));
+                if (!rs.getBoolean(3) || !args.equals(List.of(scope, fence.lockKey(scope)))) {
+                    return Optional.of(t + "'s trigger " + name + " checks another fence than scope '" + scope + "' of "
+                            + fenceTable(c));
                 }
+                if (!"A".equals(enabled)) {
+                    return Optional.of(t + "'s trigger " + name + " is "
+                            + ("D".equals(enabled) ? "disabled" : "not enabled ALWAYS"));
+                }
+                return Optional.empty();
             }
         }
-        return gaps;
     }
 
     /** {@code table}, and its partitions at every level when it is partitioned. */
@@ -166,6 +207,10 @@ public final class FenceTrigger {
         }
         if (out.isEmpty()) out.add(table); // not partitioned: pg_partition_tree returns the table alone, or nothing
         return out;
+    }
+
+    private static String quoted(String identifier) {
+        return identifier.matches("[a-z_][a-z0-9_$]*") ? identifier : "\"" + identifier.replace("\"", "\"\"") + "\"";
     }
 
     private static String literal(String s) {

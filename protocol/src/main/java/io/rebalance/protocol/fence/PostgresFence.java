@@ -191,13 +191,16 @@ public final class PostgresFence {
      * transaction ends, so the fence cannot change under the writes. @return the fence as it stays until then
      */
     public FenceState lockForReverse(Connection c, String scope) throws SQLException {
-        // the setting lets the writes past the fence's trigger; the transactional message tells the forward tail the
-        // changes that follow it in the transaction are this stream's, not writes that bypassed the fence
+        // Only while the fence admits the reverse stream (the row cannot change under the lock): the setting lets its
+        // writes past the fence's trigger; the transactional message tells the forward tail the changes after it in
+        // the transaction are this stream's, not writes that bypassed the fence.
         try (PreparedStatement ps = c.prepareStatement(lockShared + "; SELECT set_config('"
                 + FenceTrigger.WRITER_SETTING + "', 'reverse', true), pg_logical_emit_message(true, '" + REVERSE_MARK
-                + "', '')::text; " + select + " WHERE scope = ?")) {
+                + "', '')::text FROM " + table + " WHERE scope = ? AND writer = 'reverse'; " + select
+                + " WHERE scope = ?")) {
             ps.setString(1, lockKey(scope));
             ps.setString(2, scope);
+            ps.setString(3, scope);
             ps.execute();
             ps.getMoreResults();
             if (!ps.getMoreResults()) throw new IllegalStateException("the fence read returned no result");

@@ -7,17 +7,17 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.params.ScanParams;
 
 /**
  * Writes to the moved table that bypassed the Postgres fence ({@code <prefix>{cdc}:bypassed}): changes the held
  * forward tail passed over that the reverse stream did not make. Only a session that disabled the fence's trigger (or
- * forged the reverse stream's setting) makes one, or a writer that skips the guard in the moment between a rollback
- * reopening Postgres and lifting the tail's hold. Postgres took each, DynamoDB never got it: the tail records its key
+ * forged the reverse stream's setting) makes one. Postgres took each, DynamoDB never got it: the tail records its key
  * and position, {@code status} shows them, {@code cutover --close-window} refuses while one differs between the
  * stores, and once the hold is lifted (a rollback) the tail writes them to DynamoDB and drops them.
  *
- * <p>Keys are kept up to {@link #CAP}; changes past it are only counted ({@link Summary#overflow}), and their slots
- * are marked changed like every change the tail passes over.
+ * <p>Keys are kept up to {@link #CAP}; changes past it, and a TRUNCATE (which names no key), are only counted
+ * ({@link Summary#overflow}), and their slots are marked changed like every change the tail passes over.
  */
 public final class BypassedWrites {
     /** The most keys kept: about 10 MB of Redis at most. */
@@ -51,6 +51,11 @@ public final class BypassedWrites {
             args.add(Long.toString(lsn));
         });
         RECORD.eval(redis, List.of(keys.bypassed(), keys.bypassedOverflow()), args);
+    }
+
+    /** Counts changes that bypassed the fence whose keys cannot be kept (a TRUNCATE names none). */
+    public void countUnkept(long changes) {
+        if (changes > 0) redis.incrBy(keys.bypassedOverflow(), changes);
     }
 
     /** Whether anything is recorded, in one round trip. */
@@ -89,8 +94,20 @@ public final class BypassedWrites {
         SETTLE.eval(redis, List.of(keys.bypassed()), args);
     }
 
-    /** Forgets the changes counted past the cap, once they were dealt with as the caller says. */
-    public void clearOverflow() {
-        redis.del(keys.bypassedOverflow());
+    /**
+     * Forgets {@code changes} of those counted without their keys, once dealt with as the caller says; any counted
+     * since they were read stay.
+     */
+    public void forgetUnkept(long changes) {
+        if (changes > 0 && redis.decrBy(keys.bypassedOverflow(), changes) <= 0) redis.del(keys.bypassedOverflow());
+    }
+
+    /** What {@code status} shows: how many keys are kept and up to {@code named} of them, and the changes not kept. */
+    public Summary summary(int named) {
+        Map<String, Long> some = new LinkedHashMap<>();
+        redis.hscan(keys.bypassed(), ScanParams.SCAN_POINTER_START, new ScanParams().count(named)).getResult().stream()
+                .limit(named)
+                .forEach(e -> some.put(e.getKey(), Long.parseLong(e.getValue())));
+        return new Summary(some, overflow());
     }
 }
