@@ -22,7 +22,7 @@ import java.util.function.ToLongFunction;
 /**
  * The Postgres fence's cost: application writes at a fixed rate, each an UPDATE of a random row in its own
  * transaction, in four modes alternated three times each: plain, on the table without the fence's trigger; plain
- * with the trigger on it (what a writer the guard does not wrap pays while the fence is open); guarded the way
+ * with the trigger installed (disabled while the fence is open, as --prepare leaves it); guarded the way
  * docs/cutover.md shows ({@link PostgresFence#commitIfAdmitted}: the fence's advisory lock taken shared, its row read
  * and the commit, one round trip), with the trigger; and guarded with the check first ({@link PostgresFence#check},
  * a round trip of its own), with the trigger. Prints each run's
@@ -39,7 +39,7 @@ public final class FenceBenchmark {
 
     private enum Mode {
         PLAIN("plain", false),
-        /** Plain writes with the fence's trigger on the table (an application never adopted, while it is open). */
+        /** Plain writes with the fence's trigger installed (disabled while the fence is open, as before a flip). */
         TRIGGERED("trigger", true),
         AT_COMMIT("guarded", true),
         CHECK_FIRST("checked", true);

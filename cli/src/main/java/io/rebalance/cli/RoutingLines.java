@@ -69,6 +69,11 @@ final class RoutingLines {
                     out.printf(
                             "  trigger    %s on %s: Postgres refuses every write there while its fence is closed%n",
                             t.get("trigger"), t.get("table"));
+                case "ready" ->
+                    out.printf(
+                            "  trigger    %s on %s: enabled as the fence closes, when Postgres refuses every write"
+                                    + " there%n",
+                            t.get("trigger"), t.get("table"));
                 case "none" -> {} // no fence yet: nothing to enforce
                 default ->
                     out.printf(

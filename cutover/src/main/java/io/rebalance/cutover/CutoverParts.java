@@ -88,16 +88,15 @@ public final class CutoverParts {
             c.setAutoCommit(false); // a fence an application role could reopen is not installed at all
             try {
                 FenceTrigger trigger = pgFence.trigger();
-                if (!trigger.gaps(c, settings.sourceTable(), settings.scope()).isEmpty()) {
-                    List<String> missing = trigger.missingPrivileges(c, settings.sourceTable());
-                    if (!missing.isEmpty()) throw triggerRefused(missing);
-                }
+                // every flip enables or disables it, as this role: the cutover needs what --prepare needs
+                List<String> missing = trigger.missingPrivileges(c, settings.sourceTable());
+                if (!missing.isEmpty()) throw triggerRefused(missing);
                 pgFence.install(c, settings.scope());
                 done.add("Postgres fence " + pgFence.table() + " has scope '" + settings.scope() + "'");
                 installTrigger(c, trigger);
                 done.add("trigger " + pgFence.trigger().name() + " on " + settings.sourceTable() + " (and its"
-                        + " partitions): Postgres refuses every write there while its fence is closed, whoever"
-                        + " makes it");
+                        + " partitions), enabled while the fence is closed: Postgres then refuses every write there,"
+                        + " whoever makes it");
                 done.add(grantChecks(c));
                 c.commit();
             } catch (Exception e) {
@@ -192,17 +191,19 @@ public final class CutoverParts {
      */
     public PreCheck fenceTrigger() {
         try (Connection c = session.open()) {
-            List<String> gaps = pgFence.trigger().gaps(c, settings.sourceTable(), settings.scope());
+            FenceTrigger trigger = pgFence.trigger();
+            List<String> gaps = new ArrayList<>(trigger.gaps(c, settings.sourceTable(), settings.scope()));
+            gaps.addAll(trigger.missingPrivileges(c, settings.sourceTable()));
             if (gaps.isEmpty()) {
                 return PreCheck.pass(
                         "fence trigger",
-                        pgFence.trigger().name() + " on " + settings.sourceTable()
-                                + ": Postgres refuses writes that bypass the guard while its fence is closed");
+                        trigger.name() + " on " + settings.sourceTable() + ", enabled as the fence closes: Postgres"
+                                + " then refuses writes that bypass the guard");
             }
             return PreCheck.fail(
                     "fence trigger",
                     String.join("; ", gaps) + ": writes that bypass WriteGuard would be taken by Postgres after the"
-                            + " flip, and lost; run `rebalance cutover --prepare` again, which installs it");
+                            + " flip, and lost; fix the grant, or run `rebalance cutover --prepare` again");
         } catch (SQLException e) {
             return PreCheck.fail("fence trigger", "could not be read: " + e.getMessage());
         }

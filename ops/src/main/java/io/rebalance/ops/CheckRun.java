@@ -94,13 +94,13 @@ public final class CheckRun {
         FenceTrigger trigger = fence.trigger();
         String table = config.source().table();
         String scope = config.cutover().scopeOr(config.target().table());
-        if (fence.find(c, scope).isPresent() && trigger.gaps(c, table, scope).isEmpty()) {
+        if (fence.find(c, scope).isPresent() && trigger.enforced(c, table, scope)) {
             return Finding.ok(
                     "fence trigger",
                     trigger.name() + " is in place on " + table + ": Postgres refuses every write there while its"
                             + " fence is closed");
         }
-        List<String> missing = trigger.missingPrivileges(c, table);
+        List<String> missing = trigger.missingPrivileges(c, table); // every flip enables or disables it
         if (!missing.isEmpty()) {
             return Finding.blocking(
                     "fence trigger",
@@ -109,8 +109,8 @@ public final class CheckRun {
         }
         return Finding.ok(
                 "fence trigger",
-                "`cutover --prepare` can install " + trigger.name() + " on " + table + ", so Postgres refuses every"
-                        + " write that bypasses WriteGuard once the route leaves SOURCE");
+                "`cutover --prepare` can install " + trigger.name() + " on " + table + " and the cutover enable it, so"
+                        + " Postgres refuses every write that bypasses WriteGuard once the route leaves SOURCE");
     }
 
     /** Every slot of the range, in its order, surveyed by {@code sessions} workers with a Postgres session each. */

@@ -13,6 +13,7 @@ import io.rebalance.core.source.SourceSession;
 import io.rebalance.mover.RunState;
 import io.rebalance.mover.SlotStore;
 import io.rebalance.mover.WriteUnitBudget;
+import io.rebalance.protocol.fence.FenceWriter;
 import io.rebalance.protocol.fence.PostgresFence;
 import io.rebalance.protocol.keyspace.TailKeys;
 import io.rebalance.verifier.SlotResult;
@@ -111,8 +112,9 @@ public final class StatusView {
 
     /**
      * Whether the Postgres fence's trigger guards the moved table (and each partition), once a scope was prepared:
-     * {@code state} is {@code none} (no fence yet), {@code in place}, {@code missing} (with the gaps) or {@code
-     * unknown} (with why it could not be read).
+     * {@code state} is {@code none} (no fence yet), {@code ready} (the fence is open: the flip enables it), {@code in
+     * place} (the fence is closed and it is enabled on every table), {@code missing} (with the gaps) or {@code unknown}
+     * (with why it could not be read).
      */
     static Map<String, Object> fenceTrigger(MigrationConfig config) {
         Map<String, Object> t = new LinkedHashMap<>();
@@ -127,7 +129,8 @@ public final class StatusView {
                 return t;
             }
             List<String> gaps = fence.trigger().gaps(pg, config.source().table(), scope);
-            t.put("state", gaps.isEmpty() ? "in place" : "missing");
+            boolean closed = fence.find(pg, scope).orElseThrow().writer() != FenceWriter.APP;
+            t.put("state", !gaps.isEmpty() ? "missing" : closed ? "in place" : "ready");
             t.put("gaps", gaps);
         } catch (SQLException | RuntimeException e) {
             t.put("state", "unknown");

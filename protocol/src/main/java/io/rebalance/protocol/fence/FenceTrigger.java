@@ -18,11 +18,12 @@ import java.util.Optional;
  * The Postgres fence enforced by the moved table itself, for every writer and not only the guard's: a statement
  * trigger ({@code fence-trigger.sql}) that refuses every write while the fence admits no application, whoever makes
  * it (a cron job, a console session, a service never adopted), with the reverse stream's writes the one exception.
- * It covers INSERT, UPDATE, DELETE, COPY FROM, MERGE and TRUNCATE, for every role, and is enabled ALWAYS, so it fires
- * under {@code session_replication_role = replica} too. While the fence admits applications it lets everything
- * through, after taking the fence's advisory lock shared as a guarded write does: a cutover closing the fence waits
- * for every transaction that wrote the table, so every write that was admitted lies before the fence's {@code
- * closed_lsn} and reaches DynamoDB (ADR 7, ADR 18).
+ * It covers INSERT, UPDATE, DELETE, COPY FROM, MERGE and TRUNCATE, for every role. It is enabled (ALWAYS, so it
+ * fires under {@code session_replication_role = replica} too) only while the fence admits no application: {@link
+ * PostgresFence#set} enables it in the transaction that closes the fence, before it notes {@code closed_lsn}, and
+ * enabling it waits for every transaction writing the table, so every write taken before lies before that position
+ * and reaches DynamoDB; it disables it as the fence reopens. While the fence is open it costs writers nothing
+ * (ADR 7, ADR 18).
  *
  * <p>What it cannot stop: a role that owns the table or is a superuser can disable or drop it, and any session can
  * set the reverse stream's setting while the fence is {@code reverse}. The forward tail counts such writes and the
@@ -31,6 +32,8 @@ import java.util.Optional;
 public final class FenceTrigger {
     /** The SQLSTATE of a refusal: a class of its own, so a client can tell it from every error Postgres raises. */
     public static final String REFUSED = "RB001";
+    /** The fence row's column naming the table the trigger guards, so a flip of the fence can enable it. */
+    static final String GUARDED = "guarded_table";
     /** The transaction setting the reverse stream makes; the trigger admits it while the fence says reverse. */
     static final String WRITER_SETTING = "rebalance.writer";
 
@@ -75,29 +78,74 @@ public final class FenceTrigger {
     }
 
     /**
-     * Installs the function and the trigger on {@code table} and, when it is partitioned, on each partition (a
-     * statement trigger on the parent does not fire for a write naming a partition), idempotently, in the caller's
-     * transaction: a table whose trigger is in place already is left alone, and one that waits over 5 s for its lock
-     * (a long transaction writing it) fails the call with SQLSTATE 55P03 rather than hold writers up behind it. The
-     * fence's row must exist ({@link PostgresFence#install}).
+     * Installs the function, records {@code table} on the scope's fence row, and puts the trigger on the table and,
+     * when it is partitioned, on each partition (a statement trigger on the parent does not fire for a write naming a
+     * partition), enabled as the fence is: enabled ALWAYS while it admits no application, disabled while it does
+     * (then it costs writers nothing; {@link PostgresFence#set} enables it as it closes the fence). Idempotent, in the
+     * caller's transaction: a table whose trigger is as it should be is left alone, and one that waits over 5 s for its
+     * lock (a long transaction writing it) fails the call with SQLSTATE 55P03 rather than hold writers up behind it.
+     * The fence's row must exist ({@link PostgresFence#install}).
      *
      * @param table the moved table, schema-qualified and quoted as needed
      * @throws SQLException when the role may not: {@link #missingPrivileges} says which grant is missing
      */
     public void install(Connection c, String table, String scope) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            s.execute(TEMPLATE.replace("${function}", function(c)).replace("${fence}", fenceTable(c)));
+        }
+        try (PreparedStatement ps =
+                c.prepareStatement("UPDATE " + fence.table() + " SET " + GUARDED + " = ? WHERE scope = ?")) {
+            ps.setString(1, table);
+            ps.setString(2, scope);
+            ps.executeUpdate();
+        }
+        place(c, table, scope, closed(c, scope), true);
+    }
+
+    /**
+     * As the fence flips, inside {@link PostgresFence#set}'s transaction and before it notes {@code closed_lsn}:
+     * enables the trigger on the guarded table and its partitions (creating it on one attached since) when the fence
+     * closes, disables it when it opens. Enabling takes each table's SHARE ROW EXCLUSIVE lock, so it waits for every
+     * transaction writing the table, guarded or not, within the caller's lock timeout: every write taken before lies
+     * before the position noted, and every write after finds the trigger. Nothing when no table was recorded.
+     */
+    void follow(Connection c, String scope, boolean closing) throws SQLException {
+        Optional<String> table = guarded(c, scope);
+        if (table.isPresent()) place(c, table.get(), scope, closing, false);
+    }
+
+    /** The table the scope's fence guards, as {@link #install} recorded it. */
+    private Optional<String> guarded(Connection c, String scope) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT to_jsonb(f) ->> '" + GUARDED + "' FROM " + fence.table()
+                + " f WHERE scope = ?")) { // to_jsonb: no error on a fence made before the column
+            ps.setString(1, scope);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? Optional.ofNullable(rs.getString(1)) : Optional.empty();
+            }
+        }
+    }
+
+    private boolean closed(Connection c, String scope) throws SQLException {
+        return fence.find(c, scope).map(f -> f.writer() != FenceWriter.APP).orElse(false);
+    }
+
+    /** Puts the trigger on {@code table} and its partitions as {@code enabled} says, with DDL only where needed. */
+    private void place(Connection c, String table, String scope, boolean enabled, boolean boundWait)
+            throws SQLException {
         String function = function(c);
         try (Statement s = c.createStatement()) {
-            s.execute(TEMPLATE.replace("${function}", function).replace("${fence}", fenceTable(c)));
-            boolean waitBounded = false;
             for (String t : tables(c, table)) {
-                if (gap(c, t, scope).isEmpty()) continue; // in place: no DDL, no lock taken
-                if (!waitBounded) s.execute("SET LOCAL lock_timeout = '" + LOCK_TIMEOUT + "'");
-                waitBounded = true;
-                s.execute("DROP TRIGGER IF EXISTS " + name + " ON " + t);
-                s.execute("CREATE TRIGGER " + name + " BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON " + t
-                        + " FOR EACH STATEMENT EXECUTE FUNCTION " + function + "(" + literal(scope) + ", "
-                        + literal(fence.lockKey(scope)) + ")");
-                s.execute("ALTER TABLE " + t + " ENABLE ALWAYS TRIGGER " + name);
+                Placed now = placed(c, t, scope);
+                if (now == (enabled ? Placed.ENABLED : Placed.DISABLED)) continue; // no DDL, no lock taken
+                if (boundWait) s.execute("SET LOCAL lock_timeout = '" + LOCK_TIMEOUT + "'");
+                boundWait = false;
+                if (now == Placed.MISSING || now == Placed.OTHER) {
+                    s.execute("DROP TRIGGER IF EXISTS " + name + " ON " + t);
+                    s.execute("CREATE TRIGGER " + name + " BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON " + t
+                            + " FOR EACH STATEMENT EXECUTE FUNCTION " + function + "(" + literal(scope) + ", "
+                            + literal(fence.lockKey(scope)) + ")");
+                }
+                s.execute("ALTER TABLE " + t + (enabled ? " ENABLE ALWAYS" : " DISABLE") + " TRIGGER " + name);
             }
         }
     }
@@ -157,20 +205,45 @@ public final class FenceTrigger {
     }
 
     /**
-     * Where the trigger does not guard {@code table} as {@code scope}'s fence: the table and each of its partitions
-     * that has no such trigger, has it disabled or not enabled ALWAYS, or has one that checks another scope's fence or
-     * calls another function.
+     * Where the trigger is not as the scope's fence needs it: while the fence admits no application, the table and
+     * each partition must have it enabled ALWAYS; while it admits them, it may be missing (the flip creates it) but
+     * must not check another fence.
      *
-     * @return empty when every one has it; otherwise the tables that do not, each with why
+     * @return empty when every one is as it should be; otherwise the tables that are not, each with why
      */
     public List<String> gaps(Connection c, String table, String scope) throws SQLException {
+        boolean closed = closed(c, scope);
         List<String> gaps = new ArrayList<>();
-        for (String t : tables(c, table)) gap(c, t, scope).ifPresent(gaps::add);
+        for (String t : tables(c, table)) {
+            Placed now = placed(c, t, scope);
+            if (now == Placed.OTHER) {
+                gaps.add(t + "'s trigger " + name + " checks another fence than scope '" + scope + "' of "
+                        + fenceTable(c));
+            } else if (closed && now == Placed.MISSING) {
+                gaps.add(t + " has no trigger " + name);
+            } else if (closed && now == Placed.DISABLED) {
+                gaps.add(t + "'s trigger " + name + " is not enabled ALWAYS");
+            }
+        }
         return gaps;
     }
 
-    /** Why {@code t} itself is not guarded as {@code scope}'s fence; empty when it is. */
-    private Optional<String> gap(Connection c, String t, String scope) throws SQLException {
+    /** Whether the fence's trigger is in force now: the fence admits no application and every table has it enabled. */
+    public boolean enforced(Connection c, String table, String scope) throws SQLException {
+        return closed(c, scope) && gaps(c, table, scope).isEmpty();
+    }
+
+    /** How the trigger stands on one table. */
+    private enum Placed {
+        MISSING,
+        /** Calls another function, or checks another scope's fence. */
+        OTHER,
+        ENABLED,
+        /** Disabled, or enabled other than ALWAYS. */
+        DISABLED
+    }
+
+    private Placed placed(Connection c, String t, String scope) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT tgenabled::text, tgargs,"
                 + " tgfoid = coalesce(to_regprocedure(? || '()'), 0) FROM pg_trigger"
                 + " WHERE tgrelid = ?::regclass AND tgname = ?")) {
@@ -178,19 +251,11 @@ public final class FenceTrigger {
             ps.setString(2, t);
             ps.setString(3, name);
             try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) return Optional.of(t + " has no trigger " + name);
-                String enabled = rs.getString(1);
+                if (!rs.next()) return Placed.MISSING;
                 // tgargs: each argument followed by a NUL byte
                 List<String> args = List.of(new String(rs.getBytes(2), StandardCharsets.UTF_8).split("\0"));
-                if (!rs.getBoolean(3) || !args.equals(List.of(scope, fence.lockKey(scope)))) {
-                    return Optional.of(t + "'s trigger " + name + " checks another fence than scope '" + scope + "' of "
-                            + fenceTable(c));
-                }
-                if (!"A".equals(enabled)) {
-                    return Optional.of(t + "'s trigger " + name + " is "
-                            + ("D".equals(enabled) ? "disabled" : "not enabled ALWAYS"));
-                }
-                return Optional.empty();
+                if (!rs.getBoolean(3) || !args.equals(List.of(scope, fence.lockKey(scope)))) return Placed.OTHER;
+                return "A".equals(rs.getString(1)) ? Placed.ENABLED : Placed.DISABLED;
             }
         }
     }
@@ -198,11 +263,15 @@ public final class FenceTrigger {
     /** {@code table}, and its partitions at every level when it is partitioned. */
     private static List<String> tables(Connection c, String table) throws SQLException {
         List<String> out = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT relid::regclass::text FROM pg_partition_tree(?::regclass)" + " ORDER BY level")) {
+        try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL, relid::regclass::text"
+                + " FROM (SELECT 1) one LEFT JOIN pg_partition_tree(to_regclass(?)) ON true ORDER BY level")) {
             ps.setString(1, table);
+            ps.setString(2, table);
             try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) out.add(rs.getString(1));
+                while (rs.next()) {
+                    if (!rs.getBoolean(1)) return out; // dropped (the table retired): nothing left to guard
+                    if (rs.getString(2) != null) out.add(rs.getString(2));
+                }
             }
         }
         if (out.isEmpty()) out.add(table); // not partitioned: pg_partition_tree returns the table alone, or nothing

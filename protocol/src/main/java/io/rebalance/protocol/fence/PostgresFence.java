@@ -76,6 +76,7 @@ public final class PostgresFence {
             if (!has.contains("epoch")) missing.add("ADD COLUMN epoch bigint NOT NULL DEFAULT 1");
             if (!has.contains("closed_lsn")) missing.add("ADD COLUMN closed_lsn pg_lsn");
             if (!has.contains(COPY_RECORD)) missing.add("ADD COLUMN " + COPY_RECORD + " text");
+            if (!has.contains(FenceTrigger.GUARDED)) missing.add("ADD COLUMN " + FenceTrigger.GUARDED + " text");
             if (!missing.isEmpty()) s.execute("ALTER TABLE " + table + " " + String.join(", ", missing));
         }
         try (PreparedStatement ps = c.prepareStatement(
@@ -292,6 +293,9 @@ public final class PostgresFence {
             if (minToken < before.minToken())
                 throw new TokenBehindException("Postgres", scope, minToken, before.minToken());
             boolean closing = writer != FenceWriter.APP && before.writer() == FenceWriter.APP;
+            boolean opening = writer == FenceWriter.APP && before.writer() != FenceWriter.APP;
+            // before closed_lsn is noted: enabling the table's trigger waits for every transaction writing the table
+            if (closing || opening) trigger().follow(c, scope, closing);
             try (PreparedStatement ps = c.prepareStatement("UPDATE " + table
                     + " SET writer = ?, min_token = ?, updated_at = now()"
                     + (closing ? ", closed_lsn = pg_current_wal_insert_lsn()" : "") + " WHERE scope = ?")) {

@@ -1,7 +1,8 @@
 -- The Postgres fence, enforced by the moved table itself (FenceTrigger): a statement trigger that refuses every
 -- INSERT, UPDATE, DELETE, COPY, MERGE and TRUNCATE while the fence admits no application, except the reverse
--- stream's. It takes the fence's advisory lock shared, as a guarded write does, so a cutover closing the fence waits
--- for every transaction that wrote the table, and every write after it reads the closed fence.
+-- stream's. It is enabled only while the fence is closed (the flip enables it under the table's lock); it reads the
+-- fence again all the same, under its advisory lock as a guarded write does, so a trigger left enabled over an open
+-- fence admits rather than refuses.
 -- ${function}, ${fence}: the function's and the fence table's qualified names. TG_ARGV: the scope, the lock's key.
 CREATE OR REPLACE FUNCTION ${function}() RETURNS trigger
 LANGUAGE plpgsql
