@@ -10,7 +10,6 @@ import io.rebalance.protocol.handoff.BypassedWrites;
 import io.rebalance.protocol.route.Route;
 import io.rebalance.protocol.route.RouteStatus;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -91,8 +90,7 @@ final class CloseWindow {
         equal.keySet().removeAll(differing);
         c.bypassed.settle(equal);
         if (differing.isEmpty() && found.overflow() == 0) return;
-        List<String> named =
-                new ArrayList<>(differing).stream().sorted().limit(NAMED).toList();
+        List<String> named = differing.stream().sorted().limit(NAMED).toList();
         throw new RebalanceException(
                 ErrorCode.CUTOVER_REFUSED,
                 "the window stays open: "
@@ -103,8 +101,9 @@ final class CloseWindow {
                                         + (differing.size() > NAMED ? ", ..." : "") + ")")
                         + (found.overflow() == 0
                                 ? ""
-                                : (differing.isEmpty() ? "" : ", and ") + found.overflow() + " more such writes came"
-                                        + " past the " + BypassedWrites.CAP + " keys kept")
+                                : (differing.isEmpty() ? "" : ", and ") + found.overflow() + " more such changes whose"
+                                        + " keys were not kept (past the " + BypassedWrites.CAP + " kept, or a"
+                                        + " TRUNCATE)")
                         + ". Postgres took them and DynamoDB never got them, so closing the window would lose them."
                         + " Roll back (`rebalance cutover --rollback`: the tail then writes them to DynamoDB), or make"
                         + " both stores agree on each key (write it again through the application), then run"

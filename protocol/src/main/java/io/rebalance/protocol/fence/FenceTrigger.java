@@ -10,8 +10,10 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -133,9 +135,11 @@ public final class FenceTrigger {
     private void place(Connection c, String table, String scope, boolean enabled, boolean boundWait)
             throws SQLException {
         String function = function(c);
+        Map<String, Placed> placed = placed(c, function, tables(c, table), scope);
         try (Statement s = c.createStatement()) {
-            for (String t : tables(c, table)) {
-                Placed now = placed(c, t, scope);
+            for (Map.Entry<String, Placed> e : placed.entrySet()) {
+                String t = e.getKey();
+                Placed now = e.getValue();
                 if (now == (enabled ? Placed.ENABLED : Placed.DISABLED)) continue; // no DDL, no lock taken
                 if (boundWait) s.execute("SET LOCAL lock_timeout = '" + LOCK_TIMEOUT + "'");
                 boundWait = false;
@@ -214,8 +218,10 @@ public final class FenceTrigger {
     public List<String> gaps(Connection c, String table, String scope) throws SQLException {
         boolean closed = closed(c, scope);
         List<String> gaps = new ArrayList<>();
-        for (String t : tables(c, table)) {
-            Placed now = placed(c, t, scope);
+        for (Map.Entry<String, Placed> e :
+                placed(c, function(c), tables(c, table), scope).entrySet()) {
+            String t = e.getKey();
+            Placed now = e.getValue();
             if (now == Placed.OTHER) {
                 gaps.add(t + "'s trigger " + name + " checks another fence than scope '" + scope + "' of "
                         + fenceTable(c));
@@ -243,38 +249,52 @@ public final class FenceTrigger {
         DISABLED
     }
 
-    private Placed placed(Connection c, String t, String scope) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT tgenabled::text, tgargs,"
+    /**
+     * How the trigger stands on each of {@code tables}, in their order, read in one query: {@link #place} runs inside
+     * the cutover's write-blocked window, where a round trip per partition would add up.
+     */
+    private Map<String, Placed> placed(Connection c, String function, List<String> tables, String scope)
+            throws SQLException {
+        Map<String, Placed> out = new LinkedHashMap<>();
+        for (String t : tables) out.put(t, Placed.MISSING);
+        if (tables.isEmpty()) return out;
+        List<String> expected = List.of(scope, fence.lockKey(scope));
+        try (PreparedStatement ps = c.prepareStatement("SELECT tgrelid::regclass::text, tgenabled::text, tgargs,"
                 + " tgfoid = coalesce(to_regprocedure(? || '()'), 0) FROM pg_trigger"
-                + " WHERE tgrelid = ?::regclass AND tgname = ?")) {
-            ps.setString(1, function(c));
-            ps.setString(2, t);
+                + " WHERE tgrelid = ANY (?::regclass[]) AND tgname = ?")) {
+            ps.setString(1, function);
+            ps.setArray(2, c.createArrayOf("text", tables.toArray()));
             ps.setString(3, name);
             try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) return Placed.MISSING;
-                // tgargs: each argument followed by a NUL byte
-                List<String> args = List.of(new String(rs.getBytes(2), StandardCharsets.UTF_8).split("\0"));
-                if (!rs.getBoolean(3) || !args.equals(List.of(scope, fence.lockKey(scope)))) return Placed.OTHER;
-                return "A".equals(rs.getString(1)) ? Placed.ENABLED : Placed.DISABLED;
+                while (rs.next()) {
+                    // tgargs: each argument followed by a NUL byte
+                    List<String> args = List.of(new String(rs.getBytes(3), StandardCharsets.UTF_8).split("\0"));
+                    Placed p = !rs.getBoolean(4) || !args.equals(expected)
+                            ? Placed.OTHER
+                            : "A".equals(rs.getString(2)) ? Placed.ENABLED : Placed.DISABLED;
+                    out.replace(rs.getString(1), p);
+                }
             }
         }
+        return out;
     }
 
     /** {@code table}, and its partitions at every level when it is partitioned. */
     private static List<String> tables(Connection c, String table) throws SQLException {
         List<String> out = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL, relid::regclass::text"
+        // every name as regclass prints it, so the names match pg_trigger's (placed)
+        try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?)::text, relid::regclass::text"
                 + " FROM (SELECT 1) one LEFT JOIN pg_partition_tree(to_regclass(?)) ON true ORDER BY level")) {
             ps.setString(1, table);
             ps.setString(2, table);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    if (!rs.getBoolean(1)) return out; // dropped (the table retired): nothing left to guard
-                    if (rs.getString(2) != null) out.add(rs.getString(2));
+                    if (rs.getString(1) == null) return out; // dropped (the table retired): nothing left to guard
+                    // not partitioned: pg_partition_tree returns nothing, and the table is the one to guard
+                    out.add(rs.getString(2) != null ? rs.getString(2) : rs.getString(1));
                 }
             }
         }
-        if (out.isEmpty()) out.add(table); // not partitioned: pg_partition_tree returns the table alone, or nothing
         return out;
     }
 

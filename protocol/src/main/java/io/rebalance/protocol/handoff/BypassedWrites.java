@@ -60,7 +60,7 @@ public final class BypassedWrites {
 
     /** Whether anything is recorded, in one round trip. */
     public boolean any() {
-        return redis.exists(keys.bypassed()) || redis.exists(keys.bypassedOverflow());
+        return redis.exists(keys.bypassed(), keys.bypassedOverflow()) > 0; // one hash tag: one slot on a Cluster
     }
 
     public Summary read() {
