@@ -123,20 +123,26 @@ public final class CopyBenchmark {
         System.out.printf(
                 "  rebalance copy, %,d rows (%d%%) refused %,10.0f   %s (the table's rows/s)%n",
                 refusedRows, refusedPercent, r, refused);
-        System.out.printf("  copy / naive   = %.2fx   (goal >= 3x)%n", c / n);
+        System.out.printf("  copy / naive   = %.2fx   (goal >= 2x)%n", c / n);
         System.out.printf(
                 "  refused / copy = %.0f%%    (goal >= 90%% with 1%% refused); the refused copy took %.2fx the"
                         + " clean copy's time (goal <= 2x)%n",
                 100 * r / c, c / r);
-        System.out.printf("  copy / ceiling = %.0f%%    (goal >= 80%%)%n", 100 * c / x);
+        System.out.printf("  copy / ceiling = %.0f%%    (goal >= 85%%; >= 95%% at 1,000,000 rows)%n", 100 * c / x);
         double m = median(metrics);
         System.out.printf(
                 "  metrics on: %,.0f rows/s %s against off: %,.0f rows/s %s: on / off = %.3f; off's spread"
                         + " %.1f%% of its median, on - off = %.1f%% (goal: within the spread)%n",
                 m, metrics, c, copy, m / c, 100 * (max(copy) - min(copy)) / c, 100 * (m - c) / c);
+        double copyCpu = 1e6 * median(CPU.get(false)) / rows;
+        double naiveCpu = 1e6 * median(SELF_CPU.get("naive")) / rows;
         System.out.printf(
                 "  copy process CPU per row: off %.2f us, on %.2f us (medians)%n",
-                1e6 * median(CPU.get(false)) / rows, 1e6 * median(CPU.get(true)) / rows);
+                copyCpu, 1e6 * median(CPU.get(true)) / rows);
+        System.out.printf(
+                "  CPU per row of the raw loops (this JVM, warm): naive %.2f us, ceiling %.2f us; copy / naive = %.2fx"
+                        + "   (goal <= 1.5x)%n",
+                naiveCpu, 1e6 * median(SELF_CPU.get("ceiling")) / rows, copyCpu / naiveCpu);
     }
 
     interface Phase {
@@ -148,8 +154,11 @@ public final class CopyBenchmark {
         String t = "bench_" + name + "_" + rep;
         TargetTable.create(dynamo, t, "id", KeyType.TEXT, new io.rebalance.core.dynamo.SlotIndex("by_slot", "_slot"));
         long start = System.nanoTime();
+        long cpuBefore = OWN_CPU.getProcessCpuTime();
         phase.run(t);
         double seconds = (System.nanoTime() - start) / 1e9;
+        // this JVM's CPU: the naive loop's and the ceiling's own (a copy runs in a process of its own, read apart)
+        SELF_CPU.computeIfAbsent(name, k -> new ArrayList<>()).add((OWN_CPU.getProcessCpuTime() - cpuBefore) / 1e9);
         long count = TargetTable.countItems(dynamo, t, 4);
         dynamo.deleteTable(b -> b.tableName(t)); // frees DynamoDB Local's memory for the next phase
         if (count != items) throw new IllegalStateException(name + " wrote " + count + " items, not " + items);
@@ -188,6 +197,11 @@ public final class CopyBenchmark {
 
     /** CPU seconds of each copy process, by metrics off (false) and on (true). */
     private static final Map<Boolean, List<Double>> CPU = Map.of(false, new ArrayList<>(), true, new ArrayList<>());
+    /** CPU seconds this JVM spent in each phase, by phase name. */
+    private static final Map<String, List<Double>> SELF_CPU = new java.util.HashMap<>();
+
+    private static final com.sun.management.OperatingSystemMXBean OWN_CPU = (com.sun.management.OperatingSystemMXBean)
+            java.lang.management.ManagementFactory.getOperatingSystemMXBean();
 
     private static void rebalanceCopy(
             String launcher, String endpoint, String source, String table, int workers, int exit) throws Exception {
@@ -263,7 +277,9 @@ public final class CopyBenchmark {
         List<String> cmd = copyCommand(launcher, endpoint, source, table, prefix, workers);
         if (metricsPort >= 0) cmd.addAll(List.of("--metrics-port", Integer.toString(metricsPort)));
         ProcessBuilder pb = new ProcessBuilder(cmd);
-        pb.environment().put("REBALANCE_JAVA_OPTS", "-Xmx512m");
+        // COPY_JAVA_OPTS adds flags to the copy's JVM (a profiler's, say) without touching the measured defaults
+        pb.environment()
+                .put("REBALANCE_JAVA_OPTS", ("-Xmx512m " + System.getenv().getOrDefault("COPY_JAVA_OPTS", "")).trim());
         Process p = pb.redirectErrorStream(true)
                 .redirectOutput(new File("bench/results/" + table + ".log"))
                 .start();

@@ -2,10 +2,12 @@ package io.rebalance.mover;
 
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotRange;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BooleanSupplier;
@@ -22,6 +24,8 @@ final class ClaimPicker implements Picker {
     private final Supplier<String> newOwner;
     private final Map<Slot, Long> failedUntil = new ConcurrentHashMap<>();
     private volatile boolean planned;
+    /** The slots the last claim passed over as this process's own or resting: their leases end nothing for it. */
+    private volatile Set<Slot> lastExcept = Set.of();
 
     ClaimPicker(PostgresSlotStore queue, SlotRange range, Supplier<String> newOwner) {
         this.queue = queue;
@@ -41,10 +45,16 @@ final class ClaimPicker implements Picker {
         failedUntil.values().removeIf(until -> until <= now);
         Set<Slot> except = new HashSet<>(busy);
         except.addAll(failedUntil.keySet());
+        lastExcept = except;
         String owner = newOwner.get();
         return queue.claimNext(owner, except)
                 .map(c -> new Assignment(c.slot(), owner))
                 .orElse(null);
+    }
+
+    @Override
+    public Optional<Duration> untilLeaseEnds() {
+        return queue.untilLeaseEnds(lastExcept);
     }
 
     /** Nothing to remember: a FINISHED row has left the claimable ones. */

@@ -63,6 +63,7 @@ public final class MoverProcess implements AutoCloseable {
     private final Picker picker;
     private final SynchronousQueue<Picker.Assignment> handoff = new SynchronousQueue<>();
     private final Semaphore idleWorkers;
+    private final FreeSlotWait freeSlot;
     private final CountDownLatch done = new CountDownLatch(1);
     private final ScheduledExecutorService background = Executors.newScheduledThreadPool(2, r -> {
         Thread t = new Thread(r, "rebalance-keeper");
@@ -126,6 +127,7 @@ public final class MoverProcess implements AutoCloseable {
                 ? new ClaimPicker(queue, plan.range(), this::newOwner)
                 : new SlotPicker(plan.range(), slots, run, this::newOwner);
         this.idleWorkers = new Semaphore(m.workers());
+        this.freeSlot = new FreeSlotWait(m.slotRetryDelayDuration());
         this.workers = new java.util.ArrayList<>();
         for (int i = 0; i < m.workers(); i++) {
             SlotWorker w = new SlotWorker(shared, "w" + i);
@@ -167,7 +169,10 @@ public final class MoverProcess implements AutoCloseable {
         return status;
     }
 
-    /** The manager: offers the next free slot to an idle worker, rescanning from the watermark when it runs out. */
+    /**
+     * The manager: offers the next free slot to an idle worker; when none is free, looks again as soon as one can be
+     * ({@link FreeSlotWait}).
+     */
     private void manage() throws InterruptedException {
         RunStatus reported = null;
         while (!shuttingDown) {
@@ -184,9 +189,9 @@ public final class MoverProcess implements AutoCloseable {
                 }
                 if (!idleWorkers.tryAcquire(500, TimeUnit.MILLISECONDS)) continue;
                 Picker.Assignment next = picker.next(busy.keySet(), () -> shuttingDown);
-                if (next == null) { // every slot is finished or leased: look again from the watermark shortly
+                if (next == null) { // every slot is finished or leased: look again as the first lease ends
                     idleWorkers.release();
-                    waitWhileCopying(config.mover().slotRetryDelayDuration());
+                    freeSlot.await(picker.untilLeaseEnds(), () -> status.copying() && !shuttingDown);
                     continue;
                 }
                 busy.put(next.slot(), next.owner());
@@ -274,14 +279,6 @@ public final class MoverProcess implements AutoCloseable {
         }
     }
 
-    /** Waits up to {@code d}, returning early when the status changes (so a FINISHED run ends without delay). */
-    private void waitWhileCopying(Duration d) throws InterruptedException {
-        long until = System.nanoTime() + d.toNanos();
-        while (System.nanoTime() < until && status.copying() && !shuttingDown) {
-            done.await(Math.min(200, Math.max(1, (until - System.nanoTime()) / 1_000_000)), TimeUnit.MILLISECONDS);
-        }
-    }
-
     private boolean keepGoing() {
         return !shuttingDown && status.copying();
     }
@@ -303,6 +300,7 @@ public final class MoverProcess implements AutoCloseable {
         } catch (RuntimeException e) {
             log.debug("release of slot {} failed; its lease will expire: {}", a.slot(), e.toString());
         }
+        freeSlot.slotGivenBack(); // the manager looks again now, not after its pause
     }
 
     /**

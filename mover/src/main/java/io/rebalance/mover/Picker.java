@@ -2,6 +2,7 @@ package io.rebalance.mover;
 
 import io.rebalance.core.slot.Slot;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
 
@@ -22,6 +23,13 @@ interface Picker {
      * @return an acquired slot, or null when none is free now
      */
     Assignment next(Set<Slot> busy, BooleanSupplier stop);
+
+    /**
+     * After {@link #next} found nothing: how long until a slot it saw leased by another holder may be free (that
+     * lease's time left, the earliest of them), or empty when it saw none, so the manager looks again then rather than
+     * after a fixed pause.
+     */
+    Optional<Duration> untilLeaseEnds();
 
     void finished(Slot slot);
 

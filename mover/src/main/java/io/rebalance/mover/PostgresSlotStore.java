@@ -108,6 +108,29 @@ public final class PostgresSlotStore implements SlotStore {
         });
     }
 
+    /**
+     * How long until the earliest lease of the run's unfinished slots, other than {@code except}, ends: when {@link
+     * #claimNext} found nothing, the next claim can succeed then. @return empty when no such slot is leased
+     */
+    public Optional<Duration> untilLeaseEnds(Set<Slot> except) {
+        return retrier.call("read the next lease's end", () -> {
+            try (Connection c = sessions.autocommitted();
+                    PreparedStatement ps = c.prepareStatement("SELECT ceil(extract(epoch FROM min(lease_until) -"
+                            + " clock_timestamp()) * 1000)::bigint FROM " + table + " WHERE name > ? AND name < ? AND"
+                            + " status <> 'FINISHED' AND lease_until > clock_timestamp() AND name <> ALL (CAST(? AS"
+                            + " text[]))")) {
+                ps.setString(1, run + "/");
+                ps.setString(2, run + "0");
+                ps.setObject(3, except.stream().map(this::name).toArray(String[]::new));
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    long ms = rs.getLong(1);
+                    return rs.wasNull() ? Optional.<Duration>empty() : Optional.of(Duration.ofMillis(Math.max(0, ms)));
+                }
+            }
+        });
+    }
+
     /** A slot {@link #claimNext} took, and its acquisition. */
     public record Claimed(Slot slot, Acquire acquire) {}
 

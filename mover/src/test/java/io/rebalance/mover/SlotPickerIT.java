@@ -38,12 +38,16 @@ class SlotPickerIT {
             assertThat(store.leaseHolder(s1)).startsWith(first.owner() + "#");
             assertThat(picker.next(Set.of(s3, s1), () -> false).slot()).isEqualTo(s0);
             assertThat(picker.next(Set.of(s3, s1, s0), () -> false)).isNull(); // end of the walk
+            // it met s4 leased elsewhere: the manager looks again as that lease ends, not after a fixed pause
+            assertThat(picker.untilLeaseEnds())
+                    .hasValueSatisfying(d -> assertThat(d).isPositive().isLessThanOrEqualTo(Duration.ofSeconds(20)));
 
             store.release(s4, "other"); // its owner died or let go: the next walk finds it
             assertThat(picker.next(Set.of(s3, s1, s0), () -> false).slot()).isEqualTo(s4);
 
             run.setWatermark(s4); // s5 and s4 compacted: the walk starts below the watermark
             assertThat(picker.next(Set.of(s3, s1, s0), () -> false)).isNull();
+            assertThat(picker.untilLeaseEnds()).isEmpty(); // no lease held elsewhere met: nothing to look again for
         }
     }
 }

@@ -34,7 +34,10 @@ public interface WritePacer {
      */
     default void settled(long reserved, double consumed, boolean throttled) {}
 
-    /** Whether calls ask DynamoDB for the capacity they consumed ({@code ReturnConsumedCapacity}). */
+    /**
+     * Whether the call about to be sent asks DynamoDB for the capacity it consumed ({@code ReturnConsumedCapacity});
+     * asked once for each call.
+     */
     default boolean meters() {
         return false;
     }
