@@ -30,13 +30,12 @@ final class CopyPacer implements WritePacer {
     private static final Logger log = LoggerFactory.getLogger(CopyPacer.class);
     /** A process reports throttling at most this often; the budget lowers the rate at most once per 2 s anyway. */
     private static final long THROTTLE_REPORT_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+    /** One call in this many asks DynamoDB for the capacity it consumed (see {@link #meters()}). */
+    static final int METER_EVERY = 16;
 
     private final GlobalRateLimiter rows;
     private final WriteUnitBudget budget;
     private final String indexAttribute;
-    /** One call in this many asks DynamoDB for the capacity it consumed (see {@link #meters()}). */
-    static final int METER_EVERY = 16;
-
     private final AtomicLong calls = new AtomicLong();
     /** What the metered calls reported, and what they were estimated at: the others' estimates are scaled by it. */
     private final DoubleAdder meteredConsumed = new DoubleAdder();
