@@ -8,6 +8,7 @@ import io.rebalance.protocol.lease.PostgresLeaseStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -91,8 +92,7 @@ public final class PostgresSlotStore implements SlotStore {
                             + " RETURNING s.name, s.owner || '#' || s.token, s.last_id, s.rows")) {
                 ps.setString(1, owner);
                 ps.setLong(2, leaseTtl.toMillis());
-                ps.setString(3, run + "/");
-                ps.setString(4, run + "0"); // '0' follows '/': every name of this run sorts between the two
+                bindRun(ps, 3);
                 ps.setObject(5, except.stream().map(this::name).toArray(String[]::new));
                 ps.setString(6, name(Slot.NO_TIME)); // newest hour first, and the slot of rows without a time last
                 try (ResultSet rs = ps.executeQuery()) {
@@ -119,8 +119,7 @@ public final class PostgresSlotStore implements SlotStore {
                             + " clock_timestamp()) * 1000)::bigint FROM " + table + " WHERE name > ? AND name < ? AND"
                             + " status <> 'FINISHED' AND lease_until > clock_timestamp() AND name <> ALL (CAST(? AS"
                             + " text[]))")) {
-                ps.setString(1, run + "/");
-                ps.setString(2, run + "0");
+                bindRun(ps, 1);
                 ps.setObject(3, except.stream().map(this::name).toArray(String[]::new));
                 try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
@@ -129,6 +128,12 @@ public final class PostgresSlotStore implements SlotStore {
                 }
             }
         });
+    }
+
+    /** Binds {@code name > ? AND name < ?} at {@code at}: every slot name of this run sorts between the two. */
+    private void bindRun(PreparedStatement ps, int at) throws SQLException {
+        ps.setString(at, run + "/");
+        ps.setString(at + 1, run + "0"); // '0' follows '/'
     }
 
     /** A slot {@link #claimNext} took, and its acquisition. */
