@@ -78,6 +78,8 @@ public final class CutoverBenchmark {
         settings.put("tail.publication", TABLE);
         settings.put("cutover.pgFence", "public." + TABLE + "_fence");
         settings.put("cutover.dynamoFence", TABLE + "_fence");
+        // FENCE_STRIPES: the DynamoDB fence's items (ADR 19), 1 unless set
+        settings.put("cutover.dynamoFenceStripes", System.getenv().getOrDefault("FENCE_STRIPES", "1"));
         MigrationConfig config = ConfigValidator.validate(new ConfigLoader(System.getenv()).load(null, settings));
         List<String> cli = new ArrayList<>();
         settings.forEach((k, v) -> {
@@ -148,17 +150,39 @@ public final class CutoverBenchmark {
                         .cutoverFlags("--verify-all")
                         .run(baselineCycles, 250);
 
-                Map<Target, long[]> guarded = new LinkedHashMap<>();
-                Map<Target, long[]> plain = new LinkedHashMap<>();
-                out.printf("%nwrite rate, %d s per phase:%n", seconds);
-                for (Target t : List.of(Target.POSTGRES, Target.DYNAMODB)) {
-                    if (t == Target.DYNAMODB) check(setup.command(List.of("cutover")));
-                    guarded.put(t, rate(app, out, t, "guarded", seconds));
-                    app.unguarded(t);
-                    plain.put(t, rate(app, out, t, "plain  ", seconds));
-                    app.unguarded(null);
-                    if (t == Target.DYNAMODB) check(setup.command(List.of("cutover", "--rollback")));
+                // the write rate: a fresh application per offered rate, guarded and plain by turns, the main one paused
+                app.pause();
+                List<RateRow> rates = new ArrayList<>();
+                long rateFailures = 0;
+                out.printf("%nwrite rate, %d s per phase, %d runs each:%n", seconds, RATE_RUNS);
+                for (int offered : List.of(500, 2000)) {
+                    for (Target t :
+                            offered == 500 ? List.of(Target.POSTGRES, Target.DYNAMODB) : List.of(Target.DYNAMODB)) {
+                        if (t == Target.DYNAMODB) check(setup.command(List.of("cutover")));
+                        RateRow row = new RateRow(t, offered);
+                        try (AppSimulator rated = new AppSimulator(config, source, redis, dynamo, guard)) {
+                            rated.start(rateLoad(offered), 100 + offered);
+                            for (int run = 1; run <= RATE_RUNS; run++) {
+                                for (int k = 0; k < 2; k++) {
+                                    boolean guarded = (k == 0) == (run % 2 == 1); // guarded first in odd runs
+                                    rated.unguarded(guarded ? null : t);
+                                    (guarded ? row.guarded : row.plain)
+                                            .add(rate(
+                                                    rated,
+                                                    out,
+                                                    t,
+                                                    (guarded ? "guarded" : "plain  ") + " @" + offered,
+                                                    seconds));
+                                }
+                            }
+                            rated.unguarded(null);
+                            rateFailures += rated.ledger().failures();
+                        }
+                        rates.add(row);
+                        if (t == Target.DYNAMODB) check(setup.command(List.of("cutover", "--rollback")));
+                    }
                 }
+                app.resume();
 
                 out.println();
                 out.println("== write-blocked window (medians are p50) ==");
@@ -207,13 +231,28 @@ public final class CutoverBenchmark {
                         app.reads(Target.POSTGRES),
                         app.reads(Target.DYNAMODB),
                         app.ledger().failures());
-                out.println("== write rate (guarded / plain) ==");
-                for (Target t : guarded.keySet()) {
-                    long[] g = guarded.get(t);
-                    long[] p = plain.get(t);
+                out.printf(
+                        "== write rate, medians of %d (guarded / plain); %d failed writes ==%n",
+                        RATE_RUNS, rateFailures);
+                for (RateRow r : rates) {
+                    long[] g = r.median(r.guarded);
+                    long[] p = r.median(r.plain);
                     out.printf(
-                            "%-8s guarded %4d/s (p50 %d ms, p99 %d ms)   plain %4d/s (p50 %d ms, p99 %d ms)   %.0f%%%n",
-                            t, g[0], g[1], g[2], p[0], p[1], p[2], 100.0 * g[0] / Math.max(1, p[0]));
+                            "%-8s %4d/s offered: guarded %4d/s (p50 %d ms, p99 %d ms)   plain %4d/s (p50 %d ms, p99 %d ms)"
+                                    + "   rate %.0f%%, p99 %.2fx%s%n",
+                            r.target,
+                            r.offered,
+                            g[0],
+                            g[1],
+                            g[2],
+                            p[0],
+                            p[1],
+                            p[2],
+                            100.0 * g[0] / Math.max(1, p[0]),
+                            (double) g[2] / Math.max(1, p[2]),
+                            r.target != Target.DYNAMODB
+                                    ? ""
+                                    : r.offered == 500 ? "   (goal >= 90%, p99 <= 2x)" : "   (goal >= 80%)");
                 }
                 app.staleReads().forEach(out::println);
                 app.errors().forEach(out::println);
@@ -227,6 +266,43 @@ public final class CutoverBenchmark {
                     dropPostgres(c, st);
                 }
             }
+        }
+    }
+
+    private static final int RATE_RUNS = 3;
+
+    /** The acceptance load's mix at another rate: 80 threads for each 1,000 writes/s (a thread waits for each write). */
+    private static AppSimulator.Load rateLoad(int writesPerSecond) {
+        AppSimulator.Load a = AppSimulator.Load.acceptance();
+        return new AppSimulator.Load(
+                Math.max(a.writers(), writesPerSecond * 80 / 1000),
+                writesPerSecond,
+                a.readers(),
+                a.readsPerSecond(),
+                a.updateShare(),
+                a.oldShare());
+    }
+
+    /** One store at one offered rate: each run's {writes/s, p50 ms, p99 ms}, guarded and plain. */
+    private static final class RateRow {
+        final Target target;
+        final int offered;
+        final List<long[]> guarded = new ArrayList<>();
+        final List<long[]> plain = new ArrayList<>();
+
+        RateRow(Target target, int offered) {
+            this.target = target;
+            this.offered = offered;
+        }
+
+        long[] median(List<long[]> runs) {
+            long[] m = new long[3];
+            for (int i = 0; i < 3; i++) {
+                int f = i;
+                long[] xs = runs.stream().mapToLong(r -> r[f]).sorted().toArray();
+                m[i] = xs[xs.length / 2];
+            }
+            return m;
         }
     }
 

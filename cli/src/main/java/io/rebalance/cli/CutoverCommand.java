@@ -151,7 +151,8 @@ final class CutoverCommand implements Callable<Integer> {
                 block,
                 Duration.ofSeconds(10),
                 config.cutover().applicationRoles(),
-                Duration.ofSeconds(60));
+                Duration.ofSeconds(60),
+                config.cutover().dynamoFenceStripes());
         try (Watch watch = Watch.start(config, "cutover");
                 Connections c = new Connections(config, 8)) {
             SourceSession session = new SourceSession(config.source());

@@ -24,6 +24,9 @@ import software.amazon.awssdk.services.dynamodb.model.TransactionCanceledExcepti
  * WriteGuard#write} call that gave it.
  */
 public final class WritePermit {
+    /** A guarded write that met other transactions on its fence stripe this many times in a row gives up. */
+    private static final int FENCE_CONFLICT_ATTEMPTS = 8;
+
     private final Route route;
     private final LockLease lease;
     private final PostgresFence postgresFence;
@@ -84,7 +87,8 @@ public final class WritePermit {
     }
 
     /**
-     * Writes {@code items} in one {@code TransactWriteItems} together with the fence check. While the rollback window
+     * Writes {@code items} in one {@code TransactWriteItems} together with the check of a fence stripe drawn at random
+     * (ADR 19); one that meets another transaction on that stripe goes again on another. While the rollback window
      * is open (route TARGET), first logs the keys it writes to the moved table, so a rollback can prove Postgres got
      * them (ADR 9): one Redis round trip more.
      *
@@ -93,13 +97,19 @@ public final class WritePermit {
      */
     public void writeDynamo(DynamoDbClient dynamo, TransactWriteItem... items) {
         if (route.status() == RouteStatus.TARGET) log(items);
-        List<TransactWriteItem> all = new ArrayList<>(items.length + 1);
-        all.add(dynamoFence.conditionCheck(route.scope(), lease.token()));
-        all.addAll(List.of(items));
-        try {
-            (dynamo == null ? dynamoFence.client() : dynamo).transactWriteItems(b -> b.transactItems(all));
-        } catch (TransactionCanceledException e) {
-            throw dynamoFence.explain(e, route.scope(), lease.token());
+        DynamoDbClient client = dynamo == null ? dynamoFence.client() : dynamo;
+        for (int attempt = 1; ; attempt++) {
+            List<TransactWriteItem> all = new ArrayList<>(items.length + 1);
+            all.add(dynamoFence.conditionCheck(route.scope(), lease.token())); // a stripe drawn afresh each time
+            all.addAll(List.of(items));
+            try {
+                client.transactWriteItems(b -> b.transactItems(all));
+                return;
+            } catch (TransactionCanceledException e) {
+                // met another transaction on its fence stripe: nothing was applied, so it goes again on another
+                if (!DynamoFence.conflictedOnFence(e) || attempt == FENCE_CONFLICT_ATTEMPTS)
+                    throw dynamoFence.explain(e, route.scope(), lease.token());
+            }
         }
     }
 

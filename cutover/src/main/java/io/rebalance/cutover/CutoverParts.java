@@ -104,7 +104,7 @@ public final class CutoverParts {
                 throw e;
             }
         }
-        dynamoFence.install(settings.scope());
+        dynamoFence.install(settings.scope(), settings.fenceStripes());
         done.add("DynamoDB fence table " + dynamoFence.table() + " has scope '" + settings.scope() + "'");
         FencedRoute fenced = alignment().fenced().orElseThrow();
         lock().seedTokens(fenced.highWater());

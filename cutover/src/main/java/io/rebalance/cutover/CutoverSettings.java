@@ -11,6 +11,7 @@ import java.util.List;
  * @param leaseTtl the exclusive lease's TTL: how soon writes resume after the cutover process dies
  * @param applicationRoles the Postgres roles applications write as: granted SELECT on the fence, and none may change it
  * @param alignWait how long recovery waits for the forward tail to acknowledge a hold
+ * @param fenceStripes the items {@code --prepare} gives the scope's DynamoDB fence when it is not installed yet (ADR 19)
  */
 public record CutoverSettings(
         String scope,
@@ -19,9 +20,11 @@ public record CutoverSettings(
         Duration maxWriteBlock,
         Duration leaseTtl,
         List<String> applicationRoles,
-        Duration alignWait) {
+        Duration alignWait,
+        int fenceStripes) {
 
     public CutoverSettings withMaxWriteBlock(Duration d) {
-        return new CutoverSettings(scope, sourceTable, targetTable, d, leaseTtl, applicationRoles, alignWait);
+        return new CutoverSettings(
+                scope, sourceTable, targetTable, d, leaseTtl, applicationRoles, alignWait, fenceStripes);
     }
 }

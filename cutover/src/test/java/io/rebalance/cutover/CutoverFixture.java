@@ -86,7 +86,7 @@ final class CutoverFixture implements AutoCloseable {
         SourceTable source = sourceTable();
         TargetTable.create(dynamo, table, source.key(), SlotIndex.of(config.target()));
         parts = new CutoverParts(
-                new CutoverSettings(table, table, table, maxWriteBlock, LEASE, List.of(), Duration.ofSeconds(30)),
+                new CutoverSettings(table, table, table, maxWriteBlock, LEASE, List.of(), Duration.ofSeconds(30), 1),
                 redis,
                 new Keyspace(prefix),
                 new SourceSession(config.source()),

@@ -251,6 +251,13 @@ public final class ConfigValidator {
                 "cutover.dynamoFence",
                 cut.dynamoFence(),
                 "a DynamoDB table name (3-255 of letters, digits, _ . -)");
+        require(
+                cut.dynamoFenceStripes() >= 1
+                        && cut.dynamoFenceStripes() <= io.rebalance.protocol.fence.DynamoFence.MAX_STRIPES,
+                "cutover.dynamoFenceStripes",
+                Integer.toString(cut.dynamoFenceStripes()),
+                "a number of items from 1 to " + io.rebalance.protocol.fence.DynamoFence.MAX_STRIPES
+                        + " (one TransactWriteItems sets them all, at most 100 actions); 64 for a busy scope");
         for (String role : cut.applicationRoles()) {
             require(
                     !role.isBlank() && role.length() <= 63,

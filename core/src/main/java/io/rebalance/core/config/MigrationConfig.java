@@ -280,6 +280,8 @@ public record MigrationConfig(
      * @param scope the name applications guard their writes under; empty means {@code target.table}
      * @param pgFence the fence table in the source database, schema-qualified
      * @param dynamoFence the DynamoDB fence table
+     * @param dynamoFenceStripes the items a scope's DynamoDB fence gets at {@code --prepare} (ADR 19): 1, or more for a
+     *     scope whose guarded writes to DynamoDB run concurrently at a rate one item cannot take
      * @param maxWriteBlock the longest the cutover may block writes; past it, it aborts (before the flip)
      * @param maxTailLag pre-check: the forward tail may be at most this far behind
      * @param verifyMaxAge pre-check: every slot needs a MATCH no older than this
@@ -290,6 +292,7 @@ public record MigrationConfig(
             String scope,
             String pgFence,
             String dynamoFence,
+            int dynamoFenceStripes,
             String maxWriteBlock,
             String maxTailLag,
             String verifyMaxAge,

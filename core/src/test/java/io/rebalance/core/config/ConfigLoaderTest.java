@@ -110,14 +110,17 @@ class ConfigLoaderTest {
                                 "redis.url",
                                 "http://x",
                                 "target.table",
-                                "ab"));
+                                "ab",
+                                "cutover.dynamoFenceStripes",
+                                "100"));
         assertThatThrownBy(() -> ConfigValidator.validate(c))
                 .isInstanceOfSatisfying(
                         RebalanceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CONFIG_INVALID))
                 .hasMessageContaining("mover.batchSize='26'")
                 .hasMessageContaining("slots.timeFrom='clock'")
                 .hasMessageContaining("redis.url")
-                .hasMessageContaining("target.table='ab'");
+                .hasMessageContaining("target.table='ab'")
+                .hasMessageContaining("cutover.dynamoFenceStripes='100'");
     }
 
     @Test
