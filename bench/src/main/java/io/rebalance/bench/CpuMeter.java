@@ -45,6 +45,36 @@ final class CpuMeter {
         return new Sample(System.nanoTime(), s);
     }
 
+    /** The pids of the Postgres processes running now. */
+    static java.util.Set<Long> postgresPids() {
+        java.util.Set<Long> out = new java.util.HashSet<>();
+        if (!available()) return out;
+        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
+            procs.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit))
+                    .filter(p -> "Postgres".equals(group(p)))
+                    .forEach(p -> out.add(Long.parseLong(p.getFileName().toString())));
+        } catch (IOException e) {
+            throw new IllegalStateException("reading /proc", e);
+        }
+        return out;
+    }
+
+    /**
+     * Waits (up to 10 s) until every Postgres process not in {@code before} has ended and been reaped: an ending
+     * backend's time moves to the postmaster's when it is reaped, and a sample taken meanwhile may miss it or count it
+     * twice.
+     */
+    static void awaitEnded(java.util.Set<Long> before) throws InterruptedException {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (System.nanoTime() < deadline) {
+            java.util.Set<Long> now = postgresPids();
+            now.removeAll(before);
+            boolean gone = now.stream().noneMatch(pid -> Files.exists(Path.of("/proc/" + pid)));
+            if (gone) return;
+            Thread.sleep(20); // a backend ends within milliseconds of its connection closing
+        }
+    }
+
     /** One line: each group's share of one core between two samples, and of the whole machine. */
     static String between(Sample a, Sample b) {
         double wall = (b.nanos() - a.nanos()) / 1e9;

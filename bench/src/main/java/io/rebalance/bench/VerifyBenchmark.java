@@ -67,27 +67,10 @@ public final class VerifyBenchmark {
                 url + (url.contains("?") ? "&" : "?") + "socketFactory=" + CountingSocketFactory.class.getName());
         MigrationConfig config = new ConfigLoader(System.getenv()).load(null, base);
 
-        System.out.printf("generating %,d rows over %d hours in %s%n", rows, hours, TABLE);
-        Instant end = Instant.parse("2024-10-20T00:00:00Z");
-        try (Connection c = new SourceSession(config.source()).open();
-                Statement st = c.createStatement()) {
-            st.execute("DROP TABLE IF EXISTS " + TABLE);
-            RoomEventsGenerator.create(c, TABLE, rows, end, hours, 3);
-        }
-        SourceTable source;
-        try (Connection c = new SourceSession(config.source()).open()) {
-            source = SourceTable.inspect(c, config);
-        }
-        List<Slot> slots = new ArrayList<>();
-        for (Slot s = Slot.containing(end.minusMillis(1)); slots.size() < hours; s = s.older()) slots.add(s);
-
+        List<Slot> slots = hoursBefore(END, hours);
         try (DynamoDbClient dynamo = DynamoClients.create(config.target(), endpoint, threads * 4, List.of())) {
+            SourceTable source = prepare(config, dynamo, endpoint, rows, hours);
             String t = config.target().table();
-            if (TargetTable.exists(dynamo, t, endpoint)) dynamo.deleteTable(b -> b.tableName(t));
-            TargetTable.create(dynamo, t, source.key(), io.rebalance.core.dynamo.SlotIndex.of(config.target()));
-            long t0 = System.nanoTime();
-            CopyBenchmark.rawBatchWrites(CopyBenchmark.allItems(config, source.codec(config.target())), dynamo, t, 8);
-            System.out.printf("loaded %,d items into %s in %.0f s%n", rows, t, (System.nanoTime() - t0) / 1e9);
 
             Verifier verifier = new Verifier(config, source, dynamo, InFlight.settle(Duration.ZERO));
             List<Double> serverS = new ArrayList<>();
@@ -216,6 +199,43 @@ public final class VerifyBenchmark {
             System.out.printf("  verifier / ceiling = %.0f%%   (goal >= 80%%)%n", 100 * v / x);
             dynamo.deleteTable(b -> b.tableName(t));
         }
+    }
+
+    /** The generated rows' times lie in the hours before this. */
+    static final Instant END = Instant.parse("2024-10-20T00:00:00Z");
+
+    /** The {@code hours} hours before {@code end}, newest first. */
+    static List<Slot> hoursBefore(Instant end, int hours) {
+        List<Slot> slots = new ArrayList<>();
+        for (Slot s = Slot.containing(end.minusMillis(1)); slots.size() < hours; s = s.older()) slots.add(s);
+        return slots;
+    }
+
+    /**
+     * Generates {@link #TABLE} ({@code rows} over the {@code hours} before {@link #END}, vacuumed and analyzed now, so
+     * autovacuum does not run during a measured phase) and loads its items into a new DynamoDB table, {@code
+     * target.table}, with the slot index, as the copy would write them.
+     */
+    static SourceTable prepare(MigrationConfig config, DynamoDbClient dynamo, String endpoint, int rows, int hours)
+            throws Exception {
+        System.out.printf("generating %,d rows over %d hours in %s%n", rows, hours, TABLE);
+        try (Connection c = new SourceSession(config.source()).open();
+                Statement st = c.createStatement()) {
+            st.execute("DROP TABLE IF EXISTS " + TABLE);
+            RoomEventsGenerator.create(c, TABLE, rows, END, hours, 3);
+            st.execute("VACUUM ANALYZE " + TABLE);
+        }
+        SourceTable source;
+        try (Connection c = new SourceSession(config.source()).open()) {
+            source = SourceTable.inspect(c, config);
+        }
+        String t = config.target().table();
+        if (TargetTable.exists(dynamo, t, endpoint)) dynamo.deleteTable(b -> b.tableName(t));
+        TargetTable.create(dynamo, t, source.key(), io.rebalance.core.dynamo.SlotIndex.of(config.target()));
+        long t0 = System.nanoTime();
+        CopyBenchmark.rawBatchWrites(CopyBenchmark.allItems(config, source.codec(config.target())), dynamo, t, 8);
+        System.out.printf("loaded %,d items into %s in %.0f s%n", rows, t, (System.nanoTime() - t0) / 1e9);
+        return source;
     }
 
     /** bench/README.md, 2026-11-21: the plpgsql json canonical form, 1,000,000 rows in 14.9 s on 4 threads. */

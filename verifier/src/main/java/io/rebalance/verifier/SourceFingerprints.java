@@ -128,25 +128,12 @@ final class SourceFingerprints {
 
     /** As {@link #hours(Connection, Slot, Slot)}, cancelled after {@code timeoutSeconds} (0: never). */
     Map<Slot, Fingerprint> hours(Connection c, Slot oldest, Slot newest, int timeoutSeconds) throws SQLException {
-        var keyspace = table.keyspace();
         List<Slot> span = new ArrayList<>();
         for (Slot s = oldest; !newest.isOlderThan(s); s = s.newer()) span.add(s);
-        List<String> bounds = new ArrayList<>(span.size() + 1);
-        for (Slot s : span) bounds.add(keyspace.hourBounds(s)[0].toString());
-        bounds.add(keyspace.hourBounds(newest)[1].toString());
-        String type = keyspace.boundType();
-        // the bounds in a sub-select: made once per query (a cast to timestamptz is not folded by the planner)
-        String sql = "SELECT width_bucket(CAST(" + keyspace.column() + " AS " + type + "), (SELECT CAST(CAST(? AS"
-                + " text[]) AS " + type + "[]))), count(*), sum(" + rowHash + ")::text FROM " + from + " WHERE "
-                + keyspace.predicate() + " GROUP BY 1";
         Map<Slot, Fingerprint> out = new HashMap<>();
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
+        try (PreparedStatement ps = c.prepareStatement(hoursSql())) {
             ps.setQueryTimeout(timeoutSeconds);
-            ps.setArray(1, c.createArrayOf("text", bounds.toArray()));
-            Object[] lo = keyspace.hourBounds(oldest);
-            Object[] hi = keyspace.hourBounds(newest);
-            ps.setObject(2, lo[0]);
-            ps.setObject(3, hi[1]);
+            bindHours(c, ps, span);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     out.put(span.get(rs.getInt(1) - 1), Fingerprint.ofSql(rs.getLong(2), rs.getString(3)));
@@ -156,35 +143,71 @@ final class SourceFingerprints {
         return out;
     }
 
+    /** The query of {@link #hours}: the hours' bounds as a text array, then the span's lower and upper bound. */
+    String hoursSql() {
+        var keyspace = table.keyspace();
+        String type = keyspace.boundType();
+        // the bounds in a sub-select: made once per query (a cast to timestamptz is not folded by the planner)
+        return "SELECT b, count(*), sum(h)::text FROM (SELECT width_bucket(CAST(" + keyspace.column() + " AS " + type
+                + "), (SELECT CAST(CAST(? AS text[]) AS " + type + "[]))) AS b, " + rowHash + " AS h FROM " + from
+                + " WHERE " + keyspace.predicate() + OPAQUE + ") r GROUP BY b";
+    }
+
+    /** Binds {@link #hoursSql}'s parameters for the adjacent hours {@code span}, oldest first. */
+    void bindHours(Connection c, PreparedStatement ps, List<Slot> span) throws SQLException {
+        var keyspace = table.keyspace();
+        List<String> bounds = new ArrayList<>(span.size() + 1);
+        for (Slot s : span) bounds.add(keyspace.hourBounds(s)[0].toString());
+        bounds.add(keyspace.hourBounds(span.get(span.size() - 1))[1].toString());
+        ps.setArray(1, c.createArrayOf("text", bounds.toArray()));
+        ps.setObject(2, keyspace.hourBounds(span.get(0))[0]);
+        ps.setObject(3, keyspace.hourBounds(span.get(span.size() - 1))[1]);
+    }
+
+    /**
+     * Ends the subquery whose rows a fingerprint groups into hours or parts. Grouping the table's rows directly, the
+     * planner counts one group per key (the bucket is computed from the key) and sorts every row first, past work_mem
+     * to disk; behind OFFSET 0 it sees no key, counts on a few groups and hashes them, as they are (docs/fingerprint.md).
+     */
+    static final String OPAQUE = " OFFSET 0";
+
     /**
      * Fingerprints of {@code splits.size() + 1} consecutive parts of {@code range} in one pass: part 0 holds keys
      * below {@code splits[0]}, part i keys from {@code splits[i-1]} up to {@code splits[i]}, the last the rest.
      */
     List<Fingerprint> parts(Connection c, Slot slot, KeyRange range, List<String> splits) throws SQLException {
+        List<Fingerprint> out = new ArrayList<>();
+        for (int i = 0; i <= splits.size(); i++) out.add(Fingerprint.EMPTY);
+        try (PreparedStatement ps = c.prepareStatement(partsSql(slot, range, splits.size()))) {
+            bindParts(ps, slot, range, splits);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) out.set(rs.getInt(1), Fingerprint.ofSql(rs.getLong(2), rs.getString(3)));
+            }
+        }
+        return out;
+    }
+
+    /** The query of {@link #parts} with {@code splits} split keys. */
+    String partsSql(Slot slot, KeyRange range, int splits) {
         StringBuilder bucket = new StringBuilder("CASE");
-        for (int i = 0; i < splits.size(); i++)
+        for (int i = 0; i < splits; i++)
             bucket.append(" WHEN ")
                     .append(keyOperand)
                     .append(" < ")
                     .append(table.key().placeholder())
                     .append(" THEN ")
                     .append(i);
-        bucket.append(" ELSE ").append(splits.size()).append(" END");
-        String sql = "SELECT b, count(*), sum(h)::text FROM (SELECT " + bucket + " AS b, " + rowHash + " AS h FROM "
-                + from + " WHERE " + table.keyspace().predicate(slot) + rangePredicate(range)
-                + ") p GROUP BY b";
-        List<Fingerprint> out = new ArrayList<>();
-        for (int i = 0; i <= splits.size(); i++) out.add(Fingerprint.EMPTY);
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            int p = 1;
-            for (String s : splits) p = table.key().bind(ps, p, s);
-            p = bindSlot(ps, p, slot);
-            bindRange(ps, p, range);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) out.set(rs.getInt(1), Fingerprint.ofSql(rs.getLong(2), rs.getString(3)));
-            }
-        }
-        return out;
+        bucket.append(" ELSE ").append(splits).append(" END");
+        return "SELECT b, count(*), sum(h)::text FROM (SELECT " + bucket + " AS b, " + rowHash + " AS h FROM " + from
+                + " WHERE " + table.keyspace().predicate(slot) + rangePredicate(range) + OPAQUE + ") p GROUP BY b";
+    }
+
+    /** Binds {@link #partsSql}'s parameters. */
+    void bindParts(PreparedStatement ps, Slot slot, KeyRange range, List<String> splits) throws SQLException {
+        int p = 1;
+        for (String s : splits) p = table.key().bind(ps, p, s);
+        p = bindSlot(ps, p, slot);
+        bindRange(ps, p, range);
     }
 
     /** Per-row hashes of one part, keyed by id: ids and 8 bytes per row, used where the differences are. */
