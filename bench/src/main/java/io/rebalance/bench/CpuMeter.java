@@ -60,18 +60,21 @@ final class CpuMeter {
     }
 
     /**
-     * Waits (up to 10 s) until every Postgres process not in {@code before} has ended and been reaped: an ending
-     * backend's time moves to the postmaster's when it is reaped, and a sample taken meanwhile may miss it or count it
-     * twice.
+     * Waits (up to 10 s) until every Postgres process not in {@code before} has ended: an ending backend's time moves
+     * to the postmaster's when it is reaped, and a sample taken while it ends may miss it or count it twice.
      */
     static void awaitEnded(java.util.Set<Long> before) throws InterruptedException {
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (System.nanoTime() < deadline) {
-            java.util.Set<Long> now = postgresPids();
-            now.removeAll(before);
-            boolean gone = now.stream().noneMatch(pid -> Files.exists(Path.of("/proc/" + pid)));
-            if (gone) return;
-            Thread.sleep(20); // a backend ends within milliseconds of its connection closing
+        java.util.Set<Long> started = postgresPids();
+        started.removeAll(before);
+        java.util.concurrent.CompletableFuture<?>[] ends = started.stream()
+                .map(ProcessHandle::of)
+                .flatMap(java.util.Optional::stream)
+                .map(ProcessHandle::onExit)
+                .toArray(java.util.concurrent.CompletableFuture[]::new);
+        try {
+            java.util.concurrent.CompletableFuture.allOf(ends).get(10, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            // a process still running (autovacuum, say) is measured as it stands
         }
     }
 
