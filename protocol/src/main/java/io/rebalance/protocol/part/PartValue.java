@@ -1,0 +1,49 @@
+package io.rebalance.protocol.part;
+
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.util.UUID;
+
+/**
+ * A partition-key value as the part rules compare it: its text as Postgres prints it, and the whole number it is,
+ * if it is one. Applications pass a {@code long}, an {@code int}, a {@code String} or a {@code UUID}.
+ *
+ * @param number null when the value is not a whole number
+ */
+public record PartValue(String text, BigInteger number) {
+    private static final java.util.regex.Pattern WHOLE = java.util.regex.Pattern.compile("-?(0|[1-9][0-9]*)");
+
+    /** @throws IllegalArgumentException for a null value, which no part can hold */
+    public static PartValue of(Object value) {
+        if (value == null) throw new IllegalArgumentException("a partition-key value is null; no part holds it");
+        if (value instanceof PartValue v) return v;
+        if (value instanceof Integer || value instanceof Long || value instanceof Short || value instanceof Byte)
+            return whole(BigInteger.valueOf(((Number) value).longValue()));
+        if (value instanceof BigInteger b) return whole(b);
+        if (value instanceof BigDecimal d) {
+            BigDecimal s = d.stripTrailingZeros();
+            return s.scale() <= 0 ? whole(s.toBigIntegerExact()) : new PartValue(d.toPlainString(), null);
+        }
+        if (value instanceof UUID u) return new PartValue(u.toString(), null);
+        String text = value.toString();
+        return new PartValue(text, WHOLE.matcher(text).matches() ? new BigInteger(text) : null);
+    }
+
+    private static PartValue whole(BigInteger n) {
+        return new PartValue(n.toString(), n);
+    }
+
+    /** Compares texts by code point, the order of Postgres' {@code COLLATE "C"} on UTF-8. */
+    static int compareText(String a, String b) {
+        int i = 0;
+        int j = 0;
+        while (i < a.length() && j < b.length()) {
+            int ca = a.codePointAt(i);
+            int cb = b.codePointAt(j);
+            if (ca != cb) return Integer.compare(ca, cb);
+            i += Character.charCount(ca);
+            j += Character.charCount(cb);
+        }
+        return Integer.compare(a.length() - i, b.length() - j);
+    }
+}
