@@ -95,9 +95,11 @@ public final class ConfigLoader {
             } catch (JsonProcessingException e) {
                 if (first == null) first = e;
                 String key = keyOf(e);
-                String origin = origins.containsKey(key) ? " (set in " + origins.get(key) + ")" : "";
+                String where = origins.getOrDefault(key, origins.get(settingOf(key)));
+                String origin = where != null ? " (set in " + where + ")" : "";
                 wrong.add(describe(e, at(tree, key)) + origin);
-                if (!(e instanceof MismatchedInputException) || !reset(tree, fallback, key)) break;
+                // a value inside a list (an entry of cutover.parts) sets the whole list back
+                if (!(e instanceof MismatchedInputException) || !reset(tree, fallback, settingOf(key))) break;
             }
         }
         String message = wrong.size() == 1
@@ -109,8 +111,11 @@ public final class ConfigLoader {
     /** The node at a dotted key, or null. */
     private static JsonNode at(ObjectNode tree, String key) {
         JsonNode node = tree;
-        for (String part : key.split("\\.")) {
-            node = node == null ? null : node.get(part);
+        for (String part : key.replace("[", ".[").split("\\.")) {
+            if (node == null || part.isEmpty()) continue;
+            node = part.startsWith("[")
+                    ? node.get(Integer.parseInt(part.substring(1, part.length() - 1)))
+                    : node.get(part);
         }
         return node;
     }
@@ -237,7 +242,10 @@ public final class ConfigLoader {
         }
         JsonNode current = node.get(parts[parts.length - 1]);
         if (current == null || current.isObject()) throw unknownKey(key);
-        if (current.isArray()) {
+        if (current.isArray() && value.trim().startsWith("[")) {
+            // a list in YAML's flow form, the one way to give a list of maps such as cutover.parts outside a file
+            node.set(parts[parts.length - 1], flowList(key, value, origin));
+        } else if (current.isArray()) {
             ArrayNode list = node.putArray(parts[parts.length - 1]);
             for (String item : value.split(",")) {
                 if (!item.isBlank()) list.add(item.trim());
@@ -246,6 +254,19 @@ public final class ConfigLoader {
             // Text is fine for numbers too: Jackson coerces "8" to int and names the key if it is not a number.
             node.set(parts[parts.length - 1], TextNode.valueOf(value));
         }
+    }
+
+    private static JsonNode flowList(String key, String value, String origin) {
+        try {
+            JsonNode list = YAML.readTree(value);
+            if (list != null && list.isArray()) return list;
+        } catch (JsonProcessingException e) {
+            // named below, with the form that works
+        }
+        throw new RebalanceException(
+                ErrorCode.CONFIG_INVALID,
+                "config key '" + key + "' in " + origin + " is not a list in YAML's flow form; write it like"
+                        + " [{name: pilot, values: [42]}, {name: rest}] (quoted for the shell)");
     }
 
     private static List<String> leafKeys(JsonNode node, String path) {
@@ -299,18 +320,37 @@ public final class ConfigLoader {
     }
 
     private static String keyOf(JsonProcessingException e) {
-        return e instanceof MismatchedInputException mi
-                ? mi.getPath().stream()
-                        .map(r -> r.getFieldName() != null ? r.getFieldName() : "[" + r.getIndex() + "]")
-                        .collect(Collectors.joining("."))
-                : "?";
+        if (!(e instanceof MismatchedInputException mi)) return "?";
+        StringBuilder key = new StringBuilder();
+        for (var r : mi.getPath()) {
+            if (r.getFieldName() != null)
+                key.append(key.length() == 0 ? "" : ".").append(r.getFieldName());
+            else key.append('[').append(r.getIndex()).append(']');
+        }
+        return key.toString();
+    }
+
+    /** The key a value inside a list belongs to: {@code cutover.parts} for {@code cutover.parts[1].values}. */
+    private static String settingOf(String key) {
+        int i = key.indexOf('[');
+        return i < 0 ? key : key.substring(0, i);
     }
 
     /** What is wrong with a key's value, in the words of the configuration, never Jackson's. */
     private static String describe(JsonProcessingException e, JsonNode value) {
         String key = keyOf(e);
+        if (e instanceof UnrecognizedPropertyException u && !key.equals(settingOf(key))) {
+            return "unknown key '" + key + "' in an entry of " + settingOf(key) + "; an entry has "
+                    + String.join(
+                            ", ",
+                            u.getKnownPropertyIds().stream()
+                                    .map(String::valueOf)
+                                    .sorted()
+                                    .toList())
+                    + " (docs/config.md)";
+        }
         if (e instanceof UnrecognizedPropertyException) return unknownKey(key).getMessage();
-        String fix = "; fix it in the YAML file, in " + envName(key) + ", or in the flag that set it";
+        String fix = "; fix it in the YAML file, in " + envName(settingOf(key)) + ", or in the flag that set it";
         if (e instanceof InvalidFormatException ife) {
             return "config key '" + key + "' has value '" + ife.getValue() + "', which is not a "
                     + typeName(ife.getTargetType()) + fix;
@@ -369,6 +409,14 @@ public final class ConfigLoader {
         for (String secret : new String[] {"password", "sentinelPassword"}) {
             if (!redis.get(secret).asText().isEmpty()) redis.put(secret, "***");
         }
+        // a part's entry shows only the fields it was given, as the docs write it
+        tree.get("cutover").get("parts").forEach(part -> {
+            List<String> unset = new ArrayList<>();
+            part.fields().forEachRemaining(f -> {
+                if (f.getValue().isNull()) unset.add(f.getKey());
+            });
+            ((ObjectNode) part).remove(unset);
+        });
         Map<String, Object> ordered = new LinkedHashMap<>();
         tree.fields().forEachRemaining(e -> ordered.put(e.getKey(), e.getValue()));
         return ordered;

@@ -2,6 +2,7 @@ package io.rebalance.core.config;
 
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
+import io.rebalance.protocol.part.PartMap;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -265,6 +266,7 @@ public final class ConfigValidator {
                     role,
                     "Postgres role names (1-63 characters) of the roles applications write as, such as [app_rw]");
         }
+        problems.addAll(PartMap.problems(cut.parts(), "cutover.parts"));
         require(
                 c.metrics().port().isBlank()
                         || c.metrics().port().trim().matches("\\d{1,5}")

@@ -1,5 +1,7 @@
 package io.rebalance.core.config;
 
+import io.rebalance.protocol.part.PartMap;
+import io.rebalance.protocol.part.PartSpec;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -296,9 +298,19 @@ public record MigrationConfig(
             String maxWriteBlock,
             String maxTailLag,
             String verifyMaxAge,
-            List<String> applicationRoles) {
+            List<String> applicationRoles,
+            List<PartSpec> parts) {
+        public Cutover {
+            parts = parts == null ? List.of() : parts;
+        }
+
         public String scopeOr(String table) {
             return scope.isEmpty() ? table : scope;
+        }
+
+        /** The table's parts ({@link PartMap#WHOLE} for none); call after {@link ConfigValidator} accepted them. */
+        public PartMap partMap() {
+            return PartMap.of(parts);
         }
 
         public Duration maxWriteBlockDuration() {

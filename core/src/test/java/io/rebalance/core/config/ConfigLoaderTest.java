@@ -124,6 +124,62 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void partsAreReadFromTheFileOrInFlowFormFromAFlagOrVariable() throws Exception {
+        Path file = Files.writeString(
+                dir.resolve("parts.yaml"),
+                "cutover:\n  parts:\n    - {name: pilot, values: [42]}\n    - {name: early, hashFrom: 0, hashTo: 10}\n"
+                        + "    - name: band\n      from: 100\n      to: 200\n    - {name: rest}\n");
+        MigrationConfig fromFile = new ConfigLoader(Map.of()).load(file, Map.of());
+        ConfigValidator.validate(fromFile);
+        assertThat(fromFile.cutover().partMap().written())
+                .isEqualTo("[{name: pilot, values: [42]}, {name: early, hashFrom: 0, hashTo: 10},"
+                        + " {name: band, from: 100, to: 200}, {name: rest}]");
+        String flow = fromFile.cutover().partMap().written();
+        assertThat(new ConfigLoader(Map.of())
+                        .load(null, Map.of("cutover.parts", flow))
+                        .cutover()
+                        .partMap())
+                .isEqualTo(fromFile.cutover().partMap());
+        assertThat(new ConfigLoader(Map.of("REBALANCE_CUTOVER_PARTS", flow))
+                        .load(null, Map.of())
+                        .cutover()
+                        .partMap())
+                .isEqualTo(fromFile.cutover().partMap());
+        assertThat(ConfigLoader.toYaml(fromFile))
+                .as("only the fields given")
+                .contains("- name: \"pilot\"\n    values:\n    - 42\n")
+                .doesNotContain("null");
+        assertThat(new ConfigLoader(Map.of())
+                        .load(null, Map.of())
+                        .cutover()
+                        .partMap()
+                        .parted())
+                .isFalse();
+    }
+
+    @Test
+    void partsThatLeaveAValueWithoutAPartOrNameOneTwiceAreRefusedByKey() throws Exception {
+        MigrationConfig noRest = new ConfigLoader(Map.of())
+                .load(null, Map.of("cutover.parts", "[{name: pilot, values: [42]}, {name: pilot, hashTo: 10}]"));
+        assertThatThrownBy(() -> ConfigValidator.validate(noRest))
+                .isInstanceOfSatisfying(
+                        RebalanceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CONFIG_INVALID))
+                .hasMessageContaining("cutover.parts[1].name='pilot'")
+                .hasMessageContaining("cutover.parts has no last part with only a name")
+                .hasMessageContaining("add {name: rest} at the end");
+        Path typo = Files.writeString(dir.resolve("typo.yaml"), "cutover:\n  parts:\n    - {name: a, valeus: [1]}\n");
+        assertThatThrownBy(() -> new ConfigLoader(Map.of()).load(typo, Map.of()))
+                .isInstanceOfSatisfying(
+                        RebalanceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CONFIG_INVALID))
+                .hasMessageContaining("valeus");
+        assertThatThrownBy(() -> new ConfigLoader(Map.of()).load(null, Map.of("cutover.parts", "[{name: a")))
+                .isInstanceOfSatisfying(
+                        RebalanceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CONFIG_INVALID))
+                .hasMessageContaining("cutover.parts")
+                .hasMessageContaining("flow form");
+    }
+
+    @Test
     void anInvertedRangeHasItsOwnCode() {
         MigrationConfig c = new ConfigLoader(Map.of())
                 .load(null, Map.of("slots.from", "2024-10-20T00:00:00Z", "slots.to", "2024-10-19T00:00:00Z"));
