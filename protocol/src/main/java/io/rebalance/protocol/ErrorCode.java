@@ -37,6 +37,11 @@ public enum ErrorCode {
     NOT_STORE_OF_RECORD(
             36, "Postgres is no longer the store of record: nothing writes its rows into DynamoDB after the flip"),
     PORT_IN_USE(37, "the port to serve metrics or the dashboard on is taken or not allowed"),
+    PARTS_CHANGED(
+            38,
+            "cutover.parts differs from the parts a part is moving under; change it only while every part is"
+                    + " on SOURCE"),
+    PART_UNKNOWN(39, "the table has parts and the command names none, or one the table does not have"),
     INTERNAL(70, "internal error");
 
     private final int exitCode;

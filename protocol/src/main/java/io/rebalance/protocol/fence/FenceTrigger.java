@@ -62,7 +62,7 @@ public final class FenceTrigger {
      * The fence table as Postgres resolves it, schema-qualified: the function reads it with a fixed {@code
      * search_path}, so an unqualified name must be pinned to the schema it was created in.
      */
-    private String fenceTable(Connection c) throws SQLException {
+    String fenceTable(Connection c) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT n.nspname, r.relname FROM pg_class r"
                 + " JOIN pg_namespace n ON n.oid = r.relnamespace WHERE r.oid = to_regclass(?)")) {
             ps.setString(1, fence.table());
@@ -75,8 +75,18 @@ public final class FenceTrigger {
 
     /** The function every guarded table's trigger calls: beside the fence table, named after it. */
     private String function(Connection c) throws SQLException {
+        return besideFence(c, "_check");
+    }
+
+    /** A function's name beside the fence table: its qualified name and {@code suffix}. */
+    String besideFence(Connection c, String suffix) throws SQLException {
         String table = fenceTable(c);
-        return table.endsWith("\"") ? table.substring(0, table.length() - 1) + "_check\"" : table + "_check";
+        return table.endsWith("\"") ? table.substring(0, table.length() - 1) + suffix + "\"" : table + suffix;
+    }
+
+    /** The trigger of a table moved part by part, each part with its own fence. */
+    public PartFenceTrigger parts() {
+        return new PartFenceTrigger(fence, this);
     }
 
     /**
@@ -112,13 +122,15 @@ public final class FenceTrigger {
      * before the position noted, and every write after finds the trigger. Nothing when no table was recorded.
      */
     void follow(Connection c, String scope, boolean closing) throws SQLException {
-        Optional<String> table = guarded(c, scope);
-        if (table.isPresent()) place(c, table.get(), scope, closing, false);
+        Optional<String> table = guarded(c, scope, GUARDED);
+        if (table.isEmpty()) return;
+        if (guarded(c, scope, PartFenceTrigger.PARTS).isPresent()) parts().follow(c, table.get(), scope, closing);
+        else place(c, table.get(), scope, closing, false);
     }
 
-    /** The table the scope's fence guards, as {@link #install} recorded it. */
-    private Optional<String> guarded(Connection c, String scope) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT to_jsonb(f) ->> '" + GUARDED + "' FROM " + fence.table()
+    /** A column of the scope's fence row: the table it guards, as {@link #install} recorded it, or its parts. */
+    private Optional<String> guarded(Connection c, String scope, String column) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT to_jsonb(f) ->> '" + column + "' FROM " + fence.table()
                 + " f WHERE scope = ?")) { // to_jsonb: no error on a fence made before the column
             ps.setString(1, scope);
             try (ResultSet rs = ps.executeQuery()) {
@@ -302,7 +314,7 @@ public final class FenceTrigger {
         return identifier.matches("[a-z_][a-z0-9_$]*") ? identifier : "\"" + identifier.replace("\"", "\"\"") + "\"";
     }
 
-    private static String literal(String s) {
+    static String literal(String s) {
         return "'" + s.replace("'", "''") + "'";
     }
 

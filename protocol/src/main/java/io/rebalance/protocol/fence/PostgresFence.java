@@ -8,11 +8,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.List;
 import java.util.Optional;
-import java.util.Set;
 
 /**
  * The Postgres side of the fence: a row per scope in {@code rebalance_fence}, and a transaction-level advisory lock
@@ -29,7 +25,7 @@ import java.util.Set;
  * Uses only {@code java.sql}: applications bring their own driver.
  */
 public final class PostgresFence {
-    private static final String COPY_RECORD = "copy_record";
+    static final String COPY_RECORD = "copy_record";
     /**
      * The prefix of the transactional logical message that opens each reverse-stream transaction: the forward tail
      * tells its changes from writes that bypassed the fence by it.
@@ -68,35 +64,13 @@ public final class PostgresFence {
         try (Statement s = c.createStatement()) {
             s.execute("CREATE TABLE IF NOT EXISTS " + table + " (scope text PRIMARY KEY, writer text NOT NULL,"
                     + " min_token bigint NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())");
-            // columns added since the table's first version; ALTER TABLE only for those missing, as it takes the
-            // table's ACCESS EXCLUSIVE lock even when there is nothing to add, and guarded writes read the table
-            Set<String> has = columns(c);
-            List<String> missing = new ArrayList<>();
-            if (!has.contains("route")) missing.add("ADD COLUMN route text NOT NULL DEFAULT 'SOURCE'");
-            if (!has.contains("epoch")) missing.add("ADD COLUMN epoch bigint NOT NULL DEFAULT 1");
-            if (!has.contains("closed_lsn")) missing.add("ADD COLUMN closed_lsn pg_lsn");
-            if (!has.contains(COPY_RECORD)) missing.add("ADD COLUMN " + COPY_RECORD + " text");
-            if (!has.contains(FenceTrigger.GUARDED)) missing.add("ADD COLUMN " + FenceTrigger.GUARDED + " text");
-            if (!missing.isEmpty()) s.execute("ALTER TABLE " + table + " " + String.join(", ", missing));
+            FenceColumns.addMissing(c, s, table);
         }
         try (PreparedStatement ps = c.prepareStatement(
                 "INSERT INTO " + table + " (scope, writer, min_token) VALUES (?, 'app', 0) ON CONFLICT DO NOTHING")) {
             ps.setString(1, scope);
             ps.executeUpdate();
         }
-    }
-
-    /** The fence table's columns, in one query; none when it does not exist. */
-    private Set<String> columns(Connection c) throws SQLException {
-        Set<String> out = new HashSet<>();
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT attname FROM pg_attribute WHERE attrelid = to_regclass(?) AND attnum > 0 AND NOT attisdropped")) {
-            ps.setString(1, table);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) out.add(rs.getString(1));
-            }
-        }
-        return out;
     }
 
     /**
@@ -107,7 +81,7 @@ public final class PostgresFence {
      *     --prepare` adds it)
      */
     public boolean recordCopy(Connection c, String scope, String record) throws SQLException {
-        if (!columns(c).contains(COPY_RECORD)) return false;
+        if (!hasColumn(c, COPY_RECORD)) return false;
         try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET copy_record = ? WHERE scope = ?")) {
             ps.setString(1, record);
             ps.setString(2, scope);
@@ -117,7 +91,7 @@ public final class PostgresFence {
 
     /** @return the record of the finished copy kept on the scope's row; empty without one, or without the fence */
     public Optional<String> copyRecord(Connection c, String scope) throws SQLException {
-        if (!columns(c).contains(COPY_RECORD)) return Optional.empty(); // no fence, or one installed before the column
+        if (!hasColumn(c, COPY_RECORD)) return Optional.empty(); // no fence, or one installed before the column
         try (PreparedStatement ps = c.prepareStatement("SELECT copy_record FROM " + table + " WHERE scope = ?")) {
             ps.setString(1, scope);
             try (ResultSet rs = ps.executeQuery()) {
@@ -245,7 +219,16 @@ public final class PostgresFence {
 
     /** The text whose 64-bit hash is the scope's advisory lock key; the trigger takes the same lock. */
     String lockKey(String scope) {
-        return "rebalance.fence:" + table + ":" + scope;
+        return lockPrefix() + scope;
+    }
+
+    /** What every lock key of this fence table starts with: the part trigger adds a part's scope in SQL. */
+    String lockPrefix() {
+        return "rebalance.fence:" + table + ":";
+    }
+
+    boolean hasColumn(Connection c, String column) throws SQLException {
+        return FenceColumns.of(c, table).contains(column);
     }
 
     /** The trigger that enforces this fence on the moved table, for every writer. */
