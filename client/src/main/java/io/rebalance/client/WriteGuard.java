@@ -38,6 +38,10 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * });
  * }</pre>
  *
+ * <p>A table moved part by part ({@link GuardSettings#withParts}) is written with the row's partition-key value,
+ * {@code guard.write("room_events", tenantId, permit -> ...)}: the guard resolves the value's part locally and guards
+ * the write under that part's scope, so a cutover of one part blocks only the writes to its rows.
+ *
  * <p>Thread-safe: one guard per application process.
  */
 public final class WriteGuard implements AutoCloseable {
@@ -51,6 +55,7 @@ public final class WriteGuard implements AutoCloseable {
     private final Map<String, SharedExclusiveLock> locks = new ConcurrentHashMap<>();
     private final Map<String, TargetWriteLog> writeLogs = new ConcurrentHashMap<>();
     private final Map<LockLease, Boolean> active = new ConcurrentHashMap<>();
+    private final Map<String, Blocked.Counter> blocked = new ConcurrentHashMap<>();
     private final ScheduledExecutorService renewer;
     private final Keyspace keyspace;
 
@@ -94,8 +99,22 @@ public final class WriteGuard implements AutoCloseable {
      * @throws RouteMissingException the scope has no routing entry (none was prepared, or Redis lost it)
      */
     public <T> T write(String scope, GuardedWrite<T> write) throws Exception {
+        return write(scope, null, write);
+    }
+
+    /**
+     * A write to a row of a table moved part by part: guarded under the part of {@code partKey}, exactly as {@link
+     * #write(String, GuardedWrite)} guards a whole table's.
+     *
+     * @param partKey the row's partition-key value (the first key column); null only for a scope that moves whole
+     * @throws IllegalArgumentException when the scope has parts and {@code partKey} is null
+     */
+    public <T> T write(String table, Object partKey, GuardedWrite<T> write) throws Exception {
+        String scope = settings.scopeOf(table, partKey);
         SharedExclusiveLock lock = locks.computeIfAbsent(scope, s -> new SharedExclusiveLock(redis, keyspace.scope(s)));
-        LockLease lease = lock.acquireShared(LockOwner.currentThread(), settings.leaseTtl(), settings.maxWait());
+        Blocked.Counter counter = blocked.computeIfAbsent(scope, s -> new Blocked.Counter());
+        LockLease lease =
+                lock.acquireShared(LockOwner.currentThread(), settings.leaseTtl(), settings.maxWait(), counter::add);
         active.put(lease, Boolean.TRUE);
         try {
             // Read after the lease is held: the route cannot change until every shared lease is gone.
@@ -114,10 +133,24 @@ public final class WriteGuard implements AutoCloseable {
     }
 
     public void run(String scope, GuardedAction action) throws Exception {
-        write(scope, permit -> {
+        run(scope, null, action);
+    }
+
+    /** A write without a result to a row of a table moved part by part; see {@link #write(String, Object, GuardedWrite)}. */
+    public void run(String table, Object partKey, GuardedAction action) throws Exception {
+        write(table, partKey, permit -> {
             action.run(permit);
             return null;
         });
+    }
+
+    /**
+     * How many of this guard's writes to {@code scope} (a part's scope, {@code table/part}, for a table moved part by
+     * part) waited for a cutover's exclusive lease, and how long in all, since the guard was made.
+     */
+    public Blocked blocked(String scope) {
+        Blocked.Counter c = blocked.get(scope);
+        return c == null ? new Blocked(0, 0) : c.read();
     }
 
     private void renewAll() {

@@ -79,14 +79,30 @@ public final class SharedExclusiveLock {
      * @throws LockWaitTimeoutException naming the exclusive holder when {@code maxWait} passes first
      */
     public LockLease acquireShared(String holder, Duration ttl, Duration maxWait) throws InterruptedException {
+        return acquireShared(holder, ttl, maxWait, waited -> {});
+    }
+
+    /**
+     * As {@link #acquireShared(String, Duration, Duration)}, telling {@code blocked} how long it waited (ns) when a
+     * cutover's exclusive lease refused it at least once, granted in the end or not.
+     */
+    public LockLease acquireShared(
+            String holder, Duration ttl, Duration maxWait, java.util.function.LongConsumer blocked)
+            throws InterruptedException {
         long start = System.nanoTime();
         long pause = 1;
+        boolean refused = false;
         while (true) {
             Attempt a = tryShared(holder, ttl);
-            if (a instanceof Granted g) return g.lease();
+            if (a instanceof Granted g) {
+                if (refused) blocked.accept(System.nanoTime() - start);
+                return g.lease();
+            }
             Refused r = (Refused) a;
+            refused = true;
             long waited = System.nanoTime() - start;
             if (waited >= maxWait.toNanos()) {
+                blocked.accept(waited);
                 throw new LockWaitTimeoutException(keys.scope(), r.by(), r.owner(), Duration.ofNanos(waited));
             }
             Thread.sleep(pause); // polls the lock: the exclusive holder releases it within --max-write-block
