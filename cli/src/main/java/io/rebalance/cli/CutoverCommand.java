@@ -17,6 +17,7 @@ import io.rebalance.mover.RunPlanner;
 import io.rebalance.ops.Connections;
 import io.rebalance.ops.CutoverChecks;
 import io.rebalance.ops.CutoverVerification;
+import io.rebalance.ops.PartChoice;
 import io.rebalance.ops.RedisChecks;
 import io.rebalance.ops.RollbackProof;
 import io.rebalance.ops.WindowCloseChecks;
@@ -118,6 +119,14 @@ final class CutoverCommand implements Callable<Integer> {
     @Option(names = "--yes", description = "Confirm --close-window.")
     boolean yes;
 
+    // hidden until a part's whole state machine runs: the forward tail and the reverse stream act per table so far
+    @Option(
+            names = "--part",
+            paramLabel = "PART",
+            hidden = true,
+            description = "The part of a table moved part by part (cutover.parts) the command acts on.")
+    String part;
+
     @Option(
             names = "--json",
             description =
@@ -160,6 +169,22 @@ final class CutoverCommand implements Callable<Integer> {
             if (!mode.closeWindow && !mode.recover) {
                 table = c.sourceTable();
                 new RunPlanner(config).refuseAnotherRun(c.runState(), table, c.dynamo());
+            }
+            PartChoice choice = PartChoice.of(config, part, !mode.prepare, c::routeStatus);
+            try (java.sql.Connection pg = session.openForPreflight()) {
+                choice.refuseChanged(
+                        pg,
+                        new io.rebalance.protocol.fence.PostgresFence(
+                                config.cutover().pgFence()));
+            }
+            if (choice.parted() && !mode.prepare) {
+                err.println("error: " + choice.scope() + ": moving one part is not available in this version (the"
+                        + " forward tail and the reverse stream still hold and write back the whole table); nothing"
+                        + " was changed. [" + ErrorCode.CUTOVER_REFUSED + "]");
+                return ErrorCode.CUTOVER_REFUSED.exitCode();
+            }
+            if (mode.prepare && choice.parted()) {
+                return prepareParts(c, config, settings, session, table, choice, out, err);
             }
             CutoverParts parts = new CutoverParts(
                     settings,
@@ -232,6 +257,60 @@ final class CutoverCommand implements Callable<Integer> {
             outcome.stepMs().forEach((step, ms) -> out.printf("  %-14s %6d ms%n", step, ms));
             return 0;
         }
+    }
+
+    /**
+     * {@code --prepare} of a table moved part by part: every part's fences and route, the part triggers, the stream;
+     * the same checks as a whole table's, once.
+     */
+    private int prepareParts(
+            Connections c,
+            MigrationConfig config,
+            CutoverSettings settings,
+            SourceSession session,
+            SourceTable table,
+            PartChoice choice,
+            PrintWriter out,
+            PrintWriter err)
+            throws Exception {
+        String column = choice.partitionColumn(table);
+        if (!admitRedis(c, config, choice.base(), err)) {
+            err.println("error: --prepare refused: the Redis it would use could lose the cutover's state. Nothing was"
+                    + " changed. [" + ErrorCode.CUTOVER_REFUSED + "]");
+            return ErrorCode.CUTOVER_REFUSED.exitCode();
+        }
+        List<String> unwritable = c.reverseWriteProblems(table);
+        if (!unwritable.isEmpty()) {
+            err.println("error: --prepare refused: the reverse stream could not write " + table.name()
+                    + " back, so a cutover could not be rolled back: " + String.join("; and ", unwritable)
+                    + ". Nothing was changed. [" + ErrorCode.CUTOVER_REFUSED + "]");
+            return ErrorCode.CUTOVER_REFUSED.exitCode();
+        }
+        Map<String, List<String>> prepared = new LinkedHashMap<>();
+        for (String name : choice.parts().names()) {
+            CutoverSettings one = settings.forPart(choice.parts(), name, column);
+            prepared.put(
+                    name,
+                    new CutoverParts(
+                                    one,
+                                    c.redis(),
+                                    config.redis().keyspace(),
+                                    session,
+                                    c.dynamo(),
+                                    config.cutover().pgFence(),
+                                    config.cutover().dynamoFence())
+                            .prepare());
+        }
+        if (json) {
+            Map<String, Object> v = new LinkedHashMap<>();
+            v.put("op", "prepare");
+            v.put("scope", choice.base());
+            v.put("parts", prepared);
+            out.println(JSON.writeValueAsString(v));
+        } else {
+            prepared.forEach((name, lines) -> lines.forEach(line -> out.println("prepared " + name + ": " + line)));
+        }
+        return 0;
     }
 
     /**

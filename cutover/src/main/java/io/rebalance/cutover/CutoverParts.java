@@ -94,9 +94,15 @@ public final class CutoverParts {
                 pgFence.install(c, settings.scope());
                 done.add("Postgres fence " + pgFence.table() + " has scope '" + settings.scope() + "'");
                 installTrigger(c, trigger);
-                done.add("trigger " + pgFence.trigger().name() + " on " + settings.sourceTable() + " (and its"
-                        + " partitions), enabled while the fence is closed: Postgres then refuses every write there,"
-                        + " whoever makes it");
+                done.add(
+                        settings.part() == null
+                                ? "trigger " + trigger.name() + " on " + settings.sourceTable()
+                                        + " (and its partitions),"
+                                        + " enabled while the fence is closed: Postgres then refuses every write there,"
+                                        + " whoever makes it"
+                                : "triggers " + trigger.parts().name() + " on " + settings.sourceTable() + " (and its"
+                                        + " partitions), enabled while any part's fence is closed: Postgres then refuses every"
+                                        + " write to that part's rows, whoever makes it, and takes every other part's");
                 done.add(grantChecks(c));
                 c.commit();
             } catch (Exception e) {
@@ -162,7 +168,9 @@ public final class CutoverParts {
     /** Installs the trigger, refusing with the way on when a long transaction holds the table past the wait. */
     private void installTrigger(Connection c, FenceTrigger trigger) throws SQLException {
         try {
-            trigger.install(c, settings.sourceTable(), settings.scope());
+            CutoverSettings.Part part = settings.part();
+            if (part == null) trigger.install(c, settings.sourceTable(), settings.scope());
+            else trigger.parts().install(c, settings.sourceTable(), part.base(), part.parts(), part.column());
         } catch (SQLException e) {
             if (!"55P03".equals(e.getSQLState())) throw e; // lock_not_available
             throw new RebalanceException(
@@ -192,7 +200,10 @@ public final class CutoverParts {
     public PreCheck fenceTrigger() {
         try (Connection c = session.open()) {
             FenceTrigger trigger = pgFence.trigger();
-            List<String> gaps = new ArrayList<>(trigger.gaps(c, settings.sourceTable(), settings.scope()));
+            List<String> gaps = new ArrayList<>(
+                    settings.part() == null
+                            ? trigger.gaps(c, settings.sourceTable(), settings.scope())
+                            : trigger.parts().gaps(c, settings.sourceTable(), settings.scope()));
             gaps.addAll(trigger.missingPrivileges(c, settings.sourceTable()));
             if (gaps.isEmpty()) {
                 return PreCheck.pass(

@@ -150,6 +150,11 @@ public final class Connections implements AutoCloseable {
         }
     }
 
+    /** The status of a scope's route in Redis; empty when it has none (not prepared, or Redis lost it). */
+    public Optional<io.rebalance.protocol.route.RouteStatus> routeStatus(String scope) {
+        return route(scope).map(Route::status);
+    }
+
     /** Redis' route of the scope; none with the Postgres coordinator, which has no Redis (the fences still count). */
     private Optional<Route> route(String scope) {
         if (config.mover().coordinatedByPostgres()) return Optional.empty();

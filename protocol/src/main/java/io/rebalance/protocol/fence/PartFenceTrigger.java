@@ -73,6 +73,8 @@ public final class PartFenceTrigger {
             ps.executeUpdate();
         }
         try (Statement s = c.createStatement()) {
+            // writers queue behind a trigger's DDL while it waits for the table's lock: bounded, as FenceTrigger does
+            s.execute("SET LOCAL lock_timeout = '5s'");
             s.execute(TEMPLATE.replace("${check}", check(c))
                     .replace("${function}", function(c, table))
                     .replace("${fence}", whole.fenceTable(c))
@@ -165,11 +167,35 @@ public final class PartFenceTrigger {
         }
     }
 
+    /**
+     * Where the triggers are not as the part's fence needs them: while it admits no application, the table and each
+     * partition must have both enabled ALWAYS (a partition attached since, or a trigger someone disabled, would let
+     * writes past); while it admits them, the next flip creates what is missing.
+     *
+     * @return empty when every one is as it should be; otherwise the tables that are not, each with why
+     */
+    public List<String> gaps(Connection c, String table, String scope) throws SQLException {
+        boolean closed =
+                fence.find(c, scope).map(f -> f.writer() != FenceWriter.APP).orElse(false);
+        if (!closed) return List.of();
+        Map<String, Boolean> placed = placed(c, table);
+        List<String> gaps = new ArrayList<>();
+        for (Map.Entry<String, String> t : kinds(c, table).entrySet()) {
+            List<String> names = "p".equals(t.getValue()) ? List.of("_truncate") : List.of("", "_truncate");
+            for (String suffix : names) {
+                Boolean enabled = placed.get(t.getKey() + " " + name() + suffix);
+                if (enabled == null) gaps.add(t.getKey() + " has no trigger " + name() + suffix);
+                else if (!enabled) gaps.add(t.getKey() + "'s trigger " + name() + suffix + " is not enabled ALWAYS");
+            }
+        }
+        return gaps;
+    }
+
     /** Whether the part's fence is in force on every table: closed, and both triggers enabled ALWAYS on each. */
     public boolean enforced(Connection c, String table, String scope) throws SQLException {
         boolean closed =
                 fence.find(c, scope).map(f -> f.writer() != FenceWriter.APP).orElse(false);
-        return closed && placed(c, table).values().stream().allMatch(p -> p);
+        return closed && gaps(c, table, scope).isEmpty();
     }
 
     /** Creates what is missing and enables or disables both triggers on {@code table} and its partitions. */
