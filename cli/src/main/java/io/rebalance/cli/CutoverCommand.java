@@ -287,6 +287,7 @@ final class CutoverCommand implements Callable<Integer> {
             return ErrorCode.CUTOVER_REFUSED.exitCode();
         }
         Map<String, List<String>> prepared = new LinkedHashMap<>();
+        // parts one after another, each whole: a part prepared is one the trigger, fences and route agree on
         for (String name : choice.parts().names()) {
             CutoverSettings one = settings.forPart(choice.parts(), name, column);
             prepared.put(
@@ -301,6 +302,7 @@ final class CutoverCommand implements Callable<Integer> {
                                     config.cutover().dynamoFence())
                             .prepare());
         }
+        c.keepCopyRecord(); // a copy finished before the fences existed
         if (json) {
             Map<String, Object> v = new LinkedHashMap<>();
             v.put("op", "prepare");

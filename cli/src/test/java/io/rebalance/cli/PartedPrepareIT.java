@@ -25,7 +25,8 @@ import org.junit.jupiter.api.Test;
  * and a route (SOURCE), the table its part triggers; a command that must name a part and does not, names one the
  * table does not have, or names one on a table without parts, is refused (exit 39); parts changed while one is away
  * from SOURCE are refused (exit 38) and the parts prepared stay; parts without a catch-all or with a name twice are
- * refused by the configuration (exit 10). Nothing is changed by any refusal.
+ * refused by the configuration (exit 10); a copy is refused once any part left SOURCE (exit 36, naming the part).
+ * Nothing is changed by any refusal.
  */
 class PartedPrepareIT {
     private static final String PARTS =
@@ -85,6 +86,7 @@ class PartedPrepareIT {
             // a part away from SOURCE (as its cutover leaves it): the product's triggers fence its rows only
             try (Connection pg = services.postgres()) {
                 fence.set(pg, PartMap.scope(table, "pilot"), FenceWriter.NONE, 1, Duration.ofSeconds(5));
+                fence.record(pg, PartMap.scope(table, "pilot"), RouteStatus.FINAL, 2, 1, Duration.ofSeconds(5));
                 try (Statement st = pg.createStatement()) {
                     assertThatThrownBy(() -> st.executeUpdate("DELETE FROM " + table + " WHERE tenant_id = 1"))
                             .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState())
@@ -93,12 +95,17 @@ class PartedPrepareIT {
                             .isEqualTo(30);
                 }
             }
+            CliRun copy = CliRun.of(flags(PARTS), "copy", "--no-progress");
+            assertThat(copy.exitCode())
+                    .as("one part away from SOURCE: nothing writes Postgres rows into DynamoDB\n" + copy.err())
+                    .isEqualTo(36);
+            assertThat(copy.err()).contains(table + "/pilot");
             String changedParts = "[{name: pilot, values: [1, 2]}, {name: rest}]";
             CliRun changed = CliRun.of(flags(changedParts), "cutover", "--prepare");
             assertThat(changed.exitCode()).as(changed.out() + changed.err()).isEqualTo(38);
             assertThat(changed.err())
                     .contains("were prepared as " + parts.written())
-                    .contains(table + "/pilot SOURCE")
+                    .contains(table + "/pilot FINAL")
                     .contains("Nothing was changed");
             try (Connection pg = services.postgres()) {
                 assertThat(fence.trigger()

@@ -126,14 +126,25 @@ public final class Connections implements AutoCloseable {
      * cutover opens DynamoDB to applications. Every write of Postgres rows into DynamoDB asks first.
      */
     public StoreOfRecord storeOfRecord() throws SQLException {
-        String scope = config.cutover().scopeOr(config.target().table());
+        String base = config.cutover().scopeOr(config.target().table());
         try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
-            return StoreOfRecord.read(
-                    pg,
-                    new PostgresFence(config.cutover().pgFence()),
-                    new DynamoFence(dynamo(), config.cutover().dynamoFence()),
-                    route(scope),
-                    scope);
+            // a table moved part by part: DynamoDB holds the truth of the table's rows once any part left SOURCE
+            StoreOfRecord first = null;
+            for (String scope : config.cutover().partMap().scopes(base)) {
+                StoreOfRecord one = StoreOfRecord.read(
+                        pg,
+                        new PostgresFence(config.cutover().pgFence()),
+                        new DynamoFence(dynamo(), config.cutover().dynamoFence()),
+                        route(scope),
+                        scope);
+                if (!one.postgres() && !scope.equals(base)) {
+                    return new StoreOfRecord(
+                            one.store(), one.route(), one.epoch(), "part " + scope + ": " + one.detail());
+                }
+                if (!one.postgres()) return one;
+                if (first == null) first = one;
+            }
+            return first;
         } catch (SdkClientException e) {
             throw new RebalanceException(
                     ErrorCode.TARGET_UNREACHABLE,

@@ -25,7 +25,11 @@ final class CopyRecord {
     CopyRecord(MigrationConfig config) {
         this.config = config;
         this.fence = new PostgresFence(config.cutover().pgFence());
-        this.scope = config.cutover().scopeOr(config.target().table());
+        // a table moved part by part has one copy: its record is kept on the first part's row
+        this.scope = config.cutover()
+                .partMap()
+                .scopes(config.cutover().scopeOr(config.target().table()))
+                .get(0);
     }
 
     /**
