@@ -73,6 +73,12 @@ class PartedPrepareIT {
             }
             assertThat(routes.get(table)).as("no route for the whole table").isEmpty();
             PostgresFence fence = new PostgresFence(t.config.cutover().pgFence());
+            CliRun status = CliRun.of(flags(PARTS), "status", "--json");
+            assertThat(status.exitCode()).as(status.err()).isZero();
+            JsonSchemas.assertValid("status", status.out());
+            var tree = new com.fasterxml.jackson.databind.ObjectMapper().readTree(status.out());
+            assertThat(tree.findValuesAsText("scope")).contains(table + "/pilot", table + "/early", table + "/rest");
+            assertThat(tree.findPath("fenceTrigger").path("state").asText()).isEqualTo("ready");
 
             CliRun noPart = CliRun.of(flags(PARTS), "cutover", "--dry-run");
             assertThat(noPart.exitCode()).as(noPart.out() + noPart.err()).isEqualTo(39);
@@ -95,6 +101,10 @@ class PartedPrepareIT {
                             .isEqualTo(30);
                 }
             }
+            var inPlace = new com.fasterxml.jackson.databind.ObjectMapper()
+                    .readTree(CliRun.of(flags(PARTS), "status", "--json").out());
+            assertThat(inPlace.findPath("fenceTrigger").path("state").asText()).isEqualTo("in place");
+            assertThat(inPlace.findPath("fenceTrigger").path("trigger").asText()).endsWith("_part");
             CliRun copy = CliRun.of(flags(PARTS), "copy", "--no-progress");
             assertThat(copy.exitCode())
                     .as("one part away from SOURCE: nothing writes Postgres rows into DynamoDB\n" + copy.err())

@@ -119,17 +119,36 @@ public final class StatusView {
     static Map<String, Object> fenceTrigger(MigrationConfig config) {
         Map<String, Object> t = new LinkedHashMap<>();
         PostgresFence fence = new PostgresFence(config.cutover().pgFence());
+        boolean parted = config.cutover().partMap().parted();
         t.put("table", config.source().table());
-        t.put("trigger", fence.trigger().name());
+        t.put(
+                "trigger",
+                parted ? fence.trigger().parts().name() : fence.trigger().name());
         try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
-            String scope = config.cutover().scopeOr(config.target().table());
-            if (fence.find(pg, scope).isEmpty()) {
+            // a table moved part by part: in place once any part's fence is closed, each part's gaps together
+            boolean prepared = false;
+            boolean closed = false;
+            List<String> gaps = new java.util.ArrayList<>();
+            for (String scope : config.cutover()
+                    .partMap()
+                    .scopes(config.cutover().scopeOr(config.target().table()))) {
+                var state = fence.find(pg, scope);
+                if (state.isEmpty()) continue;
+                prepared = true;
+                closed |= state.get().writer() != FenceWriter.APP;
+                gaps.addAll(
+                        parted
+                                ? fence.trigger()
+                                        .parts()
+                                        .gaps(pg, config.source().table(), scope)
+                                : fence.trigger().gaps(pg, config.source().table(), scope));
+            }
+            if (!prepared) {
                 t.put("state", "none");
                 t.put("gaps", List.of());
                 return t;
             }
-            List<String> gaps = fence.trigger().gaps(pg, config.source().table(), scope);
-            boolean closed = fence.find(pg, scope).orElseThrow().writer() != FenceWriter.APP;
+            gaps = gaps.stream().distinct().toList();
             t.put("state", !gaps.isEmpty() ? "missing" : closed ? "in place" : "ready");
             t.put("gaps", gaps);
         } catch (SQLException | RuntimeException e) {
