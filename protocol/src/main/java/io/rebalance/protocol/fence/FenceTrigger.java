@@ -14,7 +14,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 
 /**
  * The Postgres fence enforced by the moved table itself, for every writer and not only the guard's: a statement
@@ -122,19 +121,14 @@ public final class FenceTrigger {
      * before the position noted, and every write after finds the trigger. Nothing when no table was recorded.
      */
     void follow(Connection c, String scope, boolean closing) throws SQLException {
-        Optional<String> table = guarded(c, scope, GUARDED);
-        if (table.isEmpty()) return;
-        if (guarded(c, scope, PartFenceTrigger.PARTS).isPresent()) parts().follow(c, table.get(), scope, closing);
-        else place(c, table.get(), scope, closing, false);
-    }
-
-    /** A column of the scope's fence row: the table it guards, as {@link #install} recorded it, or its parts. */
-    private Optional<String> guarded(Connection c, String scope, String column) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT to_jsonb(f) ->> '" + column + "' FROM " + fence.table()
-                + " f WHERE scope = ?")) { // to_jsonb: no error on a fence made before the column
-            ps.setString(1, scope);
+        // one round trip: this runs inside the cutover's write-blocked window
+        try (PreparedStatement ps = c.prepareStatement("SELECT to_jsonb(f) ->> '" + GUARDED + "', to_jsonb(f) ->> '"
+                + PartFenceTrigger.PARTS + "' FROM " + fence.table() + " f WHERE scope = ?")) {
+            ps.setString(1, scope); // to_jsonb: no error on a fence made before the columns
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? Optional.ofNullable(rs.getString(1)) : Optional.empty();
+                if (!rs.next() || rs.getString(1) == null) return;
+                if (rs.getString(2) != null) parts().follow(c, rs.getString(1), scope, closing);
+                else place(c, rs.getString(1), scope, closing, false);
             }
         }
     }
