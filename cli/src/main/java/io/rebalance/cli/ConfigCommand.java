@@ -1,6 +1,7 @@
 package io.rebalance.cli;
 
 import io.rebalance.core.config.ConfigLoader;
+import io.rebalance.core.config.ConfigPrinter;
 import io.rebalance.core.config.MigrationConfig;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -40,7 +41,7 @@ final class ConfigCommand implements Callable<Integer> {
             return 0;
         }
         MigrationConfig config = options.load();
-        out.print(json ? ConfigLoader.toJson(config) + System.lineSeparator() : ConfigLoader.toYaml(config));
+        out.print(json ? ConfigPrinter.toJson(config) + System.lineSeparator() : ConfigPrinter.toYaml(config));
         out.flush(); // print() does not autoflush, and main exits with System.exit
         return 0;
     }

@@ -104,7 +104,8 @@ class PartedPrepareIT {
             var inPlace = new com.fasterxml.jackson.databind.ObjectMapper()
                     .readTree(CliRun.of(flags(PARTS), "status", "--json").out());
             assertThat(inPlace.findPath("fenceTrigger").path("state").asText()).isEqualTo("in place");
-            assertThat(inPlace.findPath("fenceTrigger").path("trigger").asText()).endsWith("_part");
+            assertThat(inPlace.findPath("fenceTrigger").path("trigger").asText())
+                    .endsWith("_part");
             CliRun copy = CliRun.of(flags(PARTS), "copy", "--no-progress");
             assertThat(copy.exitCode())
                     .as("one part away from SOURCE: nothing writes Postgres rows into DynamoDB\n" + copy.err())

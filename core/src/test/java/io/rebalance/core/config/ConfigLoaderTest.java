@@ -145,7 +145,7 @@ class ConfigLoaderTest {
                         .cutover()
                         .partMap())
                 .isEqualTo(fromFile.cutover().partMap());
-        assertThat(ConfigLoader.toYaml(fromFile))
+        assertThat(ConfigPrinter.toYaml(fromFile))
                 .as("only the fields given")
                 .contains("- name: \"pilot\"\n    values:\n    - 42\n")
                 .doesNotContain("null");
@@ -194,14 +194,14 @@ class ConfigLoaderTest {
         MigrationConfig c = new ConfigLoader(Map.of("REBALANCE_SOURCE_PASSWORD", "hunter2"))
                 .load(null, Map.of("redis.url", "redis://user:s3cret@127.0.0.1:6379"));
         assertThat(c.toString()).doesNotContain("hunter2").doesNotContain("s3cret");
-        assertThat(ConfigLoader.toYaml(c)).doesNotContain("hunter2").doesNotContain("s3cret");
+        assertThat(ConfigPrinter.toYaml(c)).doesNotContain("hunter2").doesNotContain("s3cret");
         MigrationConfig r = new ConfigLoader(Map.of(
                         "REBALANCE_REDIS_PASSWORD", "redis-pw", "REBALANCE_REDIS_SENTINEL_PASSWORD", "sentinel-pw"))
                 .load(null, Map.of());
         assertThat(r.redis().password()).isEqualTo("redis-pw");
         assertThat(r.toString()).doesNotContain("redis-pw").doesNotContain("sentinel-pw");
-        assertThat(ConfigLoader.toYaml(r)).doesNotContain("redis-pw").doesNotContain("sentinel-pw");
-        assertThat(ConfigLoader.toJson(r)).doesNotContain("redis-pw").doesNotContain("sentinel-pw");
+        assertThat(ConfigPrinter.toYaml(r)).doesNotContain("redis-pw").doesNotContain("sentinel-pw");
+        assertThat(ConfigPrinter.toJson(r)).doesNotContain("redis-pw").doesNotContain("sentinel-pw");
     }
 
     @Test
