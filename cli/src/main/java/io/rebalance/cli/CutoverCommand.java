@@ -171,12 +171,7 @@ final class CutoverCommand implements Callable<Integer> {
                 new RunPlanner(config).refuseAnotherRun(c.runState(), table, c.dynamo());
             }
             PartChoice choice = PartChoice.of(config, part, !mode.prepare, c::routeStatus);
-            try (java.sql.Connection pg = session.openForPreflight()) {
-                choice.refuseChanged(
-                        pg,
-                        new io.rebalance.protocol.fence.PostgresFence(
-                                config.cutover().pgFence()));
-            }
+            c.refuseChangedParts(choice);
             if (choice.parted() && !mode.prepare) {
                 err.println("error: " + choice.scope() + ": moving one part is not available in this version (the"
                         + " forward tail and the reverse stream still hold and write back the whole table); nothing"

@@ -161,6 +161,13 @@ public final class Connections implements AutoCloseable {
         }
     }
 
+    /** Refuses parts that differ from those the table is moving under ({@link PartChoice#refuseChanged}). */
+    public void refuseChangedParts(PartChoice choice) throws SQLException {
+        try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
+            choice.refuseChanged(pg, new PostgresFence(config.cutover().pgFence()));
+        }
+    }
+
     /** The status of a scope's route in Redis; empty when it has none (not prepared, or Redis lost it). */
     public Optional<io.rebalance.protocol.route.RouteStatus> routeStatus(String scope) {
         return route(scope).map(Route::status);
