@@ -1,24 +1,39 @@
 package io.rebalance.mover;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rebalance.core.copy.RunStatus;
+import io.rebalance.core.dynamo.BatchWriter;
+import io.rebalance.core.dynamo.WritePacer;
+import io.rebalance.core.retry.Retrier;
+import io.rebalance.protocol.lease.LeaseLost;
+import io.rebalance.protocol.lease.WriteFence;
 import io.rebalance.testkit.Paused;
+import java.io.FilterInputStream;
+import java.io.IOException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import software.amazon.awssdk.core.interceptor.Context;
 import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.core.sync.RequestBody;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.BatchWriteItemRequest;
 
@@ -63,6 +78,83 @@ class WriteOutlivesLeaseIT {
             assertThat(f.differences())
                     .as("the deleted row stays deleted; every other row is exact")
                     .isEmpty();
+        }
+    }
+
+    /**
+     * A whole process paused (SIGSTOP, a long collector pause) half-way through sending a write: its timers pause with
+     * it, so on waking nothing has aborted the call, and the lease's deadline is long past. The test holds the call's
+     * timer at a minute (a fence that grants 60 s until it says the lease passed), stalls the body's reading half-way,
+     * then says the lease passed and lets it go: the rest of the body, and so the write, must never reach DynamoDB.
+     */
+    @Test
+    void aWriteHalfSentWhenItsProcessPausedLandsNothing() throws Exception {
+        try (MoverFixture f = MoverFixture.coordinatedBy("redis").generate(100, 1)) {
+            f.process(PhaseHooks.NONE, List.of()); // creates the table
+            HalfSent stall = new HalfSent();
+            AtomicBoolean passed = new AtomicBoolean();
+            WriteFence fence = () -> {
+                if (passed.get()) throw new LeaseLost("", "the lease passed to another holder");
+                return Duration.ofSeconds(60);
+            };
+            List<Map<String, AttributeValue>> items = new ArrayList<>();
+            for (int i = 0; i < 25; i++) items.add(Map.of("id", AttributeValue.fromS("paused-" + i)));
+            BatchWriter writer =
+                    new BatchWriter(f.dynamo(List.of(stall)), f.table, 25, Retrier.standard(), WritePacer.NONE);
+            CompletableFuture<Void> write = CompletableFuture.runAsync(() -> {
+                try {
+                    writer.write(items, fence);
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            assertThat(stall.stalled.await(60, TimeUnit.SECONDS)).isTrue();
+            passed.set(true);
+            stall.release.countDown();
+
+            assertThatThrownBy(() -> write.get(60, TimeUnit.SECONDS)).hasRootCauseInstanceOf(LeaseLost.class);
+            DynamoDbClient d = f.dynamo(List.of());
+            for (Map<String, AttributeValue> item : items)
+                assertThat(d.getItem(g -> g.tableName(f.table).key(item)).hasItem())
+                        .as("item " + item.get("id").s() + " of the half-sent write")
+                        .isFalse();
+        }
+    }
+
+    /** Stalls the first BatchWriteItem half-way through its body's reading for the socket, until released. */
+    static final class HalfSent implements ExecutionInterceptor {
+        final CountDownLatch stalled = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+        private volatile Thread sending; // past every check before sending, reading the body for the socket
+
+        @Override
+        public Optional<RequestBody> modifyHttpContent(
+                Context.ModifyHttpRequest context, ExecutionAttributes attributes) {
+            RequestBody b = context.requestBody().orElseThrow();
+            long length = b.optionalContentLength().orElseThrow();
+            return Optional.of(RequestBody.fromContentProvider(
+                    () -> new FilterInputStream(b.contentStreamProvider().newStream()) {
+                        private long read;
+
+                        @Override
+                        public int read(byte[] buffer, int offset, int n) throws IOException {
+                            if (Thread.currentThread() == sending && read >= length / 2) {
+                                sending = null;
+                                stalled.countDown();
+                                Paused.until(release);
+                            }
+                            int got = super.read(buffer, offset, (int) Math.min(n, Math.max(1, length / 2 - read)));
+                            if (got > 0) read += got;
+                            return got;
+                        }
+                    },
+                    length,
+                    b.contentType()));
+        }
+
+        @Override
+        public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
+            if (stalled.getCount() > 0) sending = Thread.currentThread(); // FencedWrites, last, checks after this
         }
     }
 

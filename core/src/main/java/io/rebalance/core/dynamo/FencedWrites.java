@@ -3,18 +3,21 @@ package io.rebalance.core.dynamo;
 import io.rebalance.protocol.lease.LeaseLost;
 import io.rebalance.protocol.lease.WriteFence;
 import java.time.Duration;
+import java.util.Optional;
 import software.amazon.awssdk.core.interceptor.Context;
 import software.amazon.awssdk.core.interceptor.ExecutionAttribute;
 import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.services.dynamodb.model.BatchWriteItemRequest;
 
 /**
  * Binds a DynamoDB write to the writer's lease (ADR 6): a request carries its {@link WriteFence}, the whole call is
  * given no more time than the lease has left (so the SDK abandons it, retries included, before the lease can pass to
  * another holder), and every attempt asks the fence again just before it is sent, so an attempt that was held up
- * (a stalled thread, a long backoff) past the lease is never sent. This interceptor is added last to every client,
- * after any a test adds, so it runs right before transmission.
+ * (a stalled thread, a long backoff) past the lease is never sent. The body's last byte is held back for one more
+ * check ({@link LastByteFence}), so a pause between that check and the bytes leaving lands nothing either. This
+ * interceptor is added last to every client, after any a test adds, so it runs right before transmission.
  */
 public final class FencedWrites implements ExecutionInterceptor {
     static final ExecutionAttribute<WriteFence> FENCE = new ExecutionAttribute<>("rebalance.writeFence");
@@ -37,6 +40,21 @@ public final class FencedWrites implements ExecutionInterceptor {
 
     private static Duration min(Duration a, Duration b) {
         return a.compareTo(b) <= 0 ? a : b;
+    }
+
+    @Override
+    public Optional<RequestBody> modifyHttpContent(Context.ModifyHttpRequest context, ExecutionAttributes attributes) {
+        WriteFence fence = attributes.getAttribute(FENCE);
+        Optional<RequestBody> body = context.requestBody();
+        if (fence == null
+                || body.isEmpty()
+                || body.get().optionalContentLength().isEmpty()) return body;
+        RequestBody b = body.get();
+        long length = b.optionalContentLength().get();
+        return Optional.of(RequestBody.fromContentProvider(
+                () -> new LastByteFence(b.contentStreamProvider().newStream(), length, fence),
+                length,
+                b.contentType()));
     }
 
     @Override
