@@ -22,6 +22,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.function.Function;
+import redis.clients.jedis.UnifiedJedis;
 import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
 
 /**
@@ -48,7 +49,11 @@ final class ChangeApplier implements AutoCloseable {
     private final ExecutorService writers;
     private final Runnable onCommitWait;
     private final TailHold hold;
-    private final KeyLog keyLog;
+    private final TailScopes scopes;
+    /** One per scope: a part's cutover compares the keys written in its window, and only its part's. */
+    private final List<KeyLog> keyLogs;
+
+    private final UnifiedJedis redis;
     private final StageTimes stages;
     private final RefusedRows refusedRows;
     private Connection connection;
@@ -63,14 +68,17 @@ final class ChangeApplier implements AutoCloseable {
             int threads,
             Runnable onCommitWait,
             TailHold hold,
-            KeyLog keyLog,
+            TailScopes scopes,
+            UnifiedJedis redis,
             RefusedRows refusedRows,
             StageTimes stages) {
         this.refusedRows = refusedRows;
         this.stages = stages;
         this.onCommitWait = onCommitWait;
         this.hold = hold;
-        this.keyLog = keyLog;
+        this.scopes = scopes;
+        this.redis = redis;
+        this.keyLogs = scopes.keys().stream().map(k -> new KeyLog(redis, k)).toList();
         this.session = session;
         this.refresher = refresher;
         this.touched = touched;
@@ -82,14 +90,41 @@ final class ChangeApplier implements AutoCloseable {
         });
     }
 
-    /** Writes keys as Postgres holds them now (reconciliation, repairs). @return items put or deleted */
+    /**
+     * Writes keys as Postgres holds them now (reconciliation, repairs), none of a held scope. @return items put or
+     * deleted
+     */
     synchronized int apply(Collection<String> keys) throws Exception {
-        ForwardHold.State now = hold.state();
-        if (now.blocksRewrites()) {
-            throw new IllegalStateException("the tail is held for a cutover: it rewrites nothing in DynamoDB until the"
-                    + " hold is lifted (ADR 7)");
+        Holds now = hold.state();
+        if (now.anyBlocksRewrites()) {
+            for (String k : keys) {
+                if (now.blocksRewrites(k)) {
+                    throw new IllegalStateException("the tail is held for a cutover of "
+                            + scopes.names().get(scopes.of(k))
+                            + ": it rewrites nothing of it in DynamoDB until the hold is lifted (ADR 7)");
+                }
+            }
         }
         return land(send(now, keys, List.of(), key -> null));
+    }
+
+    /** Whether scope {@code scope}'s hold keeps its keys from being written again now. */
+    boolean blocksRewrites(int scope) throws SQLException {
+        return hold.state().of(scope).blocksRewrites();
+    }
+
+    /** Whether every scope's hold keeps its keys from being written again now. */
+    boolean allHeld() throws SQLException {
+        return hold.state().allBlockRewrites();
+    }
+
+    /** Of {@code keys}, those no hold keeps from being written again now: a held part's wait for its hold's end. */
+    List<String> rewritable(List<String> keys) throws SQLException {
+        Holds now = hold.state();
+        if (!now.anyBlocksRewrites()) return keys;
+        List<String> out = new ArrayList<>(keys.size());
+        for (String k : keys) if (!now.blocksRewrites(k)) out.add(k);
+        return out;
     }
 
     /**
@@ -103,22 +138,22 @@ final class ChangeApplier implements AutoCloseable {
      * under another is landing (KeyLog#recordUnder): otherwise this waits for them first.
      */
     synchronized SentBatch send(
-            ForwardHold.State batchHold,
-            Collection<String> keys,
-            Collection<Long> committed,
-            Function<String, String> lsnOf)
+            Holds batchHold, Collection<String> keys, Collection<Long> committed, Function<String, String> lsnOf)
             throws Exception {
         lease.check(); // also before an empty apply: a tail that lost its lease answers the key log for nothing
         List<String> distinct = new ArrayList<>(new LinkedHashSet<>(keys));
         // the hold as the batch read it: only this tail acknowledges, after the batch, so it cannot have become
         // HELD since; the batch's changes past a requested hold were left out by the caller
-        if (!distinct.isEmpty() && batchHold.phase() == ForwardHold.Phase.HELD) {
-            throw new IllegalStateException("the tail is held for a cutover: it writes nothing to DynamoDB until the"
-                    + " hold is lifted (ADR 7)");
+        for (String k : distinct) {
+            if (batchHold.held(k)) {
+                throw new IllegalStateException(
+                        "the tail is held for a cutover of " + scopes.names().get(scopes.of(k))
+                                + ": it writes nothing of it to DynamoDB until the hold is lifted (ADR 7)");
+            }
         }
         long t = System.nanoTime();
         if (inFlight.stream().anyMatch(earlier -> earlier.overlaps(distinct))) awaitInFlight();
-        Optional<String> generation = record(distinct); // before the write: the cutover's window compares these keys
+        List<Optional<String>> generation = record(distinct); // before the write: a cutover's window compares them
         t = stages.since(StageTimes.Stage.KEY_LOG, t);
         if (distinct.isEmpty()) { // its record told a cutover switching the log's generation that nothing older writes
             return new SentBatch(distinct, generation, List.of(), Set.of(), lsnOf, 0, t);
@@ -181,14 +216,37 @@ final class ChangeApplier implements AutoCloseable {
         return batch.written;
     }
 
-    /** Logs keys about to be written under the landing writes' generation (waiting for them if it moved on). */
-    private Optional<String> record(List<String> distinct) throws Exception {
+    /**
+     * Logs keys about to be written in their scope's log, under the landing writes' generation (waiting for them if
+     * one moved on). @return each scope's generation
+     */
+    private List<Optional<String>> record(List<String> distinct) throws Exception {
+        List<List<String>> byScope = scopes.split(distinct);
+        // with parts, the logs no cutover writes to are left alone: one read of all instead of a script each
+        List<Optional<String>> logging = scopes.size() == 1 ? null : KeyLog.currents(redis, scopes.keys());
         if (!inFlight.isEmpty()) {
-            KeyLog.Logged logged = keyLog.recordUnder(inFlight.get(0).generation, distinct);
-            if (logged.logged()) return logged.generation();
+            List<Optional<String>> expected = inFlight.get(0).generations;
+            List<Optional<String>> out = new ArrayList<>(scopes.size());
+            for (int i = 0; i < scopes.size(); i++) {
+                if (logging != null
+                        && logging.get(i).isEmpty()
+                        && expected.get(i).isEmpty()) {
+                    out.add(Optional.empty());
+                    continue;
+                }
+                KeyLog.Logged logged = keyLogs.get(i).recordUnder(expected.get(i), byScope.get(i));
+                if (!logged.logged()) break;
+                out.add(logged.generation());
+            }
+            if (out.size() == scopes.size()) return out;
             awaitInFlight(); // a cutover started a generation: what was logged under the old one lands first
         }
-        return keyLog.record(distinct);
+        List<Optional<String>> out = new ArrayList<>(scopes.size());
+        for (int i = 0; i < scopes.size(); i++) {
+            boolean idle = logging != null && logging.get(i).isEmpty();
+            out.add(idle ? Optional.empty() : keyLogs.get(i).record(byScope.get(i)));
+        }
+        return out;
     }
 
     /**
@@ -217,19 +275,18 @@ final class ChangeApplier implements AutoCloseable {
         return hold;
     }
 
-    /** Whether a cutover holds the tail (reconciliation and repairs wait for the hold to be lifted). */
-    boolean held() throws SQLException {
-        return hold.state().blocksRewrites();
-    }
-
     /**
-     * Acknowledges a hold under this lock, so no write of reconciliation or a repair is in flight when the cutover
-     * learns the tail holds.
+     * Acknowledges scope {@code scope}'s hold under this lock, so no write of reconciliation or a repair is in flight
+     * when the cutover learns the tail holds.
      */
-    synchronized void acknowledge(ForwardHold.Request request, long appliedLsn) {
+    synchronized void acknowledge(int scope, ForwardHold.Request request, long appliedLsn) {
         lease.check(); // a tail that may have lost its lease answers for nothing
         if (!inFlight.isEmpty()) throw new IllegalStateException("a hold is answered only with no write in flight");
-        hold.requests().acknowledge(request, appliedLsn);
+        hold.requests(scope).acknowledge(request, appliedLsn);
+    }
+
+    TailScopes scopes() {
+        return scopes;
     }
 
     /**

@@ -44,8 +44,8 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
     private final int fullBatch;
     /** The batch whose writes may still be landing while the next one is read (only while a backlog drains). */
     private Batch landing;
-    /** Where changes the held tail passes over that the reverse stream did not make are recorded. */
-    private final BypassedWrites bypassed;
+    /** Where changes the held tail passes over that the reverse stream did not make are recorded, per scope. */
+    private final List<BypassedWrites> bypassed;
     /**
      * The reverse stream's recent transactions, by the mark that opens each ({@link PostgresFence#REVERSE_MARK}): a
      * transaction's changes may come in a later batch than its mark. Bounded: a tail restarted inside a transaction
@@ -65,7 +65,7 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             TailStats stats,
             TailLease lease,
             ChangedSlots changed,
-            BypassedWrites bypassed,
+            List<BypassedWrites> bypassed,
             int fullBatch) {
         this.changed = changed;
         this.bypassed = bypassed;
@@ -92,11 +92,11 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
         List<String> keys = new ArrayList<>(events.size());
         List<String> reverseWritten = new ArrayList<>();
         Map<String, Long> bypassing = new HashMap<>();
-        int truncates = 0;
+        int[] truncates = new int[bypassed.size()];
         Map<String, Long> keyLsn = new HashMap<>();
         Set<Long> transactions = new HashSet<>();
         long t = System.nanoTime();
-        ForwardHold.State hold = holdState(); // read once per batch; only this tail acknowledges
+        Holds hold = holdState(); // read once per batch; only this tail acknowledges
         stats.stages.since(StageTimes.Stage.HOLD, t);
         long lsn = 0;
         long first = 0;
@@ -117,27 +117,27 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
                 if (tx != null && reverseMark(r)) reverseTransactions.add(tx);
                 continue;
             }
-            if (r.sourceOffset().get("lsn") instanceof Long at && !hold.applies(at)) {
+            String k = r.key() instanceof Struct struct ? keyText(struct) : null;
+            if (r.sourceOffset().get("lsn") instanceof Long at
+                    && !(k != null ? hold.applies(k, at) : hold.appliesEverywhere(at))) {
                 stats.skippedWhileHeld.incrementAndGet();
                 Long tx = transaction(r);
                 boolean bypassed = tx == null || !reverseTransactions.contains(tx); // not the reverse stream's
                 if (bypassed) stats.bypassedWhileHeld.incrementAndGet();
                 // not applied back, but its slot changed, so the next cutover verifies it again
-                if (r.key() instanceof Struct k) {
-                    String text = keyText(k);
-                    reverseWritten.add(text);
-                    if (bypassed) bypassing.put(text, at);
+                if (k != null) {
+                    reverseWritten.add(k);
+                    if (bypassed) bypassing.put(k, at);
                 } else if (bypassed && r.value() instanceof Struct v && "t".equals(v.get("op"))) {
                     truncated(r); // names no key: every slot changed, and it is counted as a change not kept
-                    truncates++;
+                    for (int i = 0; i < truncates.length; i++) if (!hold.of(i).applies(at)) truncates[i]++;
                 }
                 continue;
             }
-            if (!(r.key() instanceof Struct struct)) {
+            if (k == null) {
                 if (r.value() instanceof Struct v && "t".equals(v.get("op"))) truncated(r);
                 continue;
             }
-            String k = keyText(struct);
             keys.add(k);
             if (r.sourceOffset().get("lsn") instanceof Long at) keyLsn.put(k, at);
             Long tx = transaction(r);
@@ -162,15 +162,17 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
         // A full batch says Debezium holds more: its writes land while the next batch is read and sent, which keeps
         // DynamoDB busy through a backlog. Any other batch lands now, and so does one read under a hold, which is
         // answered only with no write in flight (ADR 7).
-        boolean quiet = hold.phase() == ForwardHold.Phase.NONE && hold.request() == null && !hold.unanswered();
-        landing = quiet && events.size() >= fullBatch ? batch : null;
+        landing = hold.quiet() && events.size() >= fullBatch ? batch : null;
         if (landing == null) land(batch);
         if (landing == null) stats.waitingSinceCommitMs.set(0); // nothing delivered waits now
         else if (landing.firstCommitMs > 0) stats.waitingSinceCommitMs.set(landing.firstCommitMs); // it waits to land
-        boolean reached = hold.phase() == ForwardHold.Phase.REQUESTED
-                && stats.appliedLsn() >= hold.request().lsn();
-        if ((reached || hold.unanswered()) && !hold.fromFence()) { // the fence's own hold has nobody waiting
-            applier.acknowledge(hold.request(), stats.appliedLsn());
+        for (int i = 0; i < hold.size(); i++) { // each scope's request is answered on its own
+            ForwardHold.State h = hold.of(i);
+            boolean reached = h.phase() == ForwardHold.Phase.REQUESTED
+                    && stats.appliedLsn() >= h.request().lsn();
+            if ((reached || h.unanswered()) && !h.fromFence()) { // the fence's own hold has nobody waiting
+                applier.acknowledge(i, h.request(), stats.appliedLsn());
+            }
         }
         stats.stages.since(StageTimes.Stage.BATCH, start);
     }
@@ -192,8 +194,13 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
             b.sent = null; // a failed landing is sent again: the rows are read anew
             applier.land(sent);
             // before the events are marked processed: a tail that dies here records them again when redelivered
-            bypassed.record(b.bypassing);
-            bypassed.countUnkept(b.truncates);
+            List<List<String>> byScope = applier.scopes().split(b.bypassing.keySet());
+            for (int i = 0; i < bypassed.size(); i++) {
+                Map<String, Long> mine = new HashMap<>();
+                for (String k : byScope.get(i)) mine.put(k, b.bypassing.get(k));
+                bypassed.get(i).record(mine);
+                bypassed.get(i).countUnkept(b.truncates[i]);
+            }
         });
         long after = System.nanoTime();
         changed.record(b.keys, b.lsn);
@@ -252,7 +259,7 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
     }
 
     /** The hold this batch obeys, read again until Redis and Postgres answer: nothing is skipped on a guess. */
-    private ForwardHold.State holdState() throws InterruptedException {
+    private Holds holdState() throws InterruptedException {
         for (int attempt = 0; ; attempt++) {
             try {
                 return applier.hold().state();
@@ -312,13 +319,13 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
     private static final class Batch {
         final List<ChangeEvent<SourceRecord, SourceRecord>> events;
         final DebeziumEngine.RecordCommitter<ChangeEvent<SourceRecord, SourceRecord>> committer;
-        final ForwardHold.State hold;
+        final Holds hold;
         final List<String> keys;
         final List<String> reverseWritten;
         /** Keys of changes passed over under the hold that the reverse stream did not make, with their positions. */
         final Map<String, Long> bypassing;
-        /** TRUNCATEs among them: no key to keep, so only counted. */
-        final int truncates;
+        /** TRUNCATEs among them, per scope held: no key to keep, so only counted. */
+        final int[] truncates;
 
         final Set<Long> transactions;
         final Map<String, Long> keyLsn;
@@ -330,11 +337,11 @@ final class ChangeHandler implements DebeziumEngine.ChangeConsumer<ChangeEvent<S
         Batch(
                 List<ChangeEvent<SourceRecord, SourceRecord>> events,
                 DebeziumEngine.RecordCommitter<ChangeEvent<SourceRecord, SourceRecord>> committer,
-                ForwardHold.State hold,
+                Holds hold,
                 List<String> keys,
                 List<String> reverseWritten,
                 Map<String, Long> bypassing,
-                int truncates,
+                int[] truncates,
                 Set<Long> transactions,
                 Map<String, Long> keyLsn,
                 long lsn,

@@ -19,12 +19,11 @@ import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import io.rebalance.protocol.fence.PostgresFence;
 import io.rebalance.protocol.handoff.BypassedWrites;
-import io.rebalance.protocol.handoff.ForwardHold;
-import io.rebalance.protocol.handoff.KeyLog;
 import io.rebalance.protocol.keyspace.RunKeys;
 import io.rebalance.protocol.keyspace.TailKeys;
 import io.rebalance.protocol.lease.LeaseLost;
 import java.sql.Connection;
+import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
@@ -104,14 +103,15 @@ final class ForwardStream {
         TailStatus status =
                 new TailStatus(redis, keys, session, t.slotName(), t.retentionWarnMb(), stats, lease.owner(), refused);
         AtomicReference<Throwable> leaseLost = new AtomicReference<>();
+        TailScopes scopes = scopes();
         try (SchemaWatch watch = new SchemaWatch(session, config, table.schema());
                 PartitionWatch partitions = new PartitionWatch(
                         table, session, redis, keys, new ChangedSlots(redis, keys, table.keyspace()));
                 TailHold hold = new TailHold(
-                        new ForwardHold(redis, config.redis().keyspace().handoff()),
+                        scopes,
+                        redis,
                         session,
                         new PostgresFence(config.cutover().pgFence()),
-                        config.cutover().scopeOr(config.target().table()),
                         stats::appliedLsn);
                 ChangeApplier applier = new ChangeApplier(
                         session,
@@ -121,7 +121,8 @@ final class ForwardStream {
                         t.applyThreads(),
                         stats.commitWaits::incrementAndGet,
                         hold,
-                        new KeyLog(redis, config.redis().keyspace().handoff()),
+                        scopes,
+                        redis,
                         refused,
                         stats.stages)) {
             Reconciler reconciler = new Reconciler(touched, applier, stats);
@@ -167,11 +168,7 @@ final class ForwardStream {
                         () -> Tail.quietly("watch partitions", partitions::check), 0, 1, TimeUnit.SECONDS);
             }
             RepairQueue repairs = new RepairQueue(redis, keys);
-            timers.execute(() -> new RepairLoop(
-                            repairs,
-                            new BypassedWrites(redis, config.redis().keyspace().handoff()),
-                            applier,
-                            stopped)
+            timers.execute(() -> new RepairLoop(repairs, bypassed(scopes), applier, stopped)
                     .run(() -> !tail.stopping() && leaseLost.get() == null));
             timers.execute(() -> new ReverseLoop(config, table, dynamo, redis, lease, streamsOf)
                     .run(hold, () -> !tail.stopping() && leaseLost.get() == null, stopped));
@@ -213,6 +210,19 @@ final class ForwardStream {
         if (leaseLost.get() != null) throw (LeaseLost) leaseLost.get();
     }
 
+    /** The scopes the tail holds by: the table's, or its parts' (ADR 20). */
+    private TailScopes scopes() {
+        return new TailScopes(
+                config.cutover().scopeOr(config.target().table()),
+                config.redis().keyspace().handoff(),
+                config.cutover().partMap(),
+                table.key());
+    }
+
+    private List<BypassedWrites> bypassed(TailScopes scopes) {
+        return scopes.keys().stream().map(k -> new BypassedWrites(redis, k)).toList();
+    }
+
     /** The tail reads rows with the columns it started with: after an ALTER TABLE its items would have another shape. */
     private RebalanceException schemaChanged(String change) {
         return new RebalanceException(
@@ -237,7 +247,7 @@ final class ForwardStream {
                 stats,
                 lease,
                 new ChangedSlots(redis, keys, table.keyspace()),
-                new BypassedWrites(redis, config.redis().keyspace().handoff()),
+                bypassed(applier.scopes()),
                 config.tail().maxBatch());
         AtomicReference<Throwable> error = new AtomicReference<>();
         CountDownLatch done = new CountDownLatch(1);

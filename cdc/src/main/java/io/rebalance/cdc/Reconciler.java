@@ -1,6 +1,8 @@
 package io.rebalance.cdc;
 
 import java.util.List;
+import redis.clients.jedis.params.ScanParams;
+import redis.clients.jedis.resps.ScanResult;
 
 /**
  * Writes again, from Postgres as it is now, every key the tail wrote while the backfill of its slot could still
@@ -20,17 +22,26 @@ final class Reconciler {
         this.stats = stats;
     }
 
-    /** @return keys written again in this pass */
+    /**
+     * Keys of a held scope (a part in its cutover, or moved) stay recorded, and are written once its hold is lifted.
+     *
+     * @return keys written again in this pass
+     */
     int runOnce() throws Exception {
         int n = 0;
-        if (applier.held()) return 0; // the keys stay recorded; they are written once the hold is lifted
+        if (applier.allHeld()) return 0;
         for (String bucket : touched.ready()) {
-            for (List<String> keys = touched.peek(bucket, CHUNK); !keys.isEmpty(); keys = touched.peek(bucket, CHUNK)) {
+            String cursor = ScanParams.SCAN_POINTER_START;
+            do {
+                ScanResult<String> page = touched.scan(bucket, cursor, CHUNK);
+                cursor = page.getCursor();
+                List<String> keys = applier.rewritable(page.getResult());
+                if (keys.isEmpty()) continue;
                 applier.apply(keys);
                 touched.done(bucket, keys); // only after the write: a crash before this re-writes them next time
                 n += keys.size();
                 stats.reconciled.addAndGet(keys.size());
-            }
+            } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
             touched.forgetIfEmpty(bucket);
         }
         return n;

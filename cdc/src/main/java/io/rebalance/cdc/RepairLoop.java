@@ -20,11 +20,13 @@ final class RepairLoop {
     private static final int CHUNK = 500;
 
     private final RepairQueue repairs;
-    private final BypassedWrites bypassed;
+    /** Per scope: a held part's are written once its own hold is lifted. */
+    private final List<BypassedWrites> bypassed;
+
     private final ChangeApplier applier;
     private final CountDownLatch stopped;
 
-    RepairLoop(RepairQueue repairs, BypassedWrites bypassed, ChangeApplier applier, CountDownLatch stopped) {
+    RepairLoop(RepairQueue repairs, List<BypassedWrites> bypassed, ChangeApplier applier, CountDownLatch stopped) {
         this.repairs = repairs;
         this.bypassed = bypassed;
         this.applier = applier;
@@ -50,9 +52,14 @@ final class RepairLoop {
         }
     }
 
-    /** Writes the keys recorded as bypassing the fence, once no hold blocks rewrites, then drops them. */
+    /** Writes the keys recorded as bypassing the fence in each scope no hold blocks rewrites of, then drops them. */
     private void applyBypassed() throws Exception {
-        if (!bypassed.any() || applier.held()) return;
+        for (int i = 0; i < bypassed.size(); i++) {
+            if (bypassed.get(i).any() && !applier.blocksRewrites(i)) applyBypassed(bypassed.get(i));
+        }
+    }
+
+    private void applyBypassed(BypassedWrites bypassed) throws Exception {
         BypassedWrites.Summary found = bypassed.read();
         List<String> keys = new ArrayList<>(found.keys().keySet());
         for (int i = 0; i < keys.size(); i += CHUNK) applier.apply(keys.subList(i, Math.min(keys.size(), i + CHUNK)));

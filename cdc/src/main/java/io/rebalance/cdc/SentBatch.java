@@ -10,13 +10,13 @@ import java.util.function.Function;
 
 /**
  * The writes {@link ChangeApplier#send} started for one set of keys, which may still be landing: what the applier
- * checks a later send against (its keys, the key log generation they were logged under) and what
+ * checks a later send against (its keys, the key log generations they were logged under, one per scope) and what
  * {@link ChangeApplier#land} waits for.
  */
 final class SentBatch {
     final List<String> keys;
     final Set<String> keySet;
-    final Optional<String> generation;
+    final List<Optional<String>> generations;
     final List<Future<List<RowRefusedException>>> writes;
     /** Keys whose rows were refused before any write (the codec's verdict). */
     final Set<String> refused;
@@ -27,7 +27,7 @@ final class SentBatch {
 
     SentBatch(
             List<String> keys,
-            Optional<String> generation,
+            List<Optional<String>> generations,
             List<Future<List<RowRefusedException>>> writes,
             Set<String> refused,
             Function<String, String> lsnOf,
@@ -35,7 +35,7 @@ final class SentBatch {
             long sentNanos) {
         this.keys = keys;
         this.keySet = new HashSet<>(keys);
-        this.generation = generation;
+        this.generations = generations;
         this.writes = writes;
         this.refused = refused;
         this.lsnOf = lsnOf;

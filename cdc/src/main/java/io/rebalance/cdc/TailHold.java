@@ -6,42 +6,59 @@ import io.rebalance.protocol.fence.PostgresFence;
 import io.rebalance.protocol.handoff.ForwardHold;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.function.LongSupplier;
+import redis.clients.jedis.UnifiedJedis;
 
 /**
- * The hold the forward tail obeys: the cutover's request in Redis, or, when Redis has none while the Postgres fence
- * admits only the reverse stream, the hold the fence implies ({@link ForwardHold#effective}, ADR 8). Read once per
- * batch and before every rewrite; thread-safe.
+ * The holds the forward tail obeys, one per scope (the table's, or each part's: {@link TailScopes}): the cutover's
+ * request in Redis, or, when Redis has none while the scope's Postgres fence admits only the reverse stream, the hold
+ * the fence implies ({@link ForwardHold#effective}, ADR 8). Read once per batch and before every rewrite, every scope
+ * in one round trip to each store; thread-safe.
  */
 public final class TailHold implements AutoCloseable {
-    private final ForwardHold hold;
+    private final TailScopes scopes;
+    private final UnifiedJedis redis;
     private final SourceSession session;
     private final PostgresFence fence;
-    private final String scope;
     private final LongSupplier appliedLsn;
     private Connection connection;
 
-    TailHold(ForwardHold hold, SourceSession session, PostgresFence fence, String scope, LongSupplier appliedLsn) {
-        this.hold = hold;
+    TailHold(
+            TailScopes scopes,
+            UnifiedJedis redis,
+            SourceSession session,
+            PostgresFence fence,
+            LongSupplier appliedLsn) {
+        this.scopes = scopes;
+        this.redis = redis;
         this.session = session;
         this.fence = fence;
-        this.scope = scope;
         this.appliedLsn = appliedLsn;
     }
 
-    ForwardHold requests() {
-        return hold;
+    /** The cutover's requests to hold scope {@code scope}, which the tail acknowledges. */
+    ForwardHold requests(int scope) {
+        return new ForwardHold(redis, scopes.keys(scope));
     }
 
     /**
-     * Redis' request first, then the fence: a fence that changes after the read of Redis is seen by the next batch,
+     * Redis' requests first, then the fences: a fence that changes after the read of Redis is seen by the next batch,
      * and a batch in hand holds no change made after the fence changed, since changes are decoded once committed.
      */
-    synchronized ForwardHold.State state() throws SQLException {
-        ForwardHold.State redis = hold.state();
+    synchronized Holds state() throws SQLException {
+        List<ForwardHold.State> requested = ForwardHold.states(redis, scopes.keys());
         try {
             if (connection == null || connection.isClosed()) connection = session.open();
-            return ForwardHold.effective(redis, fence.find(connection, scope).orElse(null), appliedLsn.getAsLong());
+            Map<String, FenceState> fences = fence.findAll(connection, scopes.names());
+            List<ForwardHold.State> out = new ArrayList<>(scopes.size());
+            for (int i = 0; i < scopes.size(); i++) {
+                FenceState f = fences.get(scopes.names().get(i));
+                out.add(ForwardHold.effective(requested.get(i), f, appliedLsn.getAsLong()));
+            }
+            return new Holds(scopes, out);
         } catch (SQLException e) {
             close(); // a restarted Postgres leaves a dead connection: the next call opens a new one
             throw e;
@@ -52,9 +69,13 @@ public final class TailHold implements AutoCloseable {
         return appliedLsn.getAsLong();
     }
 
-    /** With the fence as the caller read it (the reverse stream, under its share lock). */
-    public ForwardHold.State state(FenceState pgFence) {
-        return ForwardHold.effective(hold.state(), pgFence, appliedLsn.getAsLong());
+    /** A scope's hold, with its fence as the caller read it (the reverse stream, under its share lock). */
+    public ForwardHold.State state(int scope, FenceState pgFence) {
+        return ForwardHold.effective(requests(scope).state(), pgFence, appliedLsn.getAsLong());
+    }
+
+    public TailScopes scopes() {
+        return scopes;
     }
 
     @Override

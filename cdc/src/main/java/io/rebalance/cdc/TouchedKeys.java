@@ -14,6 +14,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.params.ScanParams;
+import redis.clients.jedis.resps.ScanResult;
 
 /**
  * The keys the tail wrote while the backfill could still overwrite them (ADR 6). The backfill puts rows as it read
@@ -89,10 +91,9 @@ final class TouchedKeys {
         return out;
     }
 
-    /** Up to {@code n} keys of a bucket, left in it until {@link #done} (a crash in between loses none). */
-    List<String> peek(String bucket, int n) {
-        List<String> some = redis.srandmember(keys.touched(bucket), n);
-        return some == null ? List.of() : some;
+    /** A page of the bucket's keys from {@code cursor} (SSCAN: every key there throughout is seen at least once). */
+    ScanResult<String> scan(String bucket, String cursor, int n) {
+        return redis.sscan(keys.touched(bucket), cursor, new ScanParams().count(n));
     }
 
     /** Removes keys that have been written again. */

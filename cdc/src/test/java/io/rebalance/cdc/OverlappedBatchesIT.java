@@ -22,6 +22,7 @@ import io.rebalance.protocol.handoff.ForwardHold;
 import io.rebalance.protocol.handoff.KeyLog;
 import io.rebalance.protocol.keyspace.RunKeys;
 import io.rebalance.protocol.keyspace.TailKeys;
+import io.rebalance.protocol.part.PartMap;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -61,12 +62,12 @@ class OverlappedBatchesIT {
                 Rig rig = new Rig(f)) {
             String k = ChangeKindsIT.id(1);
             f.insert(k, "first", null, 1);
-            SentBatch earlier = rig.applier.send(ForwardHold.State.NONE, List.of(k), List.of(), key -> null);
+            SentBatch earlier = rig.applier.send(rig.none(), List.of(k), List.of(), key -> null);
             rig.stall.awaitHeld();
             f.sql("UPDATE " + f.table + " SET kind = 'second' WHERE id = '" + k + "'");
 
-            Thread later = rig.run(() ->
-                    rig.applier.land(rig.applier.send(ForwardHold.State.NONE, List.of(k), List.of(), key -> null)));
+            Thread later =
+                    rig.run(() -> rig.applier.land(rig.applier.send(rig.none(), List.of(k), List.of(), key -> null)));
             awaitBlockedOn(later, earlier.writes::contains);
             assertThat(later.isAlive())
                     .as("the later write of the key waits for the earlier one")
@@ -91,12 +92,12 @@ class OverlappedBatchesIT {
             f.insert(k, "first", null, 1);
             f.insert(other, "other", null, 2);
             String first = rig.keyLog.start(Duration.ofMinutes(1));
-            SentBatch earlier = rig.applier.send(ForwardHold.State.NONE, List.of(k), List.of(), key -> null);
+            SentBatch earlier = rig.applier.send(rig.none(), List.of(k), List.of(), key -> null);
             rig.stall.awaitHeld();
             String gen = rig.keyLog.start(Duration.ofMinutes(1)); // a cutover's next round: k was logged under first
 
-            Thread later = rig.run(() ->
-                    rig.applier.land(rig.applier.send(ForwardHold.State.NONE, List.of(other), List.of(), key -> null)));
+            Thread later = rig.run(
+                    () -> rig.applier.land(rig.applier.send(rig.none(), List.of(other), List.of(), key -> null)));
             awaitBlockedOn(later, earlier.writes::contains);
             assertThat(rig.keyLog.awaitSeen(gen, Duration.ZERO, () -> false))
                     .as("the new generation is not seen while a write logged before it lands")
@@ -284,6 +285,7 @@ class OverlappedBatchesIT {
         final ForwardHold hold;
         final KeyLog keyLog;
         final ChangeApplier applier;
+        TailScopes scopes;
         final ChangedSlots changed;
         final BypassedWrites bypassed;
         final SourceTable table;
@@ -300,12 +302,13 @@ class OverlappedBatchesIT {
             hold = new ForwardHold(f.redis, config.redis().keyspace().handoff());
             keyLog = new KeyLog(f.redis, config.redis().keyspace().handoff());
             bypassed = new BypassedWrites(f.redis, config.redis().keyspace().handoff());
-            tailHold = new TailHold(
-                    hold,
-                    session,
-                    new PostgresFence(config.cutover().pgFence()),
+            scopes = new TailScopes(
                     config.cutover().scopeOr(config.target().table()),
-                    stats::appliedLsn);
+                    config.redis().keyspace().handoff(),
+                    PartMap.WHOLE,
+                    table.key());
+            tailHold = new TailHold(
+                    scopes, f.redis, session, new PostgresFence(config.cutover().pgFence()), stats::appliedLsn);
             changed = new ChangedSlots(f.redis, keys, table.keyspace());
             applier = new ChangeApplier(
                     session,
@@ -318,13 +321,19 @@ class OverlappedBatchesIT {
                     4,
                     () -> {},
                     tailHold,
-                    keyLog,
+                    scopes,
+                    f.redis,
                     new RefusedRows(f.redis, config.redis().keyspace()),
                     stats.stages);
         }
 
         ChangeHandler handler(int fullBatch) {
-            return new ChangeHandler(applier, TOPIC, table.key(), stats, lease, changed, bypassed, fullBatch);
+            return new ChangeHandler(applier, TOPIC, table.key(), stats, lease, changed, List.of(bypassed), fullBatch);
+        }
+
+        /** No hold, in the table's one scope. */
+        Holds none() {
+            return new Holds(scopes, List.of(ForwardHold.State.NONE));
         }
 
         /** A change of {@code id}'s row at {@code lsn}, as Debezium delivers it (only the key is used). */

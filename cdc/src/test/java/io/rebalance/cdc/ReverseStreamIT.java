@@ -139,7 +139,7 @@ class ReverseStreamIT {
         }
     }
 
-    private static void drained(ReverseDrain drain) throws InterruptedException {
+    static void drained(ReverseDrain drain) throws InterruptedException {
         assertThat(drain.awaitDrained(drain.request(), BOUND))
                 .as("drain answered")
                 .isTrue();
@@ -154,14 +154,14 @@ class ReverseStreamIT {
     }
 
     /** An application's put: {@code like} with another id and kind. */
-    private static void put(TailFixture f, String id, String kind, Map<String, AttributeValue> like) {
+    static void put(TailFixture f, String id, String kind, Map<String, AttributeValue> like) {
         Map<String, AttributeValue> item = new HashMap<>(like);
         item.put("id", AttributeValue.fromS(id));
         item.put("kind", AttributeValue.fromS(kind));
         f.dynamo.putItem(b -> b.tableName(f.table).item(item));
     }
 
-    private static String kind(TailFixture f, String id) throws Exception {
+    static String kind(TailFixture f, String id) throws Exception {
         try (Connection c = f.services.postgres();
                 Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery("SELECT kind FROM " + f.table + " WHERE id = '" + id + "'")) {

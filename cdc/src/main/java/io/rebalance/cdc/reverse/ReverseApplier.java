@@ -2,6 +2,7 @@ package io.rebalance.cdc.reverse;
 
 import io.rebalance.cdc.TailHold;
 import io.rebalance.cdc.TailLease;
+import io.rebalance.cdc.TailScopes;
 import io.rebalance.core.codec.RowDecoder;
 import io.rebalance.core.retry.Backoff;
 import io.rebalance.core.source.SourceSession;
@@ -27,7 +28,7 @@ import software.amazon.awssdk.services.dynamodb.model.KeysAndAttributes;
  * Writes the keys a batch of stream records names into Postgres, as DynamoDB holds them now (ADR 7, point 6): the
  * stream gives keys, the store gives values, so a record applied twice or late writes the current state.
  *
- * <p>The gate, in one Postgres transaction: the fence's lock is taken shared first and the row must say {@code reverse}, and
+ * <p>The gate, per scope (the table's, or each part's) in one Postgres transaction: the fence's lock is taken shared first and the row must say {@code reverse}, and
  * then the forward tail must be held (by the cutover's request in Redis, or by the fence itself: {@link TailHold}).
  * Both together mean applications write DynamoDB only, and DynamoDB already has every Postgres change: writing
  * DynamoDB's value cannot overwrite a Postgres change the forward tail has not carried over yet. The fence cannot
@@ -47,7 +48,7 @@ final class ReverseApplier implements AutoCloseable {
     private final RowDecoder decoder;
     private final RowWriteBack writeBack;
     private final PostgresFence fence;
-    private final String scope;
+    private final TailScopes scopes;
     private final TailHold hold;
     private final TailLease lease;
     private Connection connection;
@@ -60,7 +61,7 @@ final class ReverseApplier implements AutoCloseable {
             RowDecoder decoder,
             RowWriteBack writeBack,
             PostgresFence fence,
-            String scope,
+            TailScopes scopes,
             TailHold hold,
             TailLease lease) {
         this.session = session;
@@ -69,7 +70,7 @@ final class ReverseApplier implements AutoCloseable {
         this.decoder = decoder;
         this.writeBack = writeBack;
         this.fence = fence;
-        this.scope = scope;
+        this.scopes = scopes;
         this.hold = hold;
         this.lease = lease;
     }
@@ -84,16 +85,30 @@ final class ReverseApplier implements AutoCloseable {
         WAITING
     }
 
-    /** @param keys DynamoDB keys, as stream records carry them; duplicates are fine */
+    /**
+     * Each scope's keys (a part's, or the table's) pass that scope's gate, under its lock, in one transaction: the
+     * keys of parts written back are written, those of parts that skip are passed over, and should any part wait the
+     * whole batch waits (it is read again: writing the current items twice writes the same rows).
+     *
+     * @param keys DynamoDB keys, as stream records carry them; duplicates are fine
+     */
     Outcome apply(Collection<Map<String, AttributeValue>> keys) throws SQLException {
-        Map<String, Map<String, AttributeValue>> byKey = new LinkedHashMap<>();
-        for (Map<String, AttributeValue> k : keys) byKey.put(decoder.key(k), k);
+        Map<String, Map<String, AttributeValue>> all = new LinkedHashMap<>();
+        for (Map<String, AttributeValue> k : keys) all.put(decoder.key(k), k);
+        List<List<String>> byScope = scopes.split(all.keySet());
         Connection c = connection();
         try {
-            Outcome gate = gate(c);
-            if (gate != Outcome.APPLIED) {
+            Map<String, Map<String, AttributeValue>> byKey = new LinkedHashMap<>();
+            boolean waiting = false;
+            for (int i = 0; i < scopes.size(); i++) {
+                if (byScope.get(i).isEmpty()) continue;
+                Outcome gate = gate(c, i); // in scope order: every batch takes the locks in one order
+                if (gate == Outcome.WAITING) waiting = true;
+                if (gate == Outcome.APPLIED) for (String k : byScope.get(i)) byKey.put(k, all.get(k));
+            }
+            if (waiting || byKey.isEmpty()) {
                 c.rollback();
-                return gate;
+                return waiting ? Outcome.WAITING : Outcome.SKIPPED;
             }
             // read only now, under the fence's lock: a rollback waits for the batches holding it, so every batch
             // after that read its items after DynamoDB closed (ADR 9); reading before the gate would break that
@@ -116,21 +131,21 @@ final class ReverseApplier implements AutoCloseable {
         }
     }
 
-    private Outcome gate(Connection c) throws SQLException {
+    private Outcome gate(Connection c, int scope) throws SQLException {
         FenceState f;
         try {
-            f = fence.lockForReverse(c, scope);
+            f = fence.lockForReverse(c, scopes.names().get(scope));
         } catch (IllegalStateException notInstalled) {
             return Outcome.SKIPPED; // no fence row: no cutover was prepared, so no application writes DynamoDB
         }
         if (f.writer() != FenceWriter.REVERSE) return Outcome.SKIPPED;
-        ForwardHold.State held = hold.state(f); // read under the share lock, see the class note
+        ForwardHold.State held = hold.state(scope, f); // read under the share lock, see the class note
         if (held.phase() == ForwardHold.Phase.HELD) return Outcome.APPLIED;
         // a cutover's window: no flip to DynamoDB recorded yet, and the last rollback drained every earlier write
         if (f.route() == RouteStatus.SOURCE) return Outcome.SKIPPED;
         // not reached while ForwardHold.effective holds the tail once a flip is recorded (ADR 8, point 5); waiting
         // stays the safe answer should that rule change: neither written nor passed over
-        waitingFor = "the forward tail to hold (" + held.phase()
+        waitingFor = "the forward tail to hold " + scopes.names().get(scope) + " (" + held.phase()
                 + (held.request() == null
                         ? ""
                         : " at " + Lsn.text(held.request().lsn()) + (held.fromFence() ? ", by the fence" : ""))

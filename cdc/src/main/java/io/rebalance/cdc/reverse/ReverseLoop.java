@@ -51,7 +51,6 @@ public final class ReverseLoop {
      */
     public void run(TailHold hold, BooleanSupplier going, CountDownLatch stopped) {
         HandoffKeys handoff = config.redis().keyspace().handoff();
-        String scope = config.cutover().scopeOr(config.target().table());
         try (DynamoDbStreamsClient streams = streamsOf.apply(dynamo);
                 ReverseApplier applier = new ReverseApplier(
                         new SourceSession(config.source()),
@@ -60,7 +59,7 @@ public final class ReverseLoop {
                         table.decoder(config.target()),
                         new RowWriteBack(table),
                         new PostgresFence(config.cutover().pgFence()),
-                        scope,
+                        hold.scopes(),
                         hold,
                         lease)) {
             ReverseStream reverse = new ReverseStream(
@@ -70,7 +69,7 @@ public final class ReverseLoop {
                     redis,
                     handoff,
                     new RoutingTable(redis, config.redis().keyspace()),
-                    scope,
+                    hold.scopes().names(),
                     applier);
             while (going.getAsBoolean() && !Thread.currentThread().isInterrupted()) {
                 long wait;

@@ -52,7 +52,9 @@ final class ReverseStream {
     private final ReverseDrain drain;
     private final ReverseStatus status;
     private final RoutingTable routes;
-    private final String scope;
+    /** The table's scope, or its parts': the stream closes once every one is FINAL. */
+    private final List<String> scopes;
+
     private final ReverseApplier applier;
     private final Map<String, String> iterators = new HashMap<>();
     private final AtomicLong applied = new AtomicLong();
@@ -72,7 +74,7 @@ final class ReverseStream {
             UnifiedJedis redis,
             HandoffKeys keys,
             RoutingTable routes,
-            String scope,
+            List<String> scopes,
             ReverseApplier applier) {
         this.dynamo = dynamo;
         this.streams = streams;
@@ -82,7 +84,7 @@ final class ReverseStream {
         this.drain = new ReverseDrain(redis, keys);
         this.status = new ReverseStatus(redis, keys);
         this.routes = routes;
-        this.scope = scope;
+        this.scopes = scopes;
         this.applier = applier;
     }
 
@@ -95,7 +97,9 @@ final class ReverseStream {
         String drainId = drain.pending(); // read first: only a round begun after the request may answer it
         streaming = false;
         waited = false;
-        if (routes.get(scope).map(r -> r.status() == RouteStatus.FINAL).orElse(false)) {
+        if (scopes.stream().allMatch(scope -> routes.get(scope)
+                .map(r -> r.status() == RouteStatus.FINAL)
+                .orElse(false))) {
             publish("closed", 0);
             return 0;
         }

@@ -8,6 +8,9 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -43,7 +46,7 @@ public final class PostgresFence {
     public PostgresFence(String table) {
         this.table = table;
         this.select = "SELECT writer, min_token, route, epoch, closed_lsn::text,"
-                + " current_setting('transaction_isolation') FROM " + table;
+                + " current_setting('transaction_isolation'), scope FROM " + table;
         // one 64-bit key per fence table and scope; the table's name keeps it apart from other migrations' fences
         this.lockShared = "SELECT pg_advisory_xact_lock_shared(hashtextextended(?, 0))";
         this.lockExclusive = "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))";
@@ -247,18 +250,25 @@ public final class PostgresFence {
 
     /** The fence without locking it; empty when the table or the scope's row does not exist (never prepared). */
     public Optional<FenceState> find(Connection c, String scope) throws SQLException {
+        return Optional.ofNullable(findAll(c, List.of(scope)).get(scope));
+    }
+
+    /** The fences of {@code scopes} that exist, in one query, by scope (a table's parts); unlocked, as {@link #find}. */
+    public Map<String, FenceState> findAll(Connection c, List<String> scopes) throws SQLException {
+        Map<String, FenceState> out = new HashMap<>();
         try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
             ps.setString(1, table);
             try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next() || !rs.getBoolean(1)) return Optional.empty();
+                if (!rs.next() || !rs.getBoolean(1)) return out;
             }
         }
-        try (PreparedStatement ps = c.prepareStatement(select + " WHERE scope = ?")) {
-            ps.setString(1, scope);
+        try (PreparedStatement ps = c.prepareStatement(select + " WHERE scope = ANY (?)")) {
+            ps.setArray(1, c.createArrayOf("text", scopes.toArray()));
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? Optional.of(state(rs)) : Optional.empty();
+                while (rs.next()) out.put(rs.getString(7), state(rs));
             }
         }
+        return out;
     }
 
     /**

@@ -53,6 +53,12 @@ public final class KeyLog {
         return Optional.ofNullable(redis.get(keys.keyLog()));
     }
 
+    /** The generations several logs (a table's parts) log under now, in one round trip; empty where none logs. */
+    public static List<Optional<String>> currents(UnifiedJedis redis, List<HandoffKeys> logs) {
+        List<String> gens = redis.mget(logs.stream().map(HandoffKeys::keyLog).toArray(String[]::new));
+        return gens.stream().map(Optional::ofNullable).toList();
+    }
+
     /**
      * Waits until no apply that logged under an older generation than {@code gen} can still be writing: the tail has
      * logged under {@code gen}, or {@code appliedPast} says it applied past a position taken after {@code gen}

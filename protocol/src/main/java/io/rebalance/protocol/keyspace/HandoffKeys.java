@@ -3,12 +3,26 @@ package io.rebalance.protocol.keyspace;
 /**
  * The keys through which the cutover and the tail process hand over (ADR 7), under the tail's hash tag
  * {@code {cdc}} so the key log's script touches keys of one Redis Cluster slot. Reset group: {@link ResetGroup#TAIL}.
+ * A table moved part by part has a hold, a key log and a record of bypassing writes per part ({@link #part}); the
+ * reverse stream's keys stay the table's.
  */
 public final class HandoffKeys {
     private final String prefix;
+    /** Empty for the whole table; {@code :<part>} for a part's keys. */
+    private final String part;
 
     HandoffKeys(String prefix) {
+        this(prefix, "");
+    }
+
+    private HandoffKeys(String prefix, String part) {
         this.prefix = prefix;
+        this.part = part;
+    }
+
+    /** The keys of part {@code name} of the table (ADR 20): its own hold, key log and bypassing writes. */
+    public HandoffKeys part(String name) {
+        return new HandoffKeys(prefix, ":" + name);
     }
 
     private String key(String name) {
@@ -17,12 +31,12 @@ public final class HandoffKeys {
 
     /** Hash: the cutover's request that the forward tail hold at a WAL position (id, lsn, requested_ms). */
     public String hold() {
-        return key("hold");
+        return key("hold" + part);
     }
 
     /** Hash: the forward tail's acknowledgement of a hold request (id, applied_lsn, acked_ms). */
     public String held() {
-        return key("held");
+        return key("held" + part);
     }
 
     /** Hash: rollback's request for a reverse round that reads every shard to its end (id, requested_ms). */
@@ -42,12 +56,12 @@ public final class HandoffKeys {
 
     /** String: the generation the forward tail logs the keys it writes under, while a cutover wants them (KeyLog). */
     public String keyLog() {
-        return key("keylog");
+        return key("keylog" + part);
     }
 
     /** String: the generation the forward tail last logged under, written inside its apply lock. */
     public String keyLogSeen() {
-        return key("keylog:seen");
+        return key("keylog" + part + ":seen");
     }
 
     /** Set: the keys the forward tail wrote under generation {@code gen}. */
@@ -57,7 +71,7 @@ public final class HandoffKeys {
 
     /** What {@link #keyLogKeys} puts before the generation: its script names the set from the generation it reads. */
     public String keyLogKeysPrefix() {
-        return key("keylog:keys:");
+        return key("keylog" + part + ":keys:");
     }
 
     /**
@@ -65,11 +79,11 @@ public final class HandoffKeys {
      * bypassed the Postgres fence), each with the WAL position of its last such change (BypassedWrites).
      */
     public String bypassed() {
-        return key("bypassed");
+        return key("bypassed" + part);
     }
 
     /** String: how many such changes came past the hash's cap, their keys not kept. */
     public String bypassedOverflow() {
-        return key("bypassed:overflow");
+        return key("bypassed" + part + ":overflow");
     }
 }
