@@ -134,7 +134,9 @@ class StripedFenceIT {
     @Test
     void aSetMeetingAWriteInFlightGoesAgainAndFencesEveryStripe() throws Exception {
         try (WriteGuard guard = new WriteGuard(redis, dynamo, settings)) {
-            conflicts.holdFirst(1); // the guarded write stays in flight ...
+            // the guarded write stays in flight until released: a wave of two never forms by itself (the set, meeting
+            // the write's stripe, is cancelled before it is admitted), where a wave of one let the write go at once
+            conflicts.holdFirst(2);
             CompletableFuture<Void> write = CompletableFuture.runAsync(() -> {
                 try {
                     guard.run(SCOPE, permit -> permit.writeDynamo(dynamo, put("in-flight")));
@@ -142,7 +144,7 @@ class StripedFenceIT {
                     throw new IllegalStateException(e);
                 }
             });
-            conflicts.arrived.await(10, TimeUnit.SECONDS);
+            assertThat(conflicts.arrived.await(10, TimeUnit.SECONDS)).isTrue();
             CompletableFuture<Void> close =
                     CompletableFuture.runAsync(() -> fence.set(SCOPE, FenceWriter.APP, Long.MAX_VALUE / 2));
             while (conflicts.cancelled.get() == 0 && !close.isDone()) Thread.onSpinWait(); // ... the set meets it
