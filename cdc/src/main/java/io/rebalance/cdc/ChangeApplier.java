@@ -97,34 +97,20 @@ final class ChangeApplier implements AutoCloseable {
     synchronized int apply(Collection<String> keys) throws Exception {
         Holds now = hold.state();
         if (now.anyBlocksRewrites()) {
-            for (String k : keys) {
-                if (now.blocksRewrites(k)) {
-                    throw new IllegalStateException("the tail is held for a cutover of "
-                            + scopes.names().get(scopes.of(k))
-                            + ": it rewrites nothing of it in DynamoDB until the hold is lifted (ADR 7)");
-                }
-            }
+            for (String k : keys) if (now.blocksRewrites(k)) throw held(k, "rewrites");
         }
         return land(send(now, keys, List.of(), key -> null));
     }
 
-    /** Whether scope {@code scope}'s hold keeps its keys from being written again now. */
-    boolean blocksRewrites(int scope) throws SQLException {
-        return hold.state().of(scope).blocksRewrites();
+    /** The holds as they are now, every scope's: what reconciliation and repairs may write. */
+    Holds holds() throws SQLException {
+        return hold.state();
     }
 
-    /** Whether every scope's hold keeps its keys from being written again now. */
-    boolean allHeld() throws SQLException {
-        return hold.state().allBlockRewrites();
-    }
-
-    /** Of {@code keys}, those no hold keeps from being written again now: a held part's wait for its hold's end. */
-    List<String> rewritable(List<String> keys) throws SQLException {
-        Holds now = hold.state();
-        if (!now.anyBlocksRewrites()) return keys;
-        List<String> out = new ArrayList<>(keys.size());
-        for (String k : keys) if (!now.blocksRewrites(k)) out.add(k);
-        return out;
+    private IllegalStateException held(String key, String what) {
+        return new IllegalStateException(
+                "the tail is held for a cutover of " + scopes.names().get(scopes.of(key)) + ": it " + what
+                        + " nothing of it in DynamoDB until the hold is lifted (ADR 7)");
     }
 
     /**
@@ -144,12 +130,8 @@ final class ChangeApplier implements AutoCloseable {
         List<String> distinct = new ArrayList<>(new LinkedHashSet<>(keys));
         // the hold as the batch read it: only this tail acknowledges, after the batch, so it cannot have become
         // HELD since; the batch's changes past a requested hold were left out by the caller
-        for (String k : distinct) {
-            if (batchHold.held(k)) {
-                throw new IllegalStateException(
-                        "the tail is held for a cutover of " + scopes.names().get(scopes.of(k))
-                                + ": it writes nothing of it to DynamoDB until the hold is lifted (ADR 7)");
-            }
+        if (batchHold.anyHeld()) {
+            for (String k : distinct) if (batchHold.held(k)) throw held(k, "writes");
         }
         long t = System.nanoTime();
         if (inFlight.stream().anyMatch(earlier -> earlier.overlaps(distinct))) awaitInFlight();
@@ -221,9 +203,14 @@ final class ChangeApplier implements AutoCloseable {
      * one moved on). @return each scope's generation
      */
     private List<Optional<String>> record(List<String> distinct) throws Exception {
-        List<List<String>> byScope = scopes.split(distinct);
         // with parts, the logs no cutover writes to are left alone: one read of all instead of a script each
         List<Optional<String>> logging = scopes.size() == 1 ? null : KeyLog.currents(redis, scopes.keys());
+        if (logging != null
+                && logging.stream().allMatch(Optional::isEmpty)
+                && (inFlight.isEmpty() || inFlight.get(0).generations.stream().allMatch(Optional::isEmpty))) {
+            return logging; // no part logs, and nothing landing was logged: no key's part is needed
+        }
+        List<List<String>> byScope = scopes.split(distinct);
         if (!inFlight.isEmpty()) {
             List<Optional<String>> expected = inFlight.get(0).generations;
             List<Optional<String>> out = new ArrayList<>(scopes.size());

@@ -1,6 +1,7 @@
 package io.rebalance.cdc;
 
 import io.rebalance.protocol.handoff.ForwardHold;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -11,10 +12,13 @@ import java.util.List;
 final class Holds {
     private final TailScopes scopes;
     private final List<ForwardHold.State> states;
+    /** No scope held or asked to hold: every change applies, with no look at its key's part. */
+    private final boolean none;
 
     Holds(TailScopes scopes, List<ForwardHold.State> states) {
         this.scopes = scopes;
         this.states = List.copyOf(states);
+        this.none = states.stream().allMatch(s -> s.phase() == ForwardHold.Phase.NONE);
     }
 
     int size() {
@@ -27,7 +31,7 @@ final class Holds {
 
     /** Whether the tail may apply a change of {@code key} at {@code lsn} now. */
     boolean applies(String key, long lsn) {
-        return states.get(scopes.of(key)).applies(lsn);
+        return none || states.get(scopes.of(key)).applies(lsn);
     }
 
     /** Whether a change of no key (a TRUNCATE) at {@code lsn} applies in every scope. */
@@ -38,6 +42,10 @@ final class Holds {
     /** Whether {@code key}'s scope is held: nothing of it may be written. */
     boolean held(String key) {
         return states.get(scopes.of(key)).phase() == ForwardHold.Phase.HELD;
+    }
+
+    boolean anyHeld() {
+        return states.stream().anyMatch(s -> s.phase() == ForwardHold.Phase.HELD);
     }
 
     /** Whether {@code key} must not be written again from Postgres now (reconciliation, repairs). */
@@ -51,6 +59,14 @@ final class Holds {
 
     boolean anyBlocksRewrites() {
         return states.stream().anyMatch(ForwardHold.State::blocksRewrites);
+    }
+
+    /** Of {@code keys}, those no hold keeps from being written again now: a held part's wait for its hold's end. */
+    List<String> rewritable(List<String> keys) {
+        if (!anyBlocksRewrites()) return keys;
+        List<String> out = new ArrayList<>(keys.size());
+        for (String k : keys) if (!blocksRewrites(k)) out.add(k);
+        return out;
     }
 
     /** No scope held or asked to hold: a full batch may land while the next is read. */

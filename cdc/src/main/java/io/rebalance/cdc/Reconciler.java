@@ -29,13 +29,14 @@ final class Reconciler {
      */
     int runOnce() throws Exception {
         int n = 0;
-        if (applier.allHeld()) return 0;
+        Holds now = applier.holds(); // once a pass, as a whole table's was; apply checks again under its lock
+        if (now.allBlockRewrites()) return 0;
         for (String bucket : touched.ready()) {
             String cursor = ScanParams.SCAN_POINTER_START;
             do {
                 ScanResult<String> page = touched.scan(bucket, cursor, CHUNK);
                 cursor = page.getCursor();
-                List<String> keys = applier.rewritable(page.getResult());
+                List<String> keys = now.rewritable(page.getResult());
                 if (keys.isEmpty()) continue;
                 applier.apply(keys);
                 touched.done(bucket, keys); // only after the write: a crash before this re-writes them next time

@@ -54,8 +54,11 @@ final class RepairLoop {
 
     /** Writes the keys recorded as bypassing the fence in each scope no hold blocks rewrites of, then drops them. */
     private void applyBypassed() throws Exception {
+        Holds now = null; // read once, and only when some scope has anything recorded
         for (int i = 0; i < bypassed.size(); i++) {
-            if (bypassed.get(i).any() && !applier.blocksRewrites(i)) applyBypassed(bypassed.get(i));
+            if (!bypassed.get(i).any()) continue;
+            if (now == null) now = applier.holds();
+            if (!now.of(i).blocksRewrites()) applyBypassed(bypassed.get(i));
         }
     }
 

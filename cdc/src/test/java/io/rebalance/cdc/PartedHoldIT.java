@@ -85,13 +85,10 @@ class PartedHoldIT {
     @Test
     void aPartsFenceHoldsItsRowsWhenRedisHasNoHold() throws Exception {
         try (TailFixture f = new TailFixture()) {
-            String fenceTable = "public." + f.table + "_fence";
-            f.set("tail.heartbeat", "10m").set("cutover.parts", PARTS).set("cutover.pgFence", fenceTable);
-            String base = f.config().cutover().scopeOr(f.config().target().table());
-            PostgresFence fence = new PostgresFence(fenceTable);
+            PostgresFence fence = fencedParts(f);
+            String b = scope(f, "b");
             try (Connection c = f.services.postgres()) {
-                for (String part : List.of("a", "b")) fence.install(c, PartMap.scope(base, part));
-                fence.set(c, PartMap.scope(base, "b"), FenceWriter.REVERSE, 5, Duration.ofSeconds(5));
+                fence.set(c, b, FenceWriter.REVERSE, 5, Duration.ofSeconds(5));
             }
             List<Future<?>> outcomes = new ArrayList<>();
             Tail tail = f.startTail("parted-fence", outcomes);
@@ -106,7 +103,7 @@ class PartedHoldIT {
                 assertThat(f.item(id)).as(id + " of fenced part b").isEmpty();
 
             try (Connection c = f.services.postgres()) {
-                fence.set(c, PartMap.scope(base, "b"), FenceWriter.APP, 6, Duration.ofSeconds(5));
+                fence.set(c, b, FenceWriter.APP, 6, Duration.ofSeconds(5));
             }
             f.sql("UPDATE " + f.table + " SET kind = 'reopened'");
             await().atMost(Duration.ofSeconds(30)).until(() -> ids.get(1).stream()
@@ -124,13 +121,7 @@ class PartedHoldIT {
     @Test
     void theReverseStreamWritesBackThePartInItsWindowOnly() throws Exception {
         try (TailFixture f = new TailFixture()) {
-            String fenceTable = "public." + f.table + "_fence";
-            f.set("tail.heartbeat", "10m").set("cutover.parts", PARTS).set("cutover.pgFence", fenceTable);
-            String base = f.config().cutover().scopeOr(f.config().target().table());
-            PostgresFence fence = new PostgresFence(fenceTable);
-            try (Connection c = f.services.postgres()) {
-                for (String part : List.of("a", "b")) fence.install(c, PartMap.scope(base, part));
-            }
+            PostgresFence fence = fencedParts(f);
             assertThat(TargetTable.enableStream(f.dynamo, f.table)).isTrue();
             HandoffKeys handoff = f.config().redis().keyspace().handoff();
             ReverseDrain drain = new ReverseDrain(f.redis, handoff);
@@ -142,7 +133,7 @@ class PartedHoldIT {
             for (int i = 0; i < ROWS; i++) f.awaitItem(ChangeKindsIT.id(i), true);
 
             try (Connection c = f.services.postgres()) {
-                fence.set(c, PartMap.scope(base, "b"), FenceWriter.REVERSE, 10, Duration.ofSeconds(5));
+                fence.set(c, scope(f, "b"), FenceWriter.REVERSE, 10, Duration.ofSeconds(5));
             }
             ForwardHold holdB = new ForwardHold(f.redis, handoff.part("b"));
             assertThat(holdB.awaitHeld(holdB.request(emitMarker(f)), Duration.ofSeconds(30)))
@@ -156,6 +147,21 @@ class PartedHoldIT {
                 assertThat(ReverseStreamIT.kind(f, id)).as(id).isEqualTo("forward");
             assertThat(outcomes).noneMatch(Future::isDone);
         }
+    }
+
+    /** Parts a and b with a Postgres fence row each, open to applications (as `cutover --prepare` leaves them). */
+    private static PostgresFence fencedParts(TailFixture f) throws Exception {
+        String fenceTable = "public." + f.table + "_fence";
+        f.set("tail.heartbeat", "10m").set("cutover.parts", PARTS).set("cutover.pgFence", fenceTable);
+        PostgresFence fence = new PostgresFence(fenceTable);
+        try (Connection c = f.services.postgres()) {
+            for (String part : List.of("a", "b")) fence.install(c, scope(f, part));
+        }
+        return fence;
+    }
+
+    private static String scope(TailFixture f, String part) {
+        return PartMap.scope(f.config().cutover().scopeOr(f.config().target().table()), part);
     }
 
     /** The test's ids, split by the part each falls in: both parts get some. */

@@ -43,6 +43,7 @@ final class LastByteFence extends FilterInputStream {
 
     @Override
     public long skip(long n) throws IOException {
+        if (n <= 0) return 0;
         return read() < 0 ? 0 : 1; // never skips past the held byte unchecked
     }
 
