@@ -11,6 +11,8 @@ import io.rebalance.mover.PostgresRunState;
 import io.rebalance.mover.RunState;
 import io.rebalance.testkit.RoomEventsComparison;
 import io.rebalance.testkit.SharedServices;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -105,7 +107,9 @@ class PostgresCoordinatorChaosIT {
         try (Connection c = services.postgres();
                 DynamoDbClient d = services.dynamoClient()) {
             assertThat(RoomEventsComparison.differences(c, table, d, table))
-                    .as("no item the thawed process could have written back")
+                    .as(
+                            "no item the thawed process could have written back; held %s; its log after the thaw:%n%s",
+                            held, warnings(Path.of("target", schema + "-frozen.log")))
                     .isEmpty();
         }
         CliRun verify = CliRun.of(flags(), "verify", "--all");
@@ -156,6 +160,16 @@ class PostgresCoordinatorChaosIT {
             assertThat(ps.executeUpdate()).isEqualTo(ids.size());
         }
         return ids.size();
+    }
+
+    /** The log's warnings and errors, to tell what the thawed process did should it write. */
+    private static String warnings(Path log) throws Exception {
+        try (var lines = Files.lines(log)) {
+            return String.join(
+                    "\n",
+                    lines.filter(l -> l.contains(" WARN ") || l.contains(" ERROR "))
+                            .toList());
+        }
     }
 
     private static void signal(String name, Process p) throws Exception {

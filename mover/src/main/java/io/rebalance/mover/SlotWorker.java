@@ -131,11 +131,14 @@ public final class SlotWorker {
                 // Every call and every attempt of this write, resubmissions included, is checked against the lease
                 // and given no more time than it has left (ADR 6): none lands once another worker can hold the slot.
                 // An item DynamoDB itself refuses as invalid is isolated and returned, the others land.
-                List<RowRefusedException> invalid = ctx.refresher().write(puts, lease);
+                // A batch sent whole whose lease is gone when its call ends (the process paused after the last
+                // check) has its keys written again from this connection before the loss is reported.
+                List<RowRefusedException> invalid = ctx.refresher().write(puts, lease, connection);
                 for (RowRefusedException e : invalid) refused.add(inSlot(e, slot));
                 byDynamo = invalid.size();
             } catch (LeaseLost e) {
-                return lostLease(slot, owner, e.holder(), "before its write could land (nothing more is sent)");
+                return lostLease(
+                        slot, owner, e.holder(), "while writing (" + e.getMessage() + "; nothing more is sent)");
             }
             if (!refused.isEmpty()) refuse(slot, refused);
             ctx.counters().rowsWritten(puts.size() - byDynamo);

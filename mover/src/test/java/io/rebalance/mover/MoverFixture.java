@@ -1,9 +1,15 @@
 package io.rebalance.mover;
 
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.copy.KeyRefresher;
 import io.rebalance.core.copy.RunStatus;
+import io.rebalance.core.dynamo.BatchWriter;
 import io.rebalance.core.dynamo.DynamoClients;
+import io.rebalance.core.dynamo.WritePacer;
 import io.rebalance.core.refused.RefusedRows;
+import io.rebalance.core.retry.Retrier;
+import io.rebalance.core.source.PageReader;
+import io.rebalance.core.source.SourceTable;
 import io.rebalance.testkit.SharedServices;
 import io.rebalance.testkit.TestMigration;
 import java.sql.Connection;
@@ -100,6 +106,18 @@ final class MoverFixture implements AutoCloseable {
                 c, prepared.table(), prepared.plan(), process, new RefusedRows(process.refused()), dynamo, hooks);
         closeables.add(p);
         return p;
+    }
+
+    /** The copy's refresher (its codec, page reader and batch writer) over a client with {@code interceptors}. */
+    KeyRefresher refresher(List<ExecutionInterceptor> interceptors) {
+        DynamoDbClient dynamo = dynamo(interceptors);
+        SourceTable table = new RunPlanner(config())
+                .prepare(coordinator().run(), dynamo, services.dynamo.endpoint(), true)
+                .table();
+        return new KeyRefresher(
+                new PageReader(table),
+                table.codec(config().target()),
+                new BatchWriter(dynamo, config().target().table(), 25, Retrier.standard(), WritePacer.NONE));
     }
 
     CompletableFuture<RunStatus> start(MoverProcess p) {

@@ -3,6 +3,7 @@ package io.rebalance.mover;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.rebalance.core.copy.KeyRefresher;
 import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.dynamo.BatchWriter;
 import io.rebalance.core.dynamo.WritePacer;
@@ -14,6 +15,7 @@ import java.io.FilterInputStream;
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,6 +38,7 @@ import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.BatchWriteItemRequest;
+import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
 
 /**
  * ADR 6's bound, broken on purpose: a worker stalls inside a write, after every check the worker itself makes and
@@ -118,6 +121,111 @@ class WriteOutlivesLeaseIT {
                 assertThat(d.getItem(g -> g.tableName(f.table).key(item)).hasItem())
                         .as("item " + item.get("id").s() + " of the half-sent write")
                         .isFalse();
+        }
+    }
+
+    /**
+     * A whole process paused after its write's last byte passed the lease's check and before the HTTP client flushed
+     * it: on waking it sends the rest, and the write lands after the lease passed (the bound's stated limit). Five of
+     * the batch's rows are deleted during the pause, as the new holder and the tail would see them. The writer finds
+     * its lease gone when the call ends, writes the batch's keys again as Postgres holds them now, and reports the
+     * loss: no deleted row's item survives. (The call's timer is held off, as a stopped process's is.)
+     */
+    @Test
+    void aWritePausedAfterItsLastCheckHasItsKeysWrittenAgainWhenItsLeaseIsFoundGone() throws Exception {
+        try (MoverFixture f = MoverFixture.coordinatedBy("redis").generate(100, 1)) {
+            PausedAfterLastCheck pause = new PausedAfterLastCheck();
+            KeyRefresher refresher = f.refresher(List.of(pause));
+            AtomicBoolean passed = new AtomicBoolean();
+            WriteFence fence = () -> {
+                if (passed.get()) throw new LeaseLost("", "the lease passed to another holder");
+                return Duration.ofSeconds(60);
+            };
+            try (Connection c = f.services.postgres()) {
+                List<String> ids = new ArrayList<>();
+                try (PreparedStatement ps = c.prepareStatement("SELECT id FROM " + f.table + " ORDER BY id LIMIT 25");
+                        ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) ids.add(rs.getString(1));
+                }
+                List<WriteRequest> puts = refresher.read(c, ids).requests();
+                CompletableFuture<List<?>> write = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return refresher.write(puts, fence, c);
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                assertThat(pause.stalled.await(60, TimeUnit.SECONDS)).isTrue();
+                passed.set(true);
+                List<String> deleted = ids.subList(0, 5);
+                try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + f.table + " WHERE id = ANY (?)")) {
+                    ps.setArray(1, c.createArrayOf("text", deleted.toArray()));
+                    assertThat(ps.executeUpdate()).isEqualTo(5);
+                }
+                pause.release.countDown();
+
+                assertThatThrownBy(() -> write.get(60, TimeUnit.SECONDS))
+                        .hasRootCauseInstanceOf(LeaseLost.class)
+                        .hasMessageContaining("25 keys were written again");
+                assertThat(pause.landed.get())
+                        .as("the paused write landed, late")
+                        .isTrue();
+                DynamoDbClient d = f.dynamo(List.of());
+                for (String id : ids) {
+                    Map<String, AttributeValue> key = Map.of("id", AttributeValue.fromS(id));
+                    assertThat(d.getItem(g -> g.tableName(f.table).key(key)).hasItem())
+                            .as("item " + id + (deleted.contains(id) ? ", its row deleted in the pause" : ""))
+                            .isEqualTo(!deleted.contains(id));
+                }
+            }
+        }
+    }
+
+    /**
+     * Stalls the first BatchWriteItem when the HTTP client asks for its last byte, that is after the lease's check
+     * on it passed (FencedWrites, added last, wraps this body), until released; says whether it landed.
+     */
+    static final class PausedAfterLastCheck implements ExecutionInterceptor {
+        final CountDownLatch stalled = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+        final AtomicBoolean landed = new AtomicBoolean();
+        private volatile boolean sending; // the signer reads the body first; the pause is in the read for the socket
+        private volatile Thread paused;
+
+        @Override
+        public Optional<RequestBody> modifyHttpContent(
+                Context.ModifyHttpRequest context, ExecutionAttributes attributes) {
+            sending = false; // this call's signer reads its body before it is sent
+            RequestBody b = context.requestBody().orElseThrow();
+            long length = b.optionalContentLength().orElseThrow();
+            return Optional.of(RequestBody.fromContentProvider(
+                    () -> new FilterInputStream(b.contentStreamProvider().newStream()) {
+                        private long read;
+
+                        @Override
+                        public int read(byte[] buffer, int offset, int n) throws IOException {
+                            if (read == length - 1 && sending && paused == null) {
+                                paused = Thread.currentThread();
+                                stalled.countDown();
+                                Paused.until(release);
+                            }
+                            int got = super.read(buffer, offset, n);
+                            if (got > 0) read += got;
+                            return got;
+                        }
+                    },
+                    length,
+                    b.contentType()));
+        }
+
+        @Override
+        public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
+            sending = context.request() instanceof BatchWriteItemRequest; // FencedWrites, last, checks after this
+        }
+
+        @Override
+        public void afterTransmission(Context.AfterTransmission context, ExecutionAttributes attributes) {
+            if (Thread.currentThread() == paused && context.httpResponse().isSuccessful()) landed.set(true);
         }
     }
 

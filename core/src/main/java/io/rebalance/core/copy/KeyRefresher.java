@@ -4,8 +4,10 @@ import io.rebalance.core.codec.RowCodec;
 import io.rebalance.core.codec.RowRefusedException;
 import io.rebalance.core.codec.SourceRow;
 import io.rebalance.core.dynamo.BatchWriter;
+import io.rebalance.core.dynamo.LandedPastLease;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.source.PageReader;
+import io.rebalance.protocol.lease.LeaseLost;
 import io.rebalance.protocol.lease.WriteFence;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -99,6 +101,47 @@ public final class KeyRefresher {
      * @return the rows DynamoDB refused, each with DynamoDB's reason
      */
     public List<RowRefusedException> write(List<WriteRequest> requests, WriteFence fence) throws InterruptedException {
+        try {
+            return send(requests, fence);
+        } catch (LandedPastLease e) {
+            throw e.lost();
+        }
+    }
+
+    /**
+     * As {@link #write(List, WriteFence)}; a batch that may have landed after the lease passed ({@link
+     * LandedPastLease}: the process paused after its last check) has its keys written again at once as {@code source}
+     * holds them now, so no row read before the pause outlives it; then the loss is thrown as usual.
+     *
+     * @throws IllegalStateException when those keys could not be written again: the message names the next step
+     */
+    public List<RowRefusedException> write(List<WriteRequest> requests, WriteFence fence, Connection source)
+            throws InterruptedException {
+        try {
+            return send(requests, fence);
+        } catch (LandedPastLease e) {
+            List<String> keys = new ArrayList<>();
+            for (WriteRequest r : e.requests())
+                keys.add(codec.keyText(
+                        r.putRequest() != null
+                                ? r.putRequest().item()
+                                : r.deleteRequest().key()));
+            try {
+                send(read(source, keys).requests(), WriteFence.NONE); // read now, write now: as the tail does
+            } catch (SQLException | RuntimeException failed) {
+                throw new IllegalStateException(
+                        e.getMessage() + ", and writing its keys again failed (" + failed.getMessage() + "): run"
+                                + " `rebalance verify --all --repair` once the copy is done",
+                        failed);
+            }
+            throw new LeaseLost(
+                    e.lost().holder(),
+                    e.lost().getMessage() + "; a batch sent before the loss was seen may have landed after it, so its "
+                            + keys.size() + " keys were written again as Postgres holds them now");
+        }
+    }
+
+    private List<RowRefusedException> send(List<WriteRequest> requests, WriteFence fence) throws InterruptedException {
         try {
             writer.apply(requests, fence);
             return List.of();

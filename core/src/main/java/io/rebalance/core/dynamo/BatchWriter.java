@@ -7,6 +7,7 @@ import io.rebalance.protocol.lease.WriteFence;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.BatchWriteItemRequest;
@@ -22,7 +23,8 @@ import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
  * page written twice (a worker resumed from a slightly older last_id) leaves the same items: writes are
  * idempotent, which is what makes resuming safe. Its {@link WritePacer} is asked before each batch and told what
  * each call cost. A lease holder passes its {@link WriteFence}: then no call or attempt
- * is sent, resubmissions and SDK retries included, that could land after the lease passed to another holder.
+ * is sent, resubmissions and SDK retries included, that could land after the lease passed to another holder; a batch
+ * sent whole whose lease is gone when its call ends is handed back as {@link LandedPastLease}.
  */
 public final class BatchWriter {
     private final DynamoDbClient dynamo;
@@ -89,6 +91,7 @@ public final class BatchWriter {
             List<WriteRequest> toSend = pending;
             long paid = attempt == 0 ? reserved : pacer.reacquire(toSend); // items handed back go in turn, too
             long throttledBefore = DynamoCounts.process().throttled();
+            AtomicBoolean released = new AtomicBoolean(); // an attempt's last byte passed its check: it may land
             BatchWriteItemResponse r;
             try {
                 r = retrier.call("write batch to " + table, () -> {
@@ -96,7 +99,7 @@ public final class BatchWriter {
                             BatchWriteItemRequest.builder().requestItems(Map.of(table, toSend));
                     if (pacer.meters()) request.returnConsumedCapacity(ReturnConsumedCapacity.TOTAL);
                     try {
-                        return dynamo.batchWriteItem(FencedWrites.bind(request.build(), fence));
+                        return dynamo.batchWriteItem(FencedWrites.bind(request.build(), fence, released));
                     } catch (RuntimeException e) {
                         LeaseLost lost = LeaseLost.in(e); // the SDK wraps what the fence's check before sending threw
                         throw lost != null ? lost : e;
@@ -104,6 +107,7 @@ public final class BatchWriter {
                 });
             } catch (RuntimeException e) { // counted as consuming nothing: the schedule gives its turn back
                 pacer.settled(paid, 0, DynamoCounts.process().throttled() > throttledBefore);
+                if (released.get()) heldThrough(fence, toSend);
                 throw e;
             }
             pending = r.hasUnprocessedItems() ? r.unprocessedItems().getOrDefault(table, List.of()) : List.of();
@@ -111,6 +115,21 @@ public final class BatchWriter {
             // the table's, whoever met it)
             boolean throttled = !pending.isEmpty() || DynamoCounts.process().throttled() > throttledBefore;
             pacer.settled(paid, consumed(r), throttled);
+            if (released.get()) heldThrough(fence, toSend);
+        }
+    }
+
+    /**
+     * After a call that sent a batch whole: the lease still held proves nobody else held it since, so the batch landed
+     * (if at all) within it. @throws LandedPastLease when the lease is gone: a pause after the last byte's check may
+     * have let the batch land after another holder took over
+     */
+    private static void heldThrough(WriteFence fence, List<WriteRequest> batch) {
+        if (fence == WriteFence.NONE) return;
+        try {
+            fence.beforeWrite();
+        } catch (LeaseLost lost) {
+            throw new LandedPastLease(batch, lost);
         }
     }
 

@@ -5,23 +5,32 @@ import io.rebalance.protocol.lease.WriteFence;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A fenced request's body that holds its last byte back until the fence is asked once more: the server acts on no
  * request before its last byte, so a writer paused after {@link FencedWrites#beforeTransmission} (a stop of the whole
  * process, a stall while the connection is taken from the pool or the body is written) wakes to a refusal, and the
  * request, cut short, is abandoned with its connection. What is left between the check and the bytes leaving is the
- * HTTP client's flush of one buffer (ADR 6).
+ * HTTP client's flush of one buffer; a pause there is caught after the call ({@link LandedPastLease}, ADR 6).
  */
 final class LastByteFence extends FilterInputStream {
     private final WriteFence fence;
+    private final AtomicBoolean transmitting;
+    private final AtomicBoolean released;
     private long left;
 
-    /** @param length the body's exact length in bytes */
-    LastByteFence(InputStream body, long length, WriteFence fence) {
+    /**
+     * @param length the body's exact length in bytes
+     * @param transmitting true while an attempt is being sent (the signer's read of the body releases nothing)
+     * @param released set when the last byte passes its check while transmitting
+     */
+    LastByteFence(InputStream body, long length, WriteFence fence, AtomicBoolean transmitting, AtomicBoolean released) {
         super(body);
         this.left = length;
         this.fence = fence;
+        this.transmitting = transmitting;
+        this.released = released;
     }
 
     @Override
@@ -56,5 +65,6 @@ final class LastByteFence extends FilterInputStream {
         if (fence.beforeWrite().compareTo(FencedWrites.ABORT_MARGIN) <= 0) {
             throw new LeaseLost("", "the lease ended while the write was being sent; its last byte is not sent");
         }
+        if (transmitting.get()) released.set(true);
     }
 }
