@@ -94,7 +94,7 @@ class WriteOutlivesLeaseIT {
     void aWriteHalfSentWhenItsProcessPausedLandsNothing() throws Exception {
         try (MoverFixture f = MoverFixture.coordinatedBy("redis").generate(100, 1)) {
             f.process(PhaseHooks.NONE, List.of()); // creates the table
-            HalfSent stall = new HalfSent();
+            PausedSend stall = new PausedSend(false);
             AtomicBoolean passed = new AtomicBoolean();
             WriteFence fence = () -> {
                 if (passed.get()) throw new LeaseLost("", "the lease passed to another holder");
@@ -134,7 +134,7 @@ class WriteOutlivesLeaseIT {
     @Test
     void aWritePausedAfterItsLastCheckHasItsKeysWrittenAgainWhenItsLeaseIsFoundGone() throws Exception {
         try (MoverFixture f = MoverFixture.coordinatedBy("redis").generate(100, 1)) {
-            PausedAfterLastCheck pause = new PausedAfterLastCheck();
+            PausedSend pause = new PausedSend(true);
             KeyRefresher refresher = f.refresher(List.of(pause));
             AtomicBoolean passed = new AtomicBoolean();
             WriteFence fence = () -> {
@@ -182,34 +182,42 @@ class WriteOutlivesLeaseIT {
     }
 
     /**
-     * Stalls the first BatchWriteItem when the HTTP client asks for its last byte, that is after the lease's check
-     * on it passed (FencedWrites, added last, wraps this body), until released; says whether it landed.
+     * Stalls the first BatchWriteItem while the HTTP client reads its body for the socket (past every check before
+     * sending; the signer's earlier read does not count), half-way through or at its last byte (after the lease's
+     * check on it passed: FencedWrites, added last, wraps this body), until released; says whether it landed.
      */
-    static final class PausedAfterLastCheck implements ExecutionInterceptor {
+    static final class PausedSend implements ExecutionInterceptor {
         final CountDownLatch stalled = new CountDownLatch(1);
         final CountDownLatch release = new CountDownLatch(1);
         final AtomicBoolean landed = new AtomicBoolean();
-        private volatile boolean sending; // the signer reads the body first; the pause is in the read for the socket
+        private final boolean atLastByte;
+        private volatile Thread sending;
         private volatile Thread paused;
+
+        /** @param atLastByte stall before the last byte, else half-way through */
+        PausedSend(boolean atLastByte) {
+            this.atLastByte = atLastByte;
+        }
 
         @Override
         public Optional<RequestBody> modifyHttpContent(
                 Context.ModifyHttpRequest context, ExecutionAttributes attributes) {
-            sending = false; // this call's signer reads its body before it is sent
             RequestBody b = context.requestBody().orElseThrow();
             long length = b.optionalContentLength().orElseThrow();
+            long at = atLastByte ? length - 1 : length / 2;
             return Optional.of(RequestBody.fromContentProvider(
                     () -> new FilterInputStream(b.contentStreamProvider().newStream()) {
                         private long read;
 
                         @Override
                         public int read(byte[] buffer, int offset, int n) throws IOException {
-                            if (read == length - 1 && sending && paused == null) {
+                            if (Thread.currentThread() == sending && read >= at) {
+                                sending = null;
                                 paused = Thread.currentThread();
                                 stalled.countDown();
                                 Paused.until(release);
                             }
-                            int got = super.read(buffer, offset, n);
+                            int got = super.read(buffer, offset, read < at ? (int) Math.min(n, at - read) : n);
                             if (got > 0) read += got;
                             return got;
                         }
@@ -220,49 +228,13 @@ class WriteOutlivesLeaseIT {
 
         @Override
         public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
-            sending = context.request() instanceof BatchWriteItemRequest; // FencedWrites, last, checks after this
+            if (context.request() instanceof BatchWriteItemRequest && stalled.getCount() > 0)
+                sending = Thread.currentThread(); // FencedWrites, last, checks after this
         }
 
         @Override
         public void afterTransmission(Context.AfterTransmission context, ExecutionAttributes attributes) {
             if (Thread.currentThread() == paused && context.httpResponse().isSuccessful()) landed.set(true);
-        }
-    }
-
-    /** Stalls the first BatchWriteItem half-way through its body's reading for the socket, until released. */
-    static final class HalfSent implements ExecutionInterceptor {
-        final CountDownLatch stalled = new CountDownLatch(1);
-        final CountDownLatch release = new CountDownLatch(1);
-        private volatile Thread sending; // past every check before sending, reading the body for the socket
-
-        @Override
-        public Optional<RequestBody> modifyHttpContent(
-                Context.ModifyHttpRequest context, ExecutionAttributes attributes) {
-            RequestBody b = context.requestBody().orElseThrow();
-            long length = b.optionalContentLength().orElseThrow();
-            return Optional.of(RequestBody.fromContentProvider(
-                    () -> new FilterInputStream(b.contentStreamProvider().newStream()) {
-                        private long read;
-
-                        @Override
-                        public int read(byte[] buffer, int offset, int n) throws IOException {
-                            if (Thread.currentThread() == sending && read >= length / 2) {
-                                sending = null;
-                                stalled.countDown();
-                                Paused.until(release);
-                            }
-                            int got = super.read(buffer, offset, (int) Math.min(n, Math.max(1, length / 2 - read)));
-                            if (got > 0) read += got;
-                            return got;
-                        }
-                    },
-                    length,
-                    b.contentType()));
-        }
-
-        @Override
-        public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
-            if (stalled.getCount() > 0) sending = Thread.currentThread(); // FencedWrites, last, checks after this
         }
     }
 
