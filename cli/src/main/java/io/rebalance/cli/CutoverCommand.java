@@ -119,12 +119,12 @@ final class CutoverCommand implements Callable<Integer> {
     @Option(names = "--yes", description = "Confirm --close-window.")
     boolean yes;
 
-    // hidden until a part's whole state machine runs: the forward tail and the reverse stream act per table so far
     @Option(
             names = "--part",
             paramLabel = "PART",
-            hidden = true,
-            description = "The part of a table moved part by part (cutover.parts) the command acts on.")
+            description = "The part of a table moved part by part (cutover.parts) that a cutover, --dry-run,"
+                    + " --rollback, --close-window or --recover acts on; required there for such a table, refused for"
+                    + " one moved whole (exit 39). --prepare and status take every part.")
     String part;
 
     @Option(
@@ -172,14 +172,14 @@ final class CutoverCommand implements Callable<Integer> {
             }
             PartChoice choice = PartChoice.of(config, part, !mode.prepare, c::routeStatus);
             c.refuseChangedParts(choice);
-            if (choice.parted() && !mode.prepare) {
-                err.println("error: " + choice.scope() + ": moving one part is not available in this version (the"
-                        + " forward tail and the reverse stream still hold and write back the whole table); nothing"
-                        + " was changed. [" + ErrorCode.CUTOVER_REFUSED + "]");
-                return ErrorCode.CUTOVER_REFUSED.exitCode();
-            }
             if (mode.prepare && choice.parted()) {
                 return prepareParts(c, config, settings, session, table, choice, out, err);
+            }
+            if (choice.part() != null) {
+                // the part's own scope, fences, lock, hold and logs; the column only the trigger's install reads
+                settings = settings.forPart(
+                        choice.parts(), choice.part(), table == null ? null : choice.partitionColumn(table));
+                scope = choice.scope();
             }
             CutoverParts parts = new CutoverParts(
                     settings,
@@ -219,7 +219,7 @@ final class CutoverCommand implements Callable<Integer> {
             cutover.hooks(watch.cutover(hooks, config));
             CutoverOutcome outcome;
             if (mode.rollback) {
-                try (RollbackProof proof = new RollbackProof(config, c, table, verifyAll)) {
+                try (RollbackProof proof = new RollbackProof(config, c, table, verifyAll, choice.rows(table))) {
                     outcome = cutover.rollback(proof);
                 }
             } else if (mode.closeWindow) {
@@ -227,7 +227,7 @@ final class CutoverCommand implements Callable<Integer> {
             } else if (mode.recover) outcome = cutover.recover();
             else {
                 CutoverChecks checks = new CutoverChecks(config, c, parts, table, allowRedisWithoutAof);
-                CutoverVerification verification = new CutoverVerification(config, c, table, verifyAll);
+                CutoverVerification verification = new CutoverVerification(config, c, table, verifyAll, choice);
                 if (mode.dryRun) return dryRun(out, scope, block, checks, verification, json);
                 c.keepCopyRecord(); // the copy the route is about to rely on outlives Redis from here
                 outcome = cutover.cutover(checks, verification);

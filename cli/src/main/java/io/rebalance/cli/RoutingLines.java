@@ -47,6 +47,9 @@ final class RoutingLines {
                         "".equals(s.get("lastCommandReason")) ? "" : " (" + s.get("lastCommandReason") + ")");
             }
             if (s.containsKey("next")) out.println("  next       " + s.get("next"));
+            if (s.containsKey("forwardHold") && !"NONE".equals(s.get("forwardHold")))
+                out.printf("  forward tail %s for this part%n", s.get("forwardHold"));
+            bypassed(out, s.get("bypassedWrites"));
         }
         Map<String, Object> r = (Map<String, Object>) v.get("reverseStream");
         if (r != null && !r.isEmpty()) {
@@ -84,7 +87,11 @@ final class RoutingLines {
                             t.get("gaps"));
             }
         }
-        if (v.get("bypassedWrites") instanceof Map<?, ?> b
+        bypassed(out, v.get("bypassedWrites"));
+    }
+
+    private static void bypassed(PrintWriter out, Object written) {
+        if (written instanceof Map<?, ?> b
                 && (((Number) b.get("keys")).longValue() > 0 || ((Number) b.get("overflow")).longValue() > 0)) {
             out.printf(
                     "  BYPASSED   %s key(s) written to Postgres past its fence while the tail was held%s, not in"

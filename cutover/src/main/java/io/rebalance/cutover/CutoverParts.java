@@ -60,7 +60,10 @@ public final class CutoverParts {
         this.pgFence = new PostgresFence(pgFenceTable);
         this.dynamoFence = new DynamoFence(dynamo, dynamoFenceTable);
         this.scopeKeys = keyspace.scope(settings.scope());
-        this.handoff = keyspace.handoff();
+        // a part has its own hold, key log and bypassing writes; the reverse stream's keys stay the table's
+        this.handoff = settings.part() == null
+                ? keyspace.handoff()
+                : keyspace.handoff().part(settings.part().name());
         this.routes = new RoutingTable(redis, keyspace);
     }
 

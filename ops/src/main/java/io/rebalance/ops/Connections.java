@@ -8,6 +8,7 @@ import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.redis.RedisConnector;
 import io.rebalance.core.refused.RefusedRows;
+import io.rebalance.core.source.PartRows;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.mover.Coordinator;
@@ -19,15 +20,20 @@ import io.rebalance.mover.RunState;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import io.rebalance.protocol.fence.DynamoFence;
+import io.rebalance.protocol.fence.FenceState;
 import io.rebalance.protocol.fence.PostgresFence;
+import io.rebalance.protocol.part.PartMap;
 import io.rebalance.protocol.route.Route;
 import io.rebalance.protocol.route.RoutingTable;
 import io.rebalance.protocol.route.StoreOfRecord;
 import io.rebalance.verifier.VerificationStore;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import redis.clients.jedis.UnifiedJedis;
 import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
@@ -166,6 +172,31 @@ public final class Connections implements AutoCloseable {
         try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
             choice.refuseChanged(pg, new PostgresFence(config.cutover().pgFence()));
         }
+    }
+
+    /**
+     * The rows verification compares (ADR 20): every row, but for a table moved part by part only those of the parts
+     * Postgres still keeps, as their fences say: a part whose window closed (FINAL) is DynamoDB's alone, and its rows
+     * in Postgres stay as they were.
+     */
+    public PartRows keptRows(SourceTable table) throws SQLException {
+        PartMap parts = config.cutover().partMap();
+        if (!parts.parted()) return PartRows.ALL;
+        String base = config.cutover().scopeOr(config.target().table());
+        Map<String, FenceState> fences;
+        try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
+            fences = new PostgresFence(config.cutover().pgFence()).findAll(pg, parts.scopes(base));
+        } catch (SQLException e) {
+            if ("42P01".equals(e.getSQLState())) return PartRows.ALL; // no fence table: no part was ever prepared
+            throw e;
+        }
+        Set<String> kept = new LinkedHashSet<>();
+        for (String name : parts.names()) {
+            FenceState f = fences.get(PartMap.scope(base, name));
+            if (f == null || f.route() != io.rebalance.protocol.route.RouteStatus.FINAL) kept.add(name);
+        }
+        if (kept.size() == parts.names().size()) return PartRows.ALL;
+        return PartRows.of(parts, table.key(), new PartChoice(base, parts, null).partitionColumn(table), kept);
     }
 
     /** The status of a scope's route in Redis; empty when it has none (not prepared, or Redis lost it). */

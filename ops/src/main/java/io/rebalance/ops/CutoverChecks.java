@@ -81,11 +81,7 @@ public final class CutoverChecks implements PreChecks {
         }
         out.add(parts.fenceTrigger());
         out.add(parts.fenceGrants());
-        out.addAll(RedisChecks.run(
-                c.redis(),
-                config.redis(),
-                config.cutover().scopeOr(config.target().table()),
-                allowRedisWithoutAof));
+        out.addAll(RedisChecks.run(c.redis(), config.redis(), parts.settings().scope(), allowRedisWithoutAof));
         return out;
     }
 

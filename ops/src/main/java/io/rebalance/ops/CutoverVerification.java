@@ -5,6 +5,7 @@ import io.rebalance.cdc.TailProgress;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.core.source.PartRows;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.cutover.WindowVerification;
 import io.rebalance.protocol.handoff.KeyLog;
@@ -21,6 +22,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.Callable;
@@ -61,6 +63,7 @@ public final class CutoverVerification implements WindowVerification {
     private final Connections c;
     private final SourceTable table;
     private final boolean everySlot;
+    private final PartRows part;
     private final KeyLog log;
     private final TailProgress tail;
     private final Set<String> generations = ConcurrentHashMap.newKeySet();
@@ -72,11 +75,22 @@ public final class CutoverVerification implements WindowVerification {
 
     /** @param everySlot verify every slot inside the window ({@code --verify-all}), nothing before it */
     public CutoverVerification(MigrationConfig config, Connections c, SourceTable table, boolean everySlot) {
+        this(config, c, table, everySlot, PartChoice.of(config, null, false, s -> Optional.empty()));
+    }
+
+    /**
+     * @param choice the part cut over: its key log is compared, and only its rows go to the window; the slots are
+     *     verified over every part Postgres keeps ({@link Connections#keptRows}), as {@code verify} does
+     */
+    public CutoverVerification(
+            MigrationConfig config, Connections c, SourceTable table, boolean everySlot, PartChoice choice) {
         this.config = config;
         this.c = c;
         this.table = table;
         this.everySlot = everySlot;
-        this.log = new KeyLog(c.redis(), config.redis().keyspace().handoff());
+        this.part = choice.rows(table);
+        var handoff = config.redis().keyspace().handoff();
+        this.log = new KeyLog(c.redis(), choice.part() == null ? handoff : handoff.part(choice.part()));
         this.tail = new TailProgress(c.redis(), config.redis().keyspace().tail());
     }
 
@@ -112,10 +126,12 @@ public final class CutoverVerification implements WindowVerification {
     public Result before() throws Exception {
         if (everySlot) {
             // made before the window: it asks the source which row hash to use, a round trip the window spares
-            verifier = new Verifier(config, table, c.dynamo(), lsn -> {});
+            verifier = new Verifier(config, table, c.dynamo(), lsn -> {}).only(c.keptRows(table));
             return new Result(true, "--verify-all: every slot is verified in the window");
         }
-        verifier = new Verifier(config, table, c.dynamo(), InFlightWait.of(config, c)).settleByRows();
+        verifier = new Verifier(config, table, c.dynamo(), InFlightWait.of(config, c))
+                .settleByRows()
+                .only(c.keptRows(table));
         pg = verifier.open(); // kept for the window, where opening one would count
         gen = start();
         renewer = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -160,10 +176,10 @@ public final class CutoverVerification implements WindowVerification {
         if (!errors.isEmpty()) return new Result(false, "slots could not be verified: " + String.join("; ", errors));
         // what differs goes to the rounds and then the window, which compare it again: a change in flight settles
         // there, a real difference aborts the cutover in the window
-        List<String> differing = results.stream()
+        List<String> differing = part.only(results.stream()
                 .flatMap(r -> r.differences().stream())
                 .map(Difference::id)
-                .toList();
+                .toList()); // another part's rows are not this window's: its own cutover compares them
         log.add(gen, differing);
         long roundsStart = System.nanoTime();
         int rounds = 0;
@@ -236,7 +252,13 @@ public final class CutoverVerification implements WindowVerification {
                 within(budget, () -> verifier.verify(slots, config.verify().parallel(), false, this::save));
         if (results == null) return new Result(false, slots.size() + " slots did not verify within the budget");
         List<String> bad = results.stream()
-                .filter(r -> r.verdict() != SlotResult.Verdict.MATCH)
+                .filter(r -> r.verdict() == SlotResult.Verdict.ERROR
+                        || (r.verdict() != SlotResult.Verdict.MATCH
+                                && (r.differences().isEmpty()
+                                        || !part.only(r.differences().stream()
+                                                        .map(Difference::id)
+                                                        .toList())
+                                                .isEmpty())))
                 .map(r -> r.slot() + " " + r.verdict() + " (" + r.differences().size() + " differences)")
                 .toList();
         return bad.isEmpty()

@@ -73,6 +73,12 @@ public record PartChoice(String base, PartMap parts, String part) {
         return String.join(", ", each);
     }
 
+    /** The rows of the part chosen, or every row when the command acts on the whole table. */
+    public io.rebalance.core.source.PartRows rows(io.rebalance.core.source.SourceTable table) {
+        if (part == null) return io.rebalance.core.source.PartRows.ALL;
+        return io.rebalance.core.source.PartRows.of(parts, table.key(), partitionColumn(table), java.util.Set.of(part));
+    }
+
     /**
      * The partition-key column the parts' rules read, quoted: the key's first column.
      *

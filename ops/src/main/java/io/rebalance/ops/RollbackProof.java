@@ -2,6 +2,7 @@ package io.rebalance.ops;
 
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.slot.TableKey;
+import io.rebalance.core.source.PartRows;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.cutover.DrainProof;
 import io.rebalance.verifier.Difference;
@@ -43,6 +44,7 @@ public final class RollbackProof implements DrainProof, AutoCloseable {
     private final Connections c;
     private final SourceTable table;
     private final boolean everyKey;
+    private final PartRows part;
     private final Verifier verifier;
     private final FrozenTarget logged;
     private final Connection pg;
@@ -53,15 +55,20 @@ public final class RollbackProof implements DrainProof, AutoCloseable {
         return t;
     });
 
-    /** @param everyKey whether an incomplete log may be made up for by comparing every key ({@code --verify-all}) */
-    public RollbackProof(MigrationConfig config, Connections c, SourceTable table, boolean everyKey) throws Exception {
-        this(config, c, table, everyKey, PAGE);
+    /**
+     * @param everyKey whether an incomplete log may be made up for by comparing every key ({@code --verify-all})
+     * @param part the rows rolled back: one part's, or every row
+     */
+    public RollbackProof(MigrationConfig config, Connections c, SourceTable table, boolean everyKey, PartRows part)
+            throws Exception {
+        this(config, c, table, everyKey, part, PAGE);
     }
 
     /** @param page the keys read and compared at a time (tests walk several pages over a few rows) */
-    RollbackProof(MigrationConfig config, Connections c, SourceTable table, boolean everyKey, int page)
+    RollbackProof(MigrationConfig config, Connections c, SourceTable table, boolean everyKey, PartRows part, int page)
             throws Exception {
         this.page = page;
+        this.part = part;
         this.config = config;
         this.c = c;
         this.table = table;
@@ -122,10 +129,11 @@ public final class RollbackProof implements DrainProof, AutoCloseable {
         TableKey key = table.key();
         // qualified: ORDER BY a bare name would sort by the text output column of that name ("10" < "9") while the
         // next page starts after the last key in the column's own order, skipping keys
-        String select = "SELECT " + key.selectText("src.") + " FROM " + table.name() + " AS src";
+        String select =
+                "SELECT " + key.selectText("src.") + " FROM " + table.name() + " AS src WHERE true" + part.andSql();
         String order = " ORDER BY " + key.pageOrder("src.") + " LIMIT " + page;
         String first = select + order;
-        String next = select + " WHERE " + key.pageAfter("src.") + order;
+        String next = select + " AND " + key.pageAfter("src.") + order;
         String last = null;
         while (true) {
             List<String> keys = new ArrayList<>(page);
@@ -154,7 +162,7 @@ public final class RollbackProof implements DrainProof, AutoCloseable {
                     .limit(page));
             List<String> keys = new ArrayList<>(r.count());
             for (Map<String, AttributeValue> item : r.items()) keys.add(key.textOf(item));
-            out.addAll(compare(keys));
+            out.addAll(compare(part.only(keys)));
             start = r.hasLastEvaluatedKey() && !r.lastEvaluatedKey().isEmpty() ? r.lastEvaluatedKey() : null;
         } while (start != null);
         return out;

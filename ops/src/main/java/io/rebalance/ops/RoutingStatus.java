@@ -62,6 +62,15 @@ public final class RoutingStatus {
                             .map(x -> x.member() + " (" + x.remainingMs() + " ms left)")
                             .toList());
             s.putAll(journal(new CutoverJournal(redis, keyspace.scope(scope)), h));
+            int slash = scope.lastIndexOf('/');
+            if (slash > 0) { // a part (ADR 20): its own forward hold and writes that bypassed its fence
+                var part = keyspace.handoff().part(scope.substring(slash + 1));
+                s.put(
+                        "forwardHold",
+                        new ForwardHold(redis, part).state().phase().name());
+                BypassedWrites b = new BypassedWrites(redis, part);
+                s.put("bypassedWrites", bypassed(b.kept(), b.summary(LISTED)));
+            }
             scopes.add(s);
         }
         Map<String, Object> v = new LinkedHashMap<>();

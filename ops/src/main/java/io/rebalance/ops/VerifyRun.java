@@ -53,7 +53,8 @@ public final class VerifyRun implements AutoCloseable {
             UnslottedRows unslotted,
             StoreOfRecord storeOfRecord,
             boolean writes,
-            int threads) {
+            int threads,
+            io.rebalance.core.source.PartRows kept) {
         this.c = c;
         this.config = config;
         this.table = table;
@@ -64,7 +65,9 @@ public final class VerifyRun implements AutoCloseable {
         this.copying = VerifyScope.stillCopying(c, slots);
         this.store = c.verifications();
         this.refused = c.refusedRows();
-        this.verifier = new Verifier(config, table, c.dynamo(), InFlightWait.of(config, c)).surveySparse();
+        this.verifier = new Verifier(config, table, c.dynamo(), InFlightWait.of(config, c))
+                .surveySparse()
+                .only(kept); // a part whose window closed is DynamoDB's alone
         if (!config.verify().jdbcUrl().isEmpty())
             verifier.readFrom(config.verify().reads(config.source()));
         TailKeys tailKeys = config.redis().keyspace().tail();
@@ -124,7 +127,15 @@ public final class VerifyRun implements AutoCloseable {
             }
             List<Slot> newestFirst = new ArrayList<>(new TreeSet<>(chosen).descendingSet());
             return new VerifyRun(
-                    c, config, table, newestFirst, unslotted, storeOfRecord, repair || retryRefused, threads);
+                    c,
+                    config,
+                    table,
+                    newestFirst,
+                    unslotted,
+                    storeOfRecord,
+                    repair || retryRefused,
+                    threads,
+                    c.keptRows(table));
         } catch (Exception | Error e) {
             c.close();
             throw e;

@@ -44,6 +44,11 @@ public final class WindowCloseChecks implements WindowClosing {
 
     @Override
     public DrainProof proof() throws Exception {
-        return new RollbackProof(config, c, c.sourceTable(), false);
+        return new RollbackProof(
+                config,
+                c,
+                c.sourceTable(),
+                false,
+                io.rebalance.core.source.PartRows.ALL); // the keys named are the part's
     }
 }

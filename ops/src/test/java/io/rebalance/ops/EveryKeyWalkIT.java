@@ -45,7 +45,8 @@ class EveryKeyWalkIT {
                                 .item(codec.encode(row)));
                     }
                 }
-                try (RollbackProof proof = new RollbackProof(config, c, table, true, 2)) {
+                try (RollbackProof proof =
+                        new RollbackProof(config, c, table, true, io.rebalance.core.source.PartRows.ALL, 2)) {
                     assertThat(proof.differing(Optional.empty(), Duration.ofSeconds(60)))
                             .containsExactlyInAnyOrder("9", "11");
                 }

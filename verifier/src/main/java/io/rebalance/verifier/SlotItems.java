@@ -4,6 +4,7 @@ import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.TableKey;
+import io.rebalance.core.source.PartRows;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -30,6 +31,8 @@ final class SlotItems {
     private final CanonicalItem canonical;
     private final Retrier retrier;
     private final RowHash hash;
+    /** The items compared: every item, or those of some parts' rows (set before the first read). */
+    private volatile PartRows rows = PartRows.ALL;
 
     SlotItems(
             DynamoDbClient dynamo,
@@ -46,6 +49,11 @@ final class SlotItems {
         this.canonical = canonical;
         this.retrier = retrier;
         this.hash = hash;
+    }
+
+    /** Compares only the items of {@code rows} from here on, as the source's side does. */
+    void only(PartRows rows) {
+        this.rows = rows;
     }
 
     /** Every item of one slot, hashed: id to row hash in key order, and the slot's fingerprint. */
@@ -68,6 +76,7 @@ final class SlotItems {
                                 .exclusiveStartKey(from)));
                 for (Map<String, AttributeValue> item : page.items()) {
                     String id = key.textOf(item);
+                    if (!rows.holds(id)) continue;
                     long h = hash(slot, value, id, item);
                     hashes.put(id, h);
                     fp = fp.plus(h);
@@ -136,7 +145,9 @@ final class SlotItems {
                     continue; // no Query of the slot index reads it either
                 }
                 if (slot == null || slot.noTime()) continue;
-                long h = hash(slot, value, key.textOf(item), item);
+                String id = key.textOf(item);
+                if (!rows.holds(id)) continue;
+                long h = hash(slot, value, id, item);
                 out.merge(slot, Fingerprint.EMPTY.plus(h), Fingerprint::add);
             }
             start = page.hasLastEvaluatedKey() && !page.lastEvaluatedKey().isEmpty() ? page.lastEvaluatedKey() : null;

@@ -1,6 +1,7 @@
 package io.rebalance.verifier;
 
 import io.rebalance.core.slot.Slot;
+import io.rebalance.core.source.PartRows;
 import io.rebalance.core.source.SourceTable;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -28,6 +29,8 @@ final class SourceFingerprints {
     private final String from;
     private final List<String> tokenColumns;
     private final RowHash hash;
+    /** The rows compared: every row, or those of some parts (set before the first query). */
+    private String rows = "";
 
     SourceFingerprints(SourceTable table, CanonicalSql sql, RowHash hash) {
         this.table = table;
@@ -37,6 +40,11 @@ final class SourceFingerprints {
         this.rowHash = hash.sql(sql.row(table.columns()));
         this.from = sql.from(table.name(), table.columns());
         this.tokenColumns = sql.columns(table.columns());
+    }
+
+    /** Compares only {@code rows} from here on (a table moved part by part: the parts Postgres still keeps). */
+    void only(PartRows rows) {
+        this.rows = rows.andSql();
     }
 
     /** The row hash of an item's canonical text, as this side's SQL computes a row's. */
@@ -59,7 +67,7 @@ final class SourceFingerprints {
 
     Fingerprint slot(Connection c, Slot slot) throws SQLException {
         String sql = "SELECT count(*), coalesce(sum(" + rowHash + "), 0)::text FROM " + from + " WHERE "
-                + table.keyspace().predicate(slot);
+                + table.keyspace().predicate(slot) + rows;
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             bindSlot(ps, 1, slot);
             try (ResultSet rs = ps.executeQuery()) {
@@ -150,7 +158,7 @@ final class SourceFingerprints {
         // the bounds in a sub-select: made once per query (a cast to timestamptz is not folded by the planner)
         return "SELECT b, count(*), sum(h)::text FROM (SELECT width_bucket(CAST(" + keyspace.column() + " AS " + type
                 + "), (SELECT CAST(CAST(? AS text[]) AS " + type + "[]))) AS b, " + rowHash + " AS h FROM " + from
-                + " WHERE " + keyspace.predicate() + OPAQUE + ") r GROUP BY b";
+                + " WHERE " + keyspace.predicate() + rows + OPAQUE + ") r GROUP BY b";
     }
 
     /** Binds {@link #hoursSql}'s parameters for the adjacent hours {@code span}, oldest first. */
@@ -199,7 +207,8 @@ final class SourceFingerprints {
                     .append(i);
         bucket.append(" ELSE ").append(splits).append(" END");
         return "SELECT b, count(*), sum(h)::text FROM (SELECT " + bucket + " AS b, " + rowHash + " AS h FROM " + from
-                + " WHERE " + table.keyspace().predicate(slot) + rangePredicate(range) + OPAQUE + ") p GROUP BY b";
+                + " WHERE " + table.keyspace().predicate(slot) + rangePredicate(range) + rows + OPAQUE
+                + ") p GROUP BY b";
     }
 
     /** Binds {@link #partsSql}'s parameters. */
@@ -213,7 +222,7 @@ final class SourceFingerprints {
     /** Per-row hashes of one part, keyed by id: ids and 8 bytes per row, used where the differences are. */
     NavigableMap<String, Long> rowHashes(Connection c, Slot slot, KeyRange range) throws SQLException {
         String sql = "SELECT " + key + ", " + rowHash + " FROM " + from + " WHERE "
-                + table.keyspace().predicate(slot) + rangePredicate(range);
+                + table.keyspace().predicate(slot) + rangePredicate(range) + rows;
         NavigableMap<String, Long> out = new TreeMap<>(KeyOrder.of(table.key()));
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             bindRange(ps, bindSlot(ps, 1, slot), range);
@@ -229,8 +238,8 @@ final class SourceFingerprints {
 
     /** The rows with these ids, wherever they are now; ids without a row are absent from the result. */
     Map<String, RowNow> now(Connection c, Slot slot, Collection<String> ids) throws SQLException {
-        String sql = "SELECT " + key + ", " + rowHash + ", (" + table.keyspace().predicate(slot) + ") FROM " + from
-                + " WHERE " + table.key().anyOf("");
+        String sql = "SELECT " + key + ", " + rowHash + ", (" + table.keyspace().predicate(slot) + rows + ") FROM "
+                + from + " WHERE " + table.key().anyOf("");
         Map<String, RowNow> out = new HashMap<>();
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             int p = bindSlot(ps, 1, slot);

@@ -10,6 +10,7 @@ import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.source.PageReader;
+import io.rebalance.core.source.PartRows;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import java.sql.Connection;
@@ -53,6 +54,8 @@ public final class Verifier {
     private volatile SourceSession reads;
     /** Whether a long span of a sparse table is surveyed first ({@link #surveySparse}). */
     private volatile boolean survey;
+    /** The rows compared: every row unless {@link #only} names some parts'. */
+    private volatile PartRows rows = PartRows.ALL;
 
     public Verifier(MigrationConfig config, SourceTable table, DynamoDbClient dynamo, InFlight inFlight) {
         this(config, table, dynamo, inFlight, SlotVerifier.BeforeRecheck.NONE);
@@ -117,6 +120,22 @@ public final class Verifier {
     public Verifier surveySparse() {
         this.survey = true;
         return this;
+    }
+
+    /**
+     * Compares only {@code rows}: for a table moved part by part, the rows of the parts Postgres still keeps (a part
+     * whose window closed is DynamoDB's alone, and its rows in Postgres are left as they were), or of one part.
+     */
+    public Verifier only(PartRows rows) {
+        this.rows = rows;
+        source.only(rows);
+        items.only(rows);
+        return this;
+    }
+
+    /** The rows compared ({@link #only}). */
+    public PartRows rows() {
+        return rows;
     }
 
     /**
@@ -320,7 +339,8 @@ public final class Verifier {
      * @return what differs, by id
      */
     public List<Difference> compareKeys(Connection c, Collection<String> ids, int parallel) throws Exception {
-        return keys.compare(c, ids, parallel, new HashMap<>());
+        List<String> compared = rows.all() ? List.copyOf(ids) : rows.only(List.copyOf(ids));
+        return keys.compare(c, compared, parallel, new HashMap<>());
     }
 
     /**

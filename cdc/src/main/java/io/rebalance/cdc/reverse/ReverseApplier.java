@@ -139,6 +139,8 @@ final class ReverseApplier implements AutoCloseable {
             return Outcome.SKIPPED; // no fence row: no cutover was prepared, so no application writes DynamoDB
         }
         if (f.writer() != FenceWriter.REVERSE) return Outcome.SKIPPED;
+        // a part whose window closed is DynamoDB's alone, as a whole table's is once the stream stops at FINAL
+        if (f.route() == RouteStatus.FINAL) return Outcome.SKIPPED;
         ForwardHold.State held = hold.state(scope, f); // read under the share lock, see the class note
         if (held.phase() == ForwardHold.Phase.HELD) return Outcome.APPLIED;
         // a cutover's window: no flip to DynamoDB recorded yet, and the last rollback drained every earlier write

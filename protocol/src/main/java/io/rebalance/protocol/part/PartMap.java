@@ -216,6 +216,16 @@ public final class PartMap {
         return "(" + sqlPart(column) + ") = " + PartRule.literal(name);
     }
 
+    /** A SQL condition holding for the rows of any of the parts {@code names}. */
+    public String sqlFilter(java.util.Collection<String> names, String column) {
+        for (String name : names)
+            if (part(name).isEmpty()) throw new IllegalArgumentException("no part is named '" + name + "'");
+        return "(" + sqlPart(column) + ") IN ("
+                + String.join(
+                        ", ", names.stream().sorted().map(PartRule::literal).toList())
+                + ")";
+    }
+
     /**
      * The parts as one line of YAML's flow form, which {@code --set cutover.parts=...} reads back; two maps with
      * the same text divide the keyspace the same way.
