@@ -76,6 +76,9 @@ class MetricsIT {
             assertThat(get(activePort, "/health/ready").statusCode()).isEqualTo(200);
             assertThat(get(activePort, "/health/ready").body()).contains("\"lease\"");
             assertThat(value(activePort, "rebalance_tail_active")).isEqualTo(1.0);
+            assertThat(value(activePort, "rebalance_route_status", "scope", table))
+                    .as("the table's route: none until a cutover is prepared")
+                    .isEqualTo(-1.0);
 
             // a second tail stands by: alive, not ready, and says why
             Future<CliRun> standby =

@@ -5,13 +5,27 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.rebalance.cdc.TailStats;
 import io.rebalance.protocol.handoff.ReverseStatus;
+import io.rebalance.protocol.route.RouteStatus;
+import io.rebalance.protocol.route.RoutingTable;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
 /** The tail's series, read from its {@link TailStats} at scrape time; the reverse stream's lag as it reports it. */
 final class TailMeters {
     private TailMeters() {}
 
-    static void bind(MeterRegistry registry, Refresher refresher, TailStats stats, ReverseStatus reverse) {
+    /**
+     * @param routes the routing table, read for {@code scopes}: the table's scope, or each part's (ADR 20)
+     */
+    static void bind(
+            MeterRegistry registry,
+            Refresher refresher,
+            TailStats stats,
+            ReverseStatus reverse,
+            RoutingTable routes,
+            List<String> scopes) {
         FunctionCounter.builder("rebalance.tail.changes.applied", stats, TailStats::events)
                 .description("Change events this process applied to DynamoDB")
                 .register(registry);
@@ -44,5 +58,27 @@ final class TailMeters {
         Gauge.builder("rebalance.reverse.lag.seconds", reverseLagMs, l -> l.get() / 1000.0)
                 .description("The reverse stream's lag (DynamoDB to Postgres) as it last reported it")
                 .register(registry);
+        Map<String, AtomicLong> route = new LinkedHashMap<>();
+        for (String scope : scopes) {
+            AtomicLong status = new AtomicLong(-1);
+            route.put(scope, status);
+            Gauge.builder("rebalance.route.status", status, AtomicLong::get)
+                    .description("Where the scope (the table, or one part of it) stands: 0 SOURCE, 1 TARGET, 2 FINAL;"
+                            + " -1 while Redis has no route for it (not prepared, or Redis lost it)")
+                    .tag("scope", scope)
+                    .register(registry);
+        }
+        refresher.every(
+                "routes",
+                () -> route.forEach((scope, status) ->
+                        status.set(routes.get(scope).map(r -> code(r.status())).orElse(-1L))));
+    }
+
+    private static long code(RouteStatus status) {
+        return switch (status) {
+            case SOURCE -> 0;
+            case TARGET -> 1;
+            case FINAL -> 2;
+        };
     }
 }

@@ -168,7 +168,12 @@ public final class Watch implements AutoCloseable {
                 registry,
                 refresher,
                 stats,
-                new ReverseStatus(redis(config), config.redis().keyspace().handoff()));
+                new ReverseStatus(redis(config), config.redis().keyspace().handoff()),
+                new io.rebalance.protocol.route.RoutingTable(
+                        redis(config), config.redis().keyspace()),
+                config.cutover()
+                        .partMap()
+                        .scopes(config.cutover().scopeOr(config.target().table())));
         health.live("loop", () -> ticking("tail loop", stats::lastTickMs));
         health.ready(
                 "lease",
