@@ -87,6 +87,13 @@ final class VerifyCommand implements Callable<Integer> {
                     + " exit 0 when none is left and 1 otherwise; with --slot or --all, the slots are verified after.")
     boolean retryRefused;
 
+    @Option(
+            names = "--part",
+            paramLabel = "PART",
+            description = "Only the rows of this part of a table moved part by part (cutover.parts), on both sides;"
+                    + " reported, not saved (the cutover's pre-check reads verdicts over every part Postgres keeps).")
+    String part;
+
     @Option(names = "--json", description = "Print JSON instead of a table.")
     boolean json;
 
@@ -131,7 +138,7 @@ final class VerifyCommand implements Callable<Integer> {
                     ErrorCode.CONFIG_INVALID, "--parallel=" + threads + " is not valid; use a number from 1 to 64");
         }
         try (Watch watch = Watch.start(config, "verify");
-                VerifyRun v = VerifyRun.open(config, parseSlots(), all, threads, repair, retryRefused)) {
+                VerifyRun v = VerifyRun.open(config, parseSlots(), all, threads, repair, retryRefused, part)) {
             watch.verify(config, v.results());
             storeOfRecord = v.storeOfRecord();
             unslotted = v.unslotted().orElse(null);

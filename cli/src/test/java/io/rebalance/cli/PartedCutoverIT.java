@@ -70,6 +70,18 @@ class PartedCutoverIT {
             ok("copy", "--no-progress");
             ok("verify", "--all");
 
+            // one part verified alone: a difference in another part's rows is not its own
+            t.dynamo.updateItem(b -> b.tableName(table)
+                    .key(key(3, 4))
+                    .updateExpression("SET #k = :v")
+                    .expressionAttributeNames(Map.of("#k", "kind"))
+                    .expressionAttributeValues(Map.of(":v", AttributeValue.fromS("corrupted"))));
+            ok("verify", "--all", "--part", "rest");
+            CliRun early = CliRun.of(args(), "verify", "--all", "--part", "early", "--json");
+            assertThat(early.exitCode()).as(early.out() + early.err()).isEqualTo(1);
+            assertThat(early.out()).contains("[3, 4]");
+            ok("verify", "--all", "--part", "early", "--repair");
+
             Awaitility.await()
                     .atMost(Duration.ofSeconds(30))
                     .until(() -> CliRun.of(args(), "cutover", "--dry-run", "--part", "pilot")
@@ -130,6 +142,9 @@ class PartedCutoverIT {
             writePilot(t, 33, "dynamo-only");
             assertThat(kindInPostgres(1, 33)).isNull();
             ok("verify", "--all");
+            CliRun closed = CliRun.of(args(), "verify", "--all", "--part", "pilot");
+            assertThat(closed.exitCode()).as(closed.out() + closed.err()).isEqualTo(2);
+            assertThat(closed.err()).contains("--part pilot: its window is closed");
             Awaitility.await()
                     .atMost(Duration.ofSeconds(30))
                     .until(() -> CliRun.of(args(), "cutover", "--dry-run", "--part", "rest")

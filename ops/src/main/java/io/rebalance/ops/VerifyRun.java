@@ -6,10 +6,13 @@ import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.core.source.PartRows;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.core.source.UnslottedRows;
 import io.rebalance.mover.RunPlanner;
+import io.rebalance.protocol.ErrorCode;
+import io.rebalance.protocol.RebalanceException;
 import io.rebalance.protocol.keyspace.TailKeys;
 import io.rebalance.protocol.route.StoreOfRecord;
 import io.rebalance.verifier.SlotResult;
@@ -43,6 +46,9 @@ public final class VerifyRun implements AutoCloseable {
     private final RefusedRows refused;
     private final Verifier verifier;
     private final boolean throughTail;
+    /** False for one part's rows ({@code --part}): a saved verdict covers every part Postgres keeps. */
+    private final boolean saves;
+
     private final int threads;
 
     private VerifyRun(
@@ -54,8 +60,10 @@ public final class VerifyRun implements AutoCloseable {
             StoreOfRecord storeOfRecord,
             boolean writes,
             int threads,
-            io.rebalance.core.source.PartRows kept) {
+            PartRows rows,
+            boolean saves) {
         this.c = c;
+        this.saves = saves;
         this.config = config;
         this.table = table;
         this.slots = slots;
@@ -67,7 +75,7 @@ public final class VerifyRun implements AutoCloseable {
         this.refused = c.refusedRows();
         this.verifier = new Verifier(config, table, c.dynamo(), InFlightWait.of(config, c))
                 .surveySparse()
-                .only(kept); // a part whose window closed is DynamoDB's alone
+                .only(rows); // a part whose window closed is DynamoDB's alone
         if (!config.verify().jdbcUrl().isEmpty())
             verifier.readFrom(config.verify().reads(config.source()));
         TailKeys tailKeys = config.redis().keyspace().tail();
@@ -91,6 +99,26 @@ public final class VerifyRun implements AutoCloseable {
      */
     public static VerifyRun open(
             MigrationConfig config, List<Slot> named, boolean all, int threads, boolean repair, boolean retryRefused)
+            throws Exception {
+        return open(config, named, all, threads, repair, retryRefused, null);
+    }
+
+    /**
+     * As {@link #open(MigrationConfig, List, boolean, int, boolean, boolean)}, over one part's rows when {@code part}
+     * names one ({@code verify --part}): its results are reported, not saved, since a saved verdict covers the rows
+     * of every part Postgres keeps, which the cutover's pre-check reads.
+     *
+     * @throws RebalanceException PART_UNKNOWN for a part the table does not have; CONFIG_INVALID for a part whose
+     *     window closed (Postgres keeps its rows no more)
+     */
+    public static VerifyRun open(
+            MigrationConfig config,
+            List<Slot> named,
+            boolean all,
+            int threads,
+            boolean repair,
+            boolean retryRefused,
+            String part)
             throws Exception {
         Connections c = new Connections(config, threads + 2);
         try {
@@ -126,6 +154,17 @@ public final class VerifyRun implements AutoCloseable {
                                 + " Postgres.");
             }
             List<Slot> newestFirst = new ArrayList<>(new TreeSet<>(chosen).descendingSet());
+            PartRows kept = c.keptRows(table);
+            PartRows rows = kept;
+            if (part != null) {
+                rows = PartChoice.of(config, part, false, c::routeStatus).rows(table);
+                if (!kept.all() && !kept.names().contains(part)) {
+                    throw new RebalanceException(
+                            ErrorCode.CONFIG_INVALID,
+                            "--part " + part + ": its window is closed, so DynamoDB alone holds its rows and Postgres"
+                                    + " keeps them no more; there is nothing to compare. Verify the other parts.");
+                }
+            }
             return new VerifyRun(
                     c,
                     config,
@@ -135,7 +174,8 @@ public final class VerifyRun implements AutoCloseable {
                     storeOfRecord,
                     repair || retryRefused,
                     threads,
-                    c.keptRows(table));
+                    rows,
+                    part == null);
         } catch (Exception | Error e) {
             c.close();
             throw e;
@@ -210,7 +250,7 @@ public final class VerifyRun implements AutoCloseable {
     /** Verifies {@link #slots}, {@link #threads} at a time; each result is saved, then handed to {@code each}. */
     public List<SlotResult> verify(boolean repair, Consumer<SlotResult> each) throws Exception {
         return verifier.verify(slots, threads, repair, r -> {
-            store.save(r);
+            if (saves) store.save(r);
             each.accept(r);
         });
     }
