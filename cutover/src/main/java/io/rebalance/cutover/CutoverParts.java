@@ -127,7 +127,8 @@ public final class CutoverParts {
                             + route.map(r -> r.status() + ", epoch " + r.epoch())
                                     .orElse("none")
                             + ") and the fences (" + fenced.detail() + ") disagree: a cutover command stopped mid-way,"
-                            + " or Redis lost its data. Run `rebalance cutover --recover`, which aligns the stores"
+                            + " or Redis lost its data. Run `" + settings.recoverCommand()
+                            + "`, which aligns the stores"
                             + " and rebuilds the route from the fences. The route was not changed.");
         }
         if (route.isEmpty() && fenced.epoch() > 1) {

@@ -45,6 +45,11 @@ public record CutoverSettings(
         this(scope, sourceTable, targetTable, maxWriteBlock, leaseTtl, applicationRoles, alignWait, fenceStripes, null);
     }
 
+    /** The command that recovers this scope, as messages name it: with {@code --part} for a part. */
+    public String recoverCommand() {
+        return "rebalance cutover --recover" + (part == null ? "" : " --part " + part.name());
+    }
+
     public CutoverSettings withMaxWriteBlock(Duration d) {
         return new CutoverSettings(
                 scope, sourceTable, targetTable, d, leaseTtl, applicationRoles, alignWait, fenceStripes, part);

@@ -68,7 +68,8 @@ final class FailedStep {
                 ErrorCode.CUTOVER_INTERRUPTED,
                 run.op + " failed at step " + at + ": " + reason + ", and the route could not be read (" + unreadable
                         + "), so the stores were left as they are: fences refuse what the route does not allow, so"
-                        + " nothing is lost. Run `rebalance cutover --recover` once Redis answers: it rebuilds the"
+                        + " nothing is lost. Run `" + settings.recoverCommand()
+                        + "` once Redis answers: it rebuilds the"
                         + " route from the fences if Redis lost it",
                 cause);
     }
@@ -101,7 +102,7 @@ final class FailedStep {
             return new RebalanceException(
                     ErrorCode.CUTOVER_INTERRUPTED,
                     run.op + " aborted at step " + at + ": " + reason + ", and putting the fences back failed ("
-                            + undo + "). Routing is unchanged (" + route + "); run `rebalance cutover --recover`"
+                            + undo + "). Routing is unchanged (" + route + "); run `" + settings.recoverCommand() + "`"
                             + " once the cause is fixed",
                     cause);
         }

@@ -61,7 +61,7 @@ public final class RoutingStatus {
                             .limit(LISTED)
                             .map(x -> x.member() + " (" + x.remainingMs() + " ms left)")
                             .toList());
-            s.putAll(journal(new CutoverJournal(redis, keyspace.scope(scope)), h));
+            s.putAll(journal(new CutoverJournal(redis, keyspace.scope(scope)), h, scope));
             int slash = scope.lastIndexOf('/');
             if (slash > 0) { // a part (ADR 20): its own forward hold and writes that bypassed its fence
                 var part = keyspace.handoff().part(scope.substring(slash + 1));
@@ -107,7 +107,9 @@ public final class RoutingStatus {
     }
 
     /** The last cutover command, and what to run next when it stopped mid-way. */
-    private static Map<String, Object> journal(CutoverJournal journal, LockHolders h) {
+    private static Map<String, Object> journal(CutoverJournal journal, LockHolders h, String scope) {
+        int slash = scope.lastIndexOf('/');
+        String recover = "rebalance cutover --recover" + (slash > 0 ? " --part " + scope.substring(slash + 1) : "");
         Map<String, Object> m = new LinkedHashMap<>();
         journal.read().ifPresent(e -> {
             boolean alive = (h.exclusive() != null && h.exclusive().owner().equals(e.owner()))
@@ -121,7 +123,7 @@ public final class RoutingStatus {
             if (state.equals("interrupted") || state.equals("failed")) {
                 m.put(
                         "next",
-                        "run `rebalance cutover --recover`: the " + e.op() + " stopped at step " + e.step()
+                        "run `" + recover + "`: the " + e.op() + " stopped at step " + e.step()
                                 + "; recovery brings the fences and the tail in line with the route, which was never half-set");
             }
         });
