@@ -44,6 +44,7 @@ import software.amazon.awssdk.services.dynamodb.model.Update;
  * A read that started after a write was acknowledged must see it, whichever store it reads.
  */
 public final class TenantSimulator implements AutoCloseable {
+    private static final Map<String, String> SEQ = Map.of("#s", "seq");
     private static final DateTimeFormatter TS =
             DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSSSSS'+00'").withZone(ZoneOffset.UTC);
 
@@ -78,6 +79,8 @@ public final class TenantSimulator implements AutoCloseable {
     private final List<String> errors = new ArrayList<>();
     private ScheduledExecutorService threads;
     private final List<Writer> writers = new ArrayList<>();
+    /** Each tenant's acknowledged write latencies, lease wait included, in microseconds. */
+    private final Map<Integer, Latencies> latencies = new ConcurrentHashMap<>();
     /** Each reader thread keeps a Postgres connection, closed with the simulator. */
     private final ThreadLocal<Connection> readers = new ThreadLocal<>();
 
@@ -136,6 +139,14 @@ public final class TenantSimulator implements AutoCloseable {
         return guard;
     }
 
+    /** The write latencies of {@code tenants} since the last call for each, in microseconds. */
+    public long[] drainLatencies(List<Integer> tenants) {
+        List<long[]> parts = new ArrayList<>();
+        for (int t : tenants)
+            parts.add(latencies.computeIfAbsent(t, x -> new Latencies()).drain());
+        return parts.stream().flatMapToLong(java.util.Arrays::stream).toArray();
+    }
+
     public long acknowledged() {
         return acknowledged.get();
     }
@@ -158,11 +169,6 @@ public final class TenantSimulator implements AutoCloseable {
         synchronized (errors) {
             return List.copyOf(errors);
         }
-    }
-
-    /** Tenants whose writer had a write fail (its row is then unknown, and left out of {@link #check}). */
-    public long unknownRows() {
-        return rows.values().stream().filter(r -> r.unknown).count();
     }
 
     /**
@@ -225,20 +231,11 @@ public final class TenantSimulator implements AutoCloseable {
                 readerConnections.add(c);
             }
         }
-        try (PreparedStatement ps =
-                c.prepareStatement("SELECT seq FROM " + table + " WHERE tenant_id = ? AND id = ?")) {
-            ps.setInt(1, tenant);
-            ps.setLong(2, id);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? rs.getLong(1) : null;
-            }
-        }
+        return TenantStores.seq(c, table, tenant, id);
     }
 
     private Long readDynamo(int tenant, long id) {
-        var r = dynamo.getItem(
-                b -> b.tableName(targetTable).key(dynamoKey(tenant, id)).consistentRead(true));
-        return r.hasItem() ? Long.parseLong(r.item().get("seq").n()) : null;
+        return TenantStores.seq(dynamo, targetTable, dynamoKey(tenant, id));
     }
 
     private Map<String, AttributeValue> dynamoKey(int tenant, long id) {
@@ -276,6 +273,7 @@ public final class TenantSimulator implements AutoCloseable {
             String k = key(tenant, id);
             Row row = insert ? new Row(0) : rows.get(k);
             row.writing = true;
+            long started = System.nanoTime();
             try {
                 guard.run(base, tenant, permit -> {
                     if (permit.target() == Target.POSTGRES) writePostgres(permit, id, insert, delete);
@@ -292,6 +290,7 @@ public final class TenantSimulator implements AutoCloseable {
                     }
                 }
                 acknowledged.incrementAndGet();
+                latencies.computeIfAbsent(tenant, x -> new Latencies()).add((System.nanoTime() - started) / 1_000);
             } catch (Exception e) {
                 failed.incrementAndGet();
                 row.unknown = true; // it may have landed or not
@@ -348,7 +347,8 @@ public final class TenantSimulator implements AutoCloseable {
                         .put(Put.builder()
                                 .tableName(targetTable)
                                 .item(item)
-                                .conditionExpression("attribute_not_exists(seq)")
+                                .conditionExpression("attribute_not_exists(#s)")
+                                .expressionAttributeNames(SEQ)
                                 .build())
                         .build();
             } else if (delete) {
@@ -356,7 +356,8 @@ public final class TenantSimulator implements AutoCloseable {
                         .delete(Delete.builder()
                                 .tableName(targetTable)
                                 .key(key)
-                                .conditionExpression("attribute_exists(seq)")
+                                .conditionExpression("attribute_exists(#s)")
+                                .expressionAttributeNames(SEQ)
                                 .build())
                         .build();
             } else {
@@ -364,8 +365,9 @@ public final class TenantSimulator implements AutoCloseable {
                         .update(Update.builder()
                                 .tableName(targetTable)
                                 .key(key)
-                                .updateExpression("SET seq = seq + :one")
-                                .conditionExpression("attribute_exists(seq)")
+                                .updateExpression("SET #s = #s + :one")
+                                .conditionExpression("attribute_exists(#s)")
+                                .expressionAttributeNames(SEQ)
                                 .expressionAttributeValues(Map.of(":one", AttributeValue.fromN("1")))
                                 .build())
                         .build();

@@ -2,6 +2,7 @@ package io.rebalance.sim;
 
 import io.rebalance.core.source.SourceSession;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -22,6 +23,24 @@ final class TenantStores {
             while (rs.next()) out.put(TenantSimulator.key(rs.getInt(1), rs.getLong(2)), rs.getLong(3));
         }
         return out;
+    }
+
+    /** One row's seq, or null when it has none. */
+    static Long seq(Connection c, String table, int tenant, long id) throws SQLException {
+        try (PreparedStatement ps =
+                c.prepareStatement("SELECT seq FROM " + table + " WHERE tenant_id = ? AND id = ?")) {
+            ps.setInt(1, tenant);
+            ps.setLong(2, id);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getLong(1) : null;
+            }
+        }
+    }
+
+    /** One item's seq, read consistently, or null when there is none. */
+    static Long seq(DynamoDbClient dynamo, String table, Map<String, AttributeValue> key) {
+        var r = dynamo.getItem(b -> b.tableName(table).key(key).consistentRead(true));
+        return r.hasItem() ? Long.parseLong(r.item().get("seq").n()) : null;
     }
 
     /** A consistent scan. */
