@@ -7,6 +7,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.rebalance.core.slot.Ulid;
 import io.rebalance.local.RoomEventsGenerator;
 import io.rebalance.protocol.keyspace.Keyspace;
+import io.rebalance.protocol.route.RouteStatus;
+import io.rebalance.protocol.route.RoutingTable;
 import io.rebalance.testkit.SharedServices;
 import java.awt.image.BufferedImage;
 import java.io.File;
@@ -152,6 +154,34 @@ class DashboardIT {
                     Statement st = pg.createStatement()) {
                 st.execute("DROP TABLE IF EXISTS " + table);
             }
+        }
+    }
+
+    /** A table moved part by part: the page lists every part's route, each on its own line. */
+    @Test
+    void aTableMovedPartByPartShowsEveryPartsRoute() throws Exception {
+        String chromium = chromium();
+        ExecutorService threads = Executors.newSingleThreadExecutor();
+        int port = MetricsIT.freePort();
+        try (UnifiedJedis redis = services.redis()) {
+            RoutingTable routes = new RoutingTable(redis, new Keyspace(prefix));
+            routes.create(table + "/pilot", RouteStatus.TARGET, 2);
+            routes.create(table + "/rest", RouteStatus.SOURCE, 1);
+            Future<CliRun> dashboard = threads.submit(() -> run("dashboard", "--port", Integer.toString(port)));
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(30))
+                    .ignoreExceptions()
+                    .until(() -> MetricsIT.get(port, "/api/state").statusCode() == 200);
+            String dom = browse(chromium, port, "--dump-dom");
+            assertThat(dom)
+                    .contains("data-loaded=\"true\"")
+                    .contains(table + "/pilot")
+                    .contains("TARGET, epoch 2")
+                    .contains(table + "/rest")
+                    .contains("SOURCE, epoch 1");
+            dashboard.cancel(true);
+        } finally {
+            threads.shutdownNow();
         }
     }
 

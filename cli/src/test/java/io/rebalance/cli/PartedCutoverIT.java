@@ -137,6 +137,15 @@ class PartedCutoverIT {
             ok("cutover", "--part", "pilot");
             ok("cutover", "--close-window", "--yes", "--part", "pilot");
             assertThat(routeOf(routes, "pilot")).isEqualTo(RouteStatus.FINAL);
+            try (Connection pg = services.postgres();
+                    Statement st = pg.createStatement()) {
+                assertThatThrownBy(() -> st.executeUpdate("DELETE FROM " + table + " WHERE tenant_id = 1 AND id = 1"))
+                        .as("a plain write to a closed part's rows")
+                        .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState())
+                                .isEqualTo(FenceTrigger.REFUSED));
+                assertThat(st.executeUpdate("UPDATE " + table + " SET kind = 'final' WHERE tenant_id = 2 AND id = 6"))
+                        .isEqualTo(1);
+            }
 
             // Postgres keeps the pilot no more: its rows there differ from DynamoDB, and verification passes them by
             writePilot(t, 33, "dynamo-only");

@@ -119,14 +119,20 @@ function render(s) {
   ]);
   const scopes = (s.routing && s.routing.scopes) || [];
   const route = scopes[0] || {};
-  pairs($("route"), [
-    ["scope", route.scope || "none"],
-    ["route", route.status || "SOURCE (no cutover prepared)"],
-    ["epoch", route.epoch === undefined ? "-" : num(route.epoch)],
-    ["reads / writes", route.read ? route.read + " / " + route.write : "-"],
-    ["exclusive lock", route.exclusive || "none"],
+  // a table moved part by part has a scope per part: one line each
+  const routeRows = scopes.length > 1
+    ? scopes.map((sc) => [sc.scope, (sc.status || "-") + (sc.epoch === undefined ? "" : ", epoch " + num(sc.epoch))
+        + (sc.exclusive ? ", locked by " + sc.exclusive : "")])
+    : [
+        ["scope", route.scope || "none"],
+        ["route", route.status || "SOURCE (no cutover prepared)"],
+        ["epoch", route.epoch === undefined ? "-" : num(route.epoch)],
+        ["reads / writes", route.read ? route.read + " / " + route.write : "-"],
+        ["exclusive lock", route.exclusive || "none"],
+      ];
+  pairs($("route"), routeRows.concat([
     ["reverse stream", (s.routing && s.routing.reverseStream && s.routing.reverseStream.state) || "-"],
-  ]);
+  ]));
   heatmap = s.heatmap;
   $("slot-range").textContent = heatmap.states.length ? heatmap.states.length + " slots from " + heatmap.newest + ", newest first" : "no plan yet";
   legend(s);
