@@ -1,5 +1,8 @@
 package io.rebalance.bench;
 
+import static io.rebalance.bench.BenchSteps.check;
+import static io.rebalance.bench.BenchSteps.until;
+
 import io.rebalance.cdc.Tail;
 import io.rebalance.cdc.TailPreflight;
 import io.rebalance.cli.RebalanceCommand;
@@ -194,21 +197,5 @@ public final class PartedCutoverBenchmark {
 
     private static long[] array(List<Long> xs) {
         return xs.stream().mapToLong(Long::longValue).toArray();
-    }
-
-    private static void check(CutoverCycles.Command c) {
-        if (c.exitCode() != 0) throw new IllegalStateException("command failed (" + c.exitCode() + "):\n" + c.output());
-    }
-
-    private interface Condition {
-        boolean holds() throws Exception;
-    }
-
-    private static void until(Condition c) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        while (!c.holds()) {
-            if (System.nanoTime() > deadline) throw new IllegalStateException("gave up waiting after 120 s");
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200)); // a slot or a pre-check settling
-        }
     }
 }

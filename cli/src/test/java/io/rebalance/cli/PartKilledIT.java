@@ -20,7 +20,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
@@ -43,25 +42,12 @@ class PartKilledIT {
         }
     }
 
-    private void make(Connection pg) throws Exception {
-        try (Statement st = pg.createStatement()) {
-            st.execute("CREATE TABLE " + table + " (tenant_id int NOT NULL, id bigint NOT NULL, kind text NOT NULL,"
-                    + " created_at timestamptz NOT NULL, PRIMARY KEY (tenant_id, id))");
-            st.execute("INSERT INTO " + table + " SELECT t, i, 'k', timestamptz '2024-10-20 04:00Z' + i * interval"
-                    + " '1 minute' FROM generate_series(1, 20) t, generate_series(1, 30) i");
-        }
-    }
-
-    private Map<String, String> settings() {
-        Map<String, String> s = TailedTable.settings(services, table, prefix);
-        s.put("slots.timeFrom", "column");
-        s.put("slots.timeColumn", "created_at");
-        s.put("cutover.parts", PARTS);
-        return s;
+    private List<String> args() {
+        return TailedTable.args(PartedTables.settings(services, table, prefix, PARTS));
     }
 
     private CliRun ok(String... words) {
-        CliRun r = CliRun.of(TailedTable.args(settings()), words);
+        CliRun r = CliRun.of(args(), words);
         assertThat(r.exitCode())
                 .as(String.join(" ", words) + "\n" + r.out() + r.err())
                 .isZero();
@@ -70,7 +56,11 @@ class PartKilledIT {
 
     @Test
     void aPartKilledInsideItsFlipIsRecoveredAloneAndTheOtherPartsNeverMove() throws Exception {
-        try (TailedTable t = new TailedTable(services, table, settings(), this::make)) {
+        try (TailedTable t = new TailedTable(
+                services,
+                table,
+                PartedTables.settings(services, table, prefix, PARTS),
+                pg -> PartedTables.make(pg, table))) {
             ok("cutover", "--prepare");
             ok("copy", "--no-progress");
             ok("verify", "--all");
@@ -81,7 +71,7 @@ class PartKilledIT {
             for (AlignInstruction at : AlignInstruction.FLIP) {
                 Awaitility.await()
                         .atMost(Duration.ofSeconds(60))
-                        .until(() -> CliRun.of(TailedTable.args(settings()), "cutover", "--dry-run", "--part", "pilot")
+                        .until(() -> CliRun.of(args(), "cutover", "--dry-run", "--part", "pilot")
                                         .exitCode()
                                 == 0);
                 killedBefore(at);
@@ -122,7 +112,7 @@ class PartKilledIT {
     /** Runs the pilot's cutover in this JVM and kills it before {@code at}. */
     private void killedBefore(AlignInstruction at) {
         List<String> args = new ArrayList<>(List.of("cutover", "--part", "pilot"));
-        args.addAll(TailedTable.args(settings()));
+        args.addAll(args());
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         Throwable died = null;
         try {

@@ -41,17 +41,8 @@ class PartedCutoverIT {
     private final String table = SharedServices.unique("partcut");
     private final String prefix = SharedServices.unique("pc") + ":";
 
-    private void make(Connection pg) throws Exception {
-        try (Statement st = pg.createStatement()) {
-            st.execute("CREATE TABLE " + table + " (tenant_id int NOT NULL, id bigint NOT NULL, kind text NOT NULL,"
-                    + " created_at timestamptz NOT NULL, PRIMARY KEY (tenant_id, id))");
-            st.execute("INSERT INTO " + table + " SELECT t, i, 'k', timestamptz '2024-10-20 04:00Z' + i * interval"
-                    + " '1 minute' FROM generate_series(1, 20) t, generate_series(1, 30) i");
-        }
-    }
-
     private List<String> args() {
-        return TailedTable.args(settingsOf());
+        return TailedTable.args(PartedTables.settings(services, table, prefix, PARTS));
     }
 
     private CliRun ok(String... command) {
@@ -64,7 +55,11 @@ class PartedCutoverIT {
 
     @Test
     void partsAreCutOverRolledBackAndClosedOneAtATime() throws Exception {
-        try (TailedTable t = new TailedTable(services, table, settingsOf(), this::make)) {
+        try (TailedTable t = new TailedTable(
+                services,
+                table,
+                PartedTables.settings(services, table, prefix, PARTS),
+                pg -> PartedTables.make(pg, table))) {
             RoutingTable routes = new RoutingTable(t.redis, t.config.redis().keyspace());
             ok("cutover", "--prepare");
             ok("copy", "--no-progress");
@@ -168,14 +163,6 @@ class PartedCutoverIT {
             JsonSchemas.assertValid("status", status.out());
             assertThat(status.out()).contains(table + "/pilot");
         }
-    }
-
-    private Map<String, String> settingsOf() {
-        Map<String, String> s = TailedTable.settings(services, table, prefix);
-        s.put("slots.timeFrom", "column");
-        s.put("slots.timeColumn", "created_at");
-        s.put("cutover.parts", PARTS);
-        return s;
     }
 
     private RouteStatus routeOf(RoutingTable routes, String part) {

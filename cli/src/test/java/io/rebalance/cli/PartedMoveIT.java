@@ -52,12 +52,9 @@ class PartedMoveIT {
     }
 
     private Map<String, String> settings() {
-        Map<String, String> s = TailedTable.settings(services, table, prefix);
+        Map<String, String> s = PartedTables.settings(services, table, prefix, PARTS);
         s.put("redis.url", redis.url);
         s.put("target.endpoint", dynamo.endpoint()); // its own: the shared one serves every other test's tables
-        s.put("slots.timeFrom", "column");
-        s.put("slots.timeColumn", "created_at");
-        s.put("cutover.parts", PARTS);
         s.put("cutover.maxTailLag", "30s"); // a busy CI machine: the tail's pace is not what this test is about
         return s;
     }

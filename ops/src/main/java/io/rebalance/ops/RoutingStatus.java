@@ -8,6 +8,7 @@ import io.rebalance.protocol.handoff.TargetWriteLog;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.protocol.lock.LockHolders;
 import io.rebalance.protocol.lock.SharedExclusiveLock;
+import io.rebalance.protocol.part.PartMap;
 import io.rebalance.protocol.route.Route;
 import io.rebalance.protocol.route.RouteStatus;
 import io.rebalance.protocol.route.RoutingTable;
@@ -62,9 +63,9 @@ public final class RoutingStatus {
                             .map(x -> x.member() + " (" + x.remainingMs() + " ms left)")
                             .toList());
             s.putAll(journal(new CutoverJournal(redis, keyspace.scope(scope)), h, scope));
-            int slash = scope.lastIndexOf('/');
-            if (slash > 0) { // a part (ADR 20): its own forward hold and writes that bypassed its fence
-                var part = keyspace.handoff().part(scope.substring(slash + 1));
+            String name = PartMap.partOfScope(scope);
+            if (name != null) { // a part (ADR 20): its own forward hold and writes that bypassed its fence
+                var part = keyspace.handoff().part(name);
                 s.put(
                         "forwardHold",
                         new ForwardHold(redis, part).state().phase().name());
@@ -108,8 +109,8 @@ public final class RoutingStatus {
 
     /** The last cutover command, and what to run next when it stopped mid-way. */
     private static Map<String, Object> journal(CutoverJournal journal, LockHolders h, String scope) {
-        int slash = scope.lastIndexOf('/');
-        String recover = "rebalance cutover --recover" + (slash > 0 ? " --part " + scope.substring(slash + 1) : "");
+        String part = PartMap.partOfScope(scope);
+        String recover = "rebalance cutover --recover" + (part == null ? "" : " --part " + part);
         Map<String, Object> m = new LinkedHashMap<>();
         journal.read().ifPresent(e -> {
             boolean alive = (h.exclusive() != null && h.exclusive().owner().equals(e.owner()))

@@ -12,9 +12,7 @@ import io.rebalance.core.source.SourceTable;
 import io.rebalance.protocol.route.Target;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -71,6 +69,8 @@ public final class TenantSimulator implements AutoCloseable {
     private final Router router;
     private final int tenants;
     private final Map<String, Row> rows = new ConcurrentHashMap<>();
+    private final List<String> keys = new ArrayList<>(); // the ledger's keys, drawn by readers; never removed
+
     private final AtomicLong nextId = new AtomicLong(1_000_000);
     private final AtomicLong acknowledged = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
@@ -111,11 +111,7 @@ public final class TenantSimulator implements AutoCloseable {
 
     /** Reads every row into the ledger, then writes {@code writesPerSecond} over one writer per tenant and reads. */
     public TenantSimulator start(int writesPerSecond, int readsPerSecond, long seed) throws SQLException {
-        try (Connection c = session.open();
-                Statement st = c.createStatement();
-                ResultSet rs = st.executeQuery("SELECT tenant_id, id, seq FROM " + table)) {
-            while (rs.next()) rows.put(key(rs.getInt(1), rs.getLong(2)), new Row(rs.getLong(3)));
-        }
+        TenantStores.postgres(session, table).forEach((k, seq) -> add(k, new Row(seq)));
         threads = Executors.newScheduledThreadPool(tenants + 2, r -> {
             Thread t = new Thread(r, "tenant-simulator");
             t.setDaemon(true);
@@ -192,14 +188,23 @@ public final class TenantSimulator implements AutoCloseable {
         return out;
     }
 
+    private void add(String key, Row row) {
+        rows.put(key, row);
+        synchronized (keys) {
+            keys.add(key);
+        }
+    }
+
     static String key(int tenant, long id) {
         return tenant + ":" + id;
     }
 
     private void readOne(Random random) {
-        List<String> keys = new ArrayList<>(rows.keySet());
-        if (keys.isEmpty()) return;
-        String k = keys.get(random.nextInt(keys.size()));
+        String k;
+        synchronized (keys) {
+            if (keys.isEmpty()) return;
+            k = keys.get(random.nextInt(keys.size()));
+        }
         Row row = rows.get(k);
         boolean deleted = row.deleted;
         long seq = row.seq;
@@ -285,7 +290,7 @@ public final class TenantSimulator implements AutoCloseable {
                 } else {
                     row.seq++;
                     if (insert) {
-                        rows.put(k, row);
+                        add(k, row);
                         live.add(id);
                     }
                 }
@@ -294,7 +299,7 @@ public final class TenantSimulator implements AutoCloseable {
             } catch (Exception e) {
                 failed.incrementAndGet();
                 row.unknown = true; // it may have landed or not
-                if (insert) rows.put(k, row);
+                if (insert) add(k, row);
                 live.remove(Long.valueOf(id)); // never written again: its state stays unknown
                 error("write of " + k + " failed: " + e);
                 pg = StoreSeqs.closeQuietly(pg);

@@ -191,6 +191,12 @@ public final class PartMap {
         return base + "/" + part;
     }
 
+    /** The part a scope names ({@code base/part}), or null for a table's own scope. */
+    public static String partOfScope(String scope) {
+        int slash = scope.lastIndexOf('/');
+        return slash > 0 ? scope.substring(slash + 1) : null;
+    }
+
     /** The scopes of every part, in order; the table's scope alone when it has none. */
     public List<String> scopes(String base) {
         return parted() ? names().stream().map(n -> scope(base, n)).toList() : List.of(base);
