@@ -104,6 +104,7 @@ public final class Tail implements AutoCloseable {
     private void standByOrStream(SourceSession session, TailPreflight.TableId id, Duration ttl) throws Exception {
         boolean announced = false;
         long redisAwaySince = 0;
+        long seenAt = 0;
         while (!stopping) {
             stats.lastTickMs.set(System.currentTimeMillis());
             MDC.put("phase", "standby");
@@ -128,9 +129,12 @@ public final class Tail implements AutoCloseable {
                 redisAwaySince = 0;
             }
             if (!acquired) {
-                quietly("say this tail stands by", () -> members.seen(lease.owner()));
+                if (System.currentTimeMillis() - seenAt >= ttl.toMillis() / 3) {
+                    quietly("say this tail stands by", () -> members.seen(lease.owner()));
+                    seenAt = System.currentTimeMillis();
+                }
                 announced = true;
-                if (stopped.await(ttl.toMillis() / 3, TimeUnit.MILLISECONDS)) break; // standby polls the lease
+                if (stopped.await(standbyPoll(ttl).toMillis(), TimeUnit.MILLISECONDS)) break;
                 continue;
             }
             announced = false;
@@ -155,6 +159,16 @@ public final class Tail implements AutoCloseable {
             }
         }
     }
+
+    /**
+     * How often a standby asks for the lease: a tail stopped by SIGTERM gives it up at once, and the standby must
+     * stream within a second or so, not a third of the TTL later; one SET a poll is nothing to Redis.
+     */
+    static Duration standbyPoll(Duration ttl) {
+        return ttl.dividedBy(3).compareTo(STANDBY_POLL) < 0 ? ttl.dividedBy(3) : STANDBY_POLL;
+    }
+
+    private static final Duration STANDBY_POLL = Duration.ofMillis(250);
 
     /** A Redis that does not answer, as the client or the offset store says it. */
     private static boolean redisAway(Exception e) {

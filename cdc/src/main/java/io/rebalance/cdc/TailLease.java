@@ -11,7 +11,8 @@ import redis.clients.jedis.UnifiedJedis;
 
 /**
  * The one active tail: the project's one lease ({@code protocol/lease}) on {@code <prefix>{cdc}:lease}. The holder renews
- * it every third of the TTL; a standby retries acquiring it and so takes over within one TTL after the holder dies.
+ * it every third of the TTL; a standby retries acquiring it every 0.25 s and so takes over at once when the holder
+ * gives it up (SIGTERM), within one TTL after the holder dies.
  * The holder keeps a local deadline (last renewal + four fifths of the TTL) and writes nothing past it: every
  * DynamoDB write is bound to the lease as a {@link WriteFence} (each attempt checked just before it is sent, ADR 6),
  * and every Redis write of the offsets compares the lease's member, so a tail paused past its lease writes nothing

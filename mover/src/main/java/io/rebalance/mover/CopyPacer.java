@@ -6,6 +6,7 @@ import io.rebalance.core.dynamo.WriteCapacity;
 import io.rebalance.core.dynamo.WritePacer;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.DoubleAdder;
@@ -47,6 +48,7 @@ final class CopyPacer implements WritePacer {
     private final LongAdder throttled = new LongAdder();
     private volatile WriteUnitBudget.Snapshot last = WriteUnitBudget.Snapshot.NONE;
     private volatile long lastThrottleReport = System.nanoTime() - THROTTLE_REPORT_NANOS;
+    private final CountDownLatch stopped = new CountDownLatch(1);
 
     /** @param indexAttribute the attribute that puts an item in the slot index (it writes the item twice); "" for none */
     CopyPacer(GlobalRateLimiter rows, WriteUnitBudget budget, String indexAttribute) {
@@ -91,8 +93,20 @@ final class CopyPacer implements WritePacer {
         } catch (RuntimeException e) {
             return units;
         }
-        if (r.waitMicros() > 0) TimeUnit.MICROSECONDS.sleep(r.waitMicros()); // the batch's turn in the run's schedule
+        // the batch's turn in the run's schedule, unless the process stops first
+        if (r.waitMicros() > 0 && stopped.await(r.waitMicros(), TimeUnit.MICROSECONDS))
+            throw new InterruptedException("the process stops: the batch is not sent");
         return units;
+    }
+
+    /**
+     * The process stops: every batch waiting for its turn (rows or units) gives up with an
+     * {@link InterruptedException}, and so does every later one; its worker gives its slot back. A batch already
+     * sent is not touched: it lands within its lease, or is bound by it (ADR 6).
+     */
+    void stop() {
+        rows.stop();
+        stopped.countDown();
     }
 
     /** Write units one request costs as DynamoDB bills it: a unit per started KB, again for the slot index. */

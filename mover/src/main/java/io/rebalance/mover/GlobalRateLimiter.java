@@ -1,6 +1,8 @@
 package io.rebalance.mover;
 
 import io.rebalance.protocol.keyspace.RunKeys;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import redis.clients.jedis.UnifiedJedis;
 
@@ -13,10 +15,14 @@ import redis.clients.jedis.UnifiedJedis;
  * <p>The limit itself is read by the process heartbeat ({@link #setLimit}), so `rebalance rate` reaches every process
  * within a heartbeat. A failure to count lets the batch through: a limiter must not stop a migration that its
  * coordinator will also stop anyway at its next progress save.
+ *
+ * <p>A process asked to stop ({@link #stop}) ends every wait at once: a worker waiting for its turn holds a slot
+ * lease that another process could be using (a low limit keeps most workers waiting most of the time).
  */
 public final class GlobalRateLimiter {
     private final RateWindows windows;
     private final AtomicLong limit = new AtomicLong();
+    private final CountDownLatch stopped = new CountDownLatch(1);
 
     public GlobalRateLimiter(UnifiedJedis redis, RunKeys keys, long initialLimit) {
         this(new RedisRateWindows(redis, keys), initialLimit);
@@ -35,7 +41,16 @@ public final class GlobalRateLimiter {
         return limit.get();
     }
 
-    /** Blocks until {@code rows} more rows may be written. */
+    /** Ends every wait, now and later, with an {@link InterruptedException}: the process stops. */
+    public void stop() {
+        stopped.countDown();
+    }
+
+    /**
+     * Blocks until {@code rows} more rows may be written.
+     *
+     * @throws InterruptedException when the process stops ({@link #stop}) while the batch waits its turn
+     */
     public void acquire(int rows) throws InterruptedException {
         while (true) {
             long max = limit.get();
@@ -47,7 +62,9 @@ public final class GlobalRateLimiter {
                 return;
             }
             if (w.used() - rows < max) return; // the window had room when this batch asked
-            Thread.sleep(Math.max(1, w.msLeft())); // this second's budget is spent: wait for the next
+            // this second's budget is spent: wait for the next, unless the process stops first
+            if (stopped.await(Math.max(1, w.msLeft()), TimeUnit.MILLISECONDS))
+                throw new InterruptedException("the process stops: the batch is not sent");
         }
     }
 }

@@ -74,6 +74,8 @@ public final class MoverProcess implements AutoCloseable {
     private final KeeperTicks keeperTicks;
 
     private final List<Thread> workers;
+    /** The longest a stop waits for all its workers; one still writing after it is left to its lease. */
+    static final Duration WORKERS_STOP = Duration.ofSeconds(15);
 
     private volatile RunStatus status = RunStatus.NOT_STARTED;
     private volatile boolean shuttingDown;
@@ -127,7 +129,7 @@ public final class MoverProcess implements AutoCloseable {
                 ? new ClaimPicker(queue, plan.range(), this::newOwner)
                 : new SlotPicker(plan.range(), slots, run, this::newOwner);
         this.idleWorkers = new Semaphore(m.workers());
-        this.freeSlot = new FreeSlotWait(m.slotRetryDelayDuration());
+        this.freeSlot = new FreeSlotWait(m.slotRetryDelayDuration(), run);
         this.workers = new java.util.ArrayList<>();
         for (int i = 0; i < m.workers(); i++) {
             SlotWorker w = new SlotWorker(shared, "w" + i);
@@ -195,8 +197,8 @@ public final class MoverProcess implements AutoCloseable {
                     continue;
                 }
                 busy.put(next.slot(), next.owner());
-                if (!handoff.offer(
-                        next, 5, TimeUnit.SECONDS)) { // cannot happen with an idle permit; never leak a lease
+                // cannot fail with an idle permit; never leak a lease
+                if (!handoff.offer(next, 5, TimeUnit.SECONDS)) {
                     busy.remove(next.slot());
                     slots.release(next.slot(), next.owner());
                     idleWorkers.release();
@@ -248,6 +250,7 @@ public final class MoverProcess implements AutoCloseable {
                     picker.finished(a.slot());
                     keeperTicks.nudge(); // compact now: it may be the last slot
                 }
+                if (o == SlotWorker.Outcome.STOPPED) freeSlot.slotGivenBack(a); // released between two pages
                 return;
             } catch (InterruptedException e) {
                 releaseQuietly(a);
@@ -297,10 +300,11 @@ public final class MoverProcess implements AutoCloseable {
     private void releaseQuietly(Picker.Assignment a) {
         try {
             slots.release(a.slot(), a.owner());
+            freeSlot.slotGivenBack(a); // every waiting manager, here and in other processes, looks again now
         } catch (RuntimeException e) {
             log.debug("release of slot {} failed; its lease will expire: {}", a.slot(), e.toString());
+            freeSlot.slotGivenBack();
         }
-        freeSlot.slotGivenBack(); // the manager looks again now, not after its pause
     }
 
     /**
@@ -325,16 +329,20 @@ public final class MoverProcess implements AutoCloseable {
         return Optional.ofNullable(schemaChange);
     }
 
-    /** Asks the process to stop: workers finish their current page, release their slots, and {@link #run()} returns. */
+    /**
+     * Asks the process to stop (SIGTERM, Ctrl-C): no slot is claimed; a worker waiting on the rate limit or budget gives
+     * up at once, one writing lets its batch land; each gives its slot back, progress saved; {@link #run()} returns.
+     */
     public void shutdown() {
         shuttingDown = true;
         done.countDown();
+        pacer.stop();
     }
 
     private void stopAll() throws InterruptedException {
-        shuttingDown = true;
-        done.countDown();
-        for (Thread t : workers) t.join(15_000);
+        shutdown();
+        long until = System.nanoTime() + WORKERS_STOP.toNanos();
+        for (Thread t : workers) t.join(Math.max(1, (until - System.nanoTime()) / 1_000_000));
         background.shutdownNow();
         background.awaitTermination(5, TimeUnit.SECONDS);
         heartbeat.close();

@@ -1,10 +1,14 @@
 package io.rebalance.mover;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.PutRequest;
@@ -12,7 +16,8 @@ import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
 
 /**
  * One call in sixteen asks DynamoDB what it consumed; the others count their estimate scaled by what the asked ones
- * reported against theirs, so the figure the copy reports follows DynamoDB's word, not the estimate alone.
+ * reported against theirs, so the figure the copy reports follows DynamoDB's word, not the estimate alone. A stop
+ * ends a batch's wait for its turn at once.
  */
 class CopyPacerTest {
     /** No rows limit and no write-unit budget: what a copy without `rate` runs with. */
@@ -40,6 +45,29 @@ class CopyPacerTest {
         List<WriteRequest> batch = batch(10);
         pacer.settled(pacer.acquire(batch), Double.NaN, false);
         assertThat(pacer.consumed()).isEqualTo(10.0);
+    }
+
+    @Test
+    void aStopEndsAWaitForTheRateLimitAtOnceAndEveryLaterOne() throws Exception {
+        // every second's budget is spent for the next minute: a batch waits, as under a low `rebalance rate`
+        CopyPacer limited = new CopyPacer(
+                new GlobalRateLimiter(rows -> new RateWindows.Window(1_000_000, 60_000), 10), new NoBudget(), "");
+        CompletableFuture<Throwable> waited = new CompletableFuture<>();
+        Thread worker = new Thread(() -> {
+            try {
+                limited.acquire(batch(25));
+                waited.complete(null);
+            } catch (Throwable t) {
+                waited.complete(t);
+            }
+        });
+        worker.start();
+        await().until(() -> worker.getState() == Thread.State.TIMED_WAITING);
+        limited.stop(); // SIGTERM
+        assertThat(waited.get(5, TimeUnit.SECONDS))
+                .isInstanceOf(InterruptedException.class)
+                .hasMessageContaining("not sent");
+        assertThatThrownBy(() -> limited.acquire(batch(1))).isInstanceOf(InterruptedException.class);
     }
 
     private static List<WriteRequest> batch(int n) {
