@@ -29,7 +29,7 @@ public final class JsonLogEncoder extends JsonEncoder {
 
     @Override
     public void start() {
-        String h = getContext() == null ? null : getContext().getProperty("HOSTNAME");
+        String h = getContext() == null ? null : getContext().getProperty("HOST");
         host = h == null ? "" : h.replace("\\", "\\\\").replace("\"", "\\\"");
         super.start();
     }
