@@ -92,7 +92,13 @@ public final class CopyBenchmark {
         try (DynamoDbClient dynamo = DynamoClients.create(config.target(), endpoint, workers * 2, List.of())) {
             List<Map<String, AttributeValue>> items = allItems(config, codec);
             for (int rep = 1; rep <= reps; rep++) {
-                naive.add(measure("naive", rep, rows, rows, dynamo, t -> naiveLoop(config, codec, dynamo, t)));
+                naive.add(measure(
+                        "naive",
+                        rep,
+                        rows,
+                        rows,
+                        dynamo,
+                        t -> naiveLoop(config, codec, dynamo, "bench_room_events", t)));
                 // metrics on and off back to back, the order alternating, on first in odd runs (the first copy
                 // after the naive loop measured slower, whichever it was: this leans against metrics on)
                 Phase off = t -> rebalanceCopy(launcher, endpoint, table, t, workers, 0);
@@ -168,12 +174,12 @@ public final class CopyBenchmark {
     }
 
     /** The design note's naive script: page, then write the page in batches of 25, all on one thread. */
-    private static void naiveLoop(MigrationConfig config, RowCodec codec, DynamoDbClient dynamo, String table)
+    /** The seed note's single loop: {@code source}'s rows, 1,000 a page, into {@code table} 25 a call. */
+    static void naiveLoop(MigrationConfig config, RowCodec codec, DynamoDbClient dynamo, String source, String table)
             throws Exception {
         try (Connection c = new SourceSession(config.source()).open()) {
-            String sql =
-                    "SELECT id::text, room_id::text, kind, data::text, created_at::text, seq::text FROM bench_room_events"
-                            + " WHERE id < ? ORDER BY id DESC LIMIT 1000";
+            String sql = "SELECT id::text, room_id::text, kind, data::text, created_at::text, seq::text FROM " + source
+                    + " WHERE id < ? ORDER BY id DESC LIMIT 1000";
             String last = "\uFFFF";
             while (true) {
                 List<Map<String, AttributeValue>> page = new ArrayList<>(1000);
@@ -341,7 +347,7 @@ public final class CopyBenchmark {
         return items;
     }
 
-    private static double cpuSeconds(long pid) {
+    static double cpuSeconds(long pid) {
         try {
             String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/" + pid + "/stat"));
             String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
