@@ -3,7 +3,7 @@
 
 bench_prepare() {
   bash scripts/services.sh
-  mvn -B -q -DskipTests package
+  mvn -B -q -DskipTests -Djib.skip package # the benchmarks run the jars, not the image
   mkdir -p bench/results
   BENCH_CP="bench/target/classes:$(cat bench/target/classpath.txt)"
 }

@@ -6,5 +6,5 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/services.sh
-[[ -f demo/target/rebalance-demo.jar && -f cli/target/rebalance.jar ]] || mvn -B -q -DskipTests package
+[[ -f demo/target/rebalance-demo.jar && -f cli/target/rebalance.jar ]] || mvn -B -q -DskipTests -Djib.skip package # the image is not needed here
 exec bin/rebalance-demo demo "$@"
