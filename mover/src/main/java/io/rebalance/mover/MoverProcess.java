@@ -72,7 +72,6 @@ public final class MoverProcess implements AutoCloseable {
     });
     private final Heartbeat heartbeat;
     private final KeeperTicks keeperTicks;
-
     private final List<Thread> workers;
     /** The longest a stop waits for all its workers; one still writing after it is left to its lease. */
     static final Duration WORKERS_STOP = Duration.ofSeconds(15);
