@@ -205,8 +205,8 @@ public final class CostsBenchmark {
     }
 
     /**
-     * WAL bytes per application write: {@code perSecond} inserts, updates and deletes for 20 s, nothing else
-     * running, the WAL position before and after.
+     * WAL bytes per application write: 20 seconds' worth of inserts, updates and deletes at {@code perSecond},
+     * nothing else running, the WAL position before and after.
      */
     private static double walPerWrite(Connection pg, MigrationConfig config, int perSecond, int hours)
             throws Exception {
@@ -220,7 +220,12 @@ public final class CostsBenchmark {
                 Instant.parse("2024-10-20T00:00:00Z"),
                 hours)) {
             writer.start(2, perSecond, 11);
-            Thread.sleep(20_000);
+            // a window of 20 seconds' writes at the rate asked, counted rather than timed
+            long window = 20L * perSecond;
+            org.awaitility.Awaitility.await()
+                    .atMost(java.time.Duration.ofSeconds(120))
+                    .pollInterval(java.time.Duration.ofMillis(100))
+                    .until(() -> writer.writes() >= window);
             writer.stop();
             writes = writer.writes();
         }

@@ -3,8 +3,6 @@ package io.rebalance.cli;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
-import com.tngtech.archunit.core.importer.ClassFileImporter;
-import com.tngtech.archunit.core.importer.ImportOption;
 import io.rebalance.core.config.ConfigValidator;
 import io.rebalance.core.config.MigrationConfig;
 import java.util.ArrayList;
@@ -19,10 +17,7 @@ import org.junit.jupiter.api.Test;
  */
 class ArchitectureTest {
     private static final List<String> PARTS = List.of("mover", "verifier", "cdc", "cutover", "client");
-    private static final JavaClasses MAIN = new ClassFileImporter()
-            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-            .withImportOption(location -> !location.contains("-tests.jar")) // local-services' test kit
-            .importPackages("io.rebalance");
+    private static final JavaClasses MAIN = MainClasses.ALL;
 
     @Test
     void coreReachesNoPart() {

@@ -8,8 +8,6 @@ import com.tngtech.archunit.core.domain.JavaCall;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.domain.JavaCodeUnit;
-import com.tngtech.archunit.core.importer.ClassFileImporter;
-import com.tngtech.archunit.core.importer.ImportOption;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
@@ -32,10 +30,7 @@ import org.junit.jupiter.api.Test;
  * action left in the policy that nothing calls, fails here.
  */
 class IamPolicyTest {
-    private static final JavaClasses MAIN = new ClassFileImporter()
-            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-            .withImportOption(location -> !location.contains("-tests.jar")) // local-services' test kit
-            .importPackages("io.rebalance");
+    private static final JavaClasses MAIN = MainClasses.ALL;
     private static final String DYNAMODB = "software.amazon.awssdk.services.dynamodb.";
     /** The SDK's calls that are not a request to AWS. */
     private static final Set<String> NOT_REQUESTS =
