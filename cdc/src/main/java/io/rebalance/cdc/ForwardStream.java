@@ -62,6 +62,7 @@ final class ForwardStream {
     private final CountDownLatch stopped;
     private final AtomicReference<DebeziumEngine<?>> engine;
     private final Function<DynamoDbClient, DynamoDbStreamsClient> streamsOf;
+    private final long created;
 
     ForwardStream(Tail tail, SourceSession session, TailPreflight.TableId id) {
         this.tail = tail;
@@ -78,6 +79,7 @@ final class ForwardStream {
         this.stopped = tail.stopped;
         this.engine = tail.engine;
         this.streamsOf = tail.streamsOf;
+        this.created = System.nanoTime();
     }
 
     void run() throws Exception {
@@ -257,6 +259,14 @@ final class ForwardStream {
                 .using((success, message, t) -> {
                     if (!success) error.set(t != null ? t : new IllegalStateException(message));
                     done.countDown();
+                })
+                .using(new DebeziumEngine.ConnectorCallback() {
+                    @Override
+                    public void taskStarted() {
+                        log.info(
+                                "the change stream is up {} ms after taking the lease",
+                                (System.nanoTime() - created) / 1_000_000);
+                    }
                 })
                 .notifying(handler)
                 .build();

@@ -86,6 +86,7 @@ public final class Tail implements AutoCloseable {
         try (Connection c = session.openForPreflight()) {
             id = TailPreflight.check(c, table, config);
         }
+        StreamWarmUp.run(); // before asking for the lease: a standby then takes over without a cold start
         Duration ttl = lease.ttl();
         try {
             standByOrStream(session, id, ttl);
@@ -168,7 +169,7 @@ public final class Tail implements AutoCloseable {
         return ttl.dividedBy(3).compareTo(STANDBY_POLL) < 0 ? ttl.dividedBy(3) : STANDBY_POLL;
     }
 
-    private static final Duration STANDBY_POLL = Duration.ofMillis(250);
+    private static final Duration STANDBY_POLL = Duration.ofMillis(100);
 
     /** A Redis that does not answer, as the client or the offset store says it. */
     private static boolean redisAway(Exception e) {

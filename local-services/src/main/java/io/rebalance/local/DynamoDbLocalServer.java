@@ -47,6 +47,8 @@ public final class DynamoDbLocalServer implements AutoCloseable {
                     "DynamoDB Local could not start on port " + p + ": " + e.getMessage()
                             + (port == 0 ? "" : "; choose another port with --port"),
                     e);
+        } finally {
+            System.setOut(stdout); // the banner is printed while it starts; what the process prints after is its own
         }
     }
 

@@ -27,6 +27,18 @@ class DynamoDbLocalServerTest {
         }
     }
 
+    /**
+     * Its banner is kept off stdout while it starts, and stdout is the process's again after: it stayed a null stream,
+     * so everything printed to System.out after an in-process start (a test's figures among them) was lost.
+     */
+    @Test
+    void stdoutIsTheProcesssAgainOnceItStarted() {
+        java.io.PrintStream before = System.out;
+        try (DynamoDbLocalServer server = DynamoDbLocalServer.start(0)) {
+            assertThat(System.out).isSameAs(before);
+        }
+    }
+
     /** Local addresses (hex, as the kernel writes them) in LISTEN state (0A) on {@code port}. */
     private static List<String> listening(Path table, String port) throws Exception {
         if (!Files.exists(table)) return new java.util.ArrayList<>();
