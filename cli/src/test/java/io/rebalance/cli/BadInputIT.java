@@ -68,6 +68,27 @@ class BadInputIT {
         assertRefused(copy("--set", "mover.workers=0"), ErrorCode.CONFIG_INVALID, "mover.workers='0'", "1 to 256");
     }
 
+    /**
+     * Key ranges are planned and surveyed by check; the commands that would copy, stream, verify or cut over on them
+     * refuse them by name, with nothing written, rather than run on slots they cannot read.
+     */
+    @Test
+    void keyRangesAreRefusedWhereOnlyCheckReadsThem() throws Exception {
+        createSource("CREATE TABLE %s (id uuid PRIMARY KEY, body text)");
+        assertRefused(
+                copy("--set", "slots.timeFrom=none"),
+                ErrorCode.CONFIG_INVALID,
+                "slots.timeFrom=none",
+                "`rebalance check`",
+                "`rebalance copy`");
+        assertRefused(copy("--set", "slots.rowsPerSlot=10"), ErrorCode.CONFIG_INVALID, "slots.rowsPerSlot='10'");
+        List<String> args = new ArrayList<>(List.of("check", "--set", "slots.timeFrom=none"));
+        args.addAll(CliRun.base(services, table, prefix));
+        CliRun check = CliRun.of(args.toArray(String[]::new));
+        assertThat(check.exitCode()).as(check.err()).isZero();
+        assertThat(check.out()).contains("key ranges", "1 ranges of the primary key (r000000 .. r000000)");
+    }
+
     @Test
     void anUnknownFlagOrKey() {
         assertRefused(copy("--bogus"), ErrorCode.CONFIG_INVALID, "--bogus");

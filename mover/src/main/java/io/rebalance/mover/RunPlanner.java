@@ -3,6 +3,7 @@ package io.rebalance.mover;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.dynamo.TargetTable;
+import io.rebalance.core.slot.KeyRanges;
 import io.rebalance.core.slot.RangeOutliers;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotKeyspace;
@@ -63,7 +64,7 @@ public final class RunPlanner {
         SlotRange range;
         long estimate;
         try (Connection c = new SourceSession(config.source()).openForPreflight()) {
-            table = SourceTable.inspect(c, config);
+            table = SourceTable.inspect(c, config).hourly("copy");
             range = range(c, table);
             if (run.plan() == null) {
                 rangeWarnings(c, table).forEach(w -> log.warn("the run's range from the table: {}", w));
@@ -145,6 +146,7 @@ public final class RunPlanner {
 
     /** The run's slots: slots.from/to, or the table's min/max where either is empty. */
     public SlotRange range(Connection c, SourceTable table) throws SQLException {
+        if (table.keyspace() instanceof KeyRanges ranges) return ranges.range(); // every key, present and future
         Instant from = config.slots().fromInstant();
         Instant to = config.slots().toInstant();
         if (table.keyspace() instanceof SlotKeyspace.UlidUuids) refuseTimelessUuids(c, table);
@@ -203,6 +205,7 @@ public final class RunPlanner {
      * set): see {@link RangeOutliers}.
      */
     public List<String> rangeWarnings(Connection c, SourceTable table) throws SQLException {
+        if (table.keyspace() instanceof KeyRanges) return List.of(); // no time to be implausible
         if (config.slots().fromInstant() != null && config.slots().toInstant() != null) return List.of();
         String key = table.key().selectText("");
         List<RangeOutliers.Row> oldest = ends(c, table.keyspace().extremesQuery(table.name(), key, false, ENDS), table);

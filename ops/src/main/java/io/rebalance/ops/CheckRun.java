@@ -4,6 +4,7 @@ import io.rebalance.cdc.TailPreflight;
 import io.rebalance.cdc.reverse.ReverseWritesPreflight;
 import io.rebalance.core.Finding;
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.slot.KeyRanges;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotRange;
 import io.rebalance.core.source.SourceSession;
@@ -69,7 +70,8 @@ public final class CheckRun {
             Totals totals = Totals.of(slots);
             List<Finding> findings = new ArrayList<>();
             implausible.forEach(w -> findings.add(Finding.warning("time range", w)));
-            findings.add(SlotRangeIndex.finding(c, table));
+            if (table.keyspace() instanceof KeyRanges ranges) findings.add(keyRanges(ranges, slots));
+            else findings.add(SlotRangeIndex.finding(c, table));
             for (Refused r : totals.refused()) findings.add(refusedFinding(r, slots));
             findings.addAll(TailPreflight.findings(c, table, config));
             List<String> reverse = ReverseWritesPreflight.problems(c, table);
@@ -83,6 +85,24 @@ public final class CheckRun {
             throw new RebalanceException(
                     ErrorCode.SOURCE_UNREACHABLE, "Postgres failed during the check: " + e.getMessage(), e);
         }
+    }
+
+    /** How the planned key ranges came out: each should hold about {@code slots.rowsPerSlot} rows. */
+    private static Finding keyRanges(KeyRanges ranges, List<SlotSurvey> slots) {
+        long min = slots.stream().mapToLong(SlotSurvey::rows).min().orElse(0);
+        long max = slots.stream().mapToLong(SlotSurvey::rows).max().orElse(0);
+        return Finding.ok(
+                "key ranges",
+                String.format(
+                        java.util.Locale.ROOT,
+                        "%,d ranges of the primary key (%s .. %s), planned for %,d rows each, hold %,d to %,d rows;"
+                                + " the first and the last are open-ended, so every key has one",
+                        ranges.count(),
+                        Slot.range(0),
+                        Slot.range(ranges.count() - 1),
+                        ranges.rowsPerSlot(),
+                        min,
+                        max));
     }
 
     /**

@@ -211,9 +211,9 @@ public final class Connections implements AutoCloseable {
     }
 
     /** The source table as Postgres describes it now, read on a preflight session of its own. */
-    public SourceTable sourceTable() throws SQLException {
+    public SourceTable sourceTable(String command) throws SQLException {
         try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
-            return SourceTable.inspect(pg, config);
+            return SourceTable.inspect(pg, config).hourly(command);
         }
     }
 

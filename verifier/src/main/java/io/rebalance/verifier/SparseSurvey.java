@@ -49,7 +49,7 @@ final class SparseSurvey {
         if (hours.size() < SURVEY_MIN_HOURS) return Optional.empty();
         Slot oldest = hours.get(0);
         Slot newest = hours.get(hours.size() - 1);
-        long span = newest.hoursAfter(oldest) + 1;
+        long span = newest.slotsAfter(oldest) + 1;
         if (span > SURVEY_MAX_HOURS) return Optional.empty();
         try (Connection c = sessions.call()) {
             long sparse = span * SPARSE_ROWS_PER_HOUR;

@@ -85,7 +85,16 @@ public final class ConfigValidator {
         }
 
         var sl = c.slots();
-        oneOf("slots.timeFrom", sl.timeFrom(), Set.of("id", "column"));
+        oneOf("slots.timeFrom", sl.timeFrom(), Set.of("id", "column", "none"));
+        require(
+                sl.rowsPerSlot() >= 1_000,
+                "slots.rowsPerSlot",
+                String.valueOf(sl.rowsPerSlot()),
+                "rows a key range is planned to hold (slots.timeFrom: none), at least 1000; 100000 by default");
+        if (sl.keyRanges() && (!sl.from().isEmpty() || !sl.to().isEmpty())) {
+            problems.add("slots.from/slots.to bound hours, and with slots.timeFrom: none slots are key ranges covering"
+                    + " every key; leave slots.from and slots.to empty");
+        }
         oneOf("slots.idFormat", sl.idFormat(), Set.of("auto", "ulid", "snowflake"));
         if (sl.fromColumn()) {
             require(

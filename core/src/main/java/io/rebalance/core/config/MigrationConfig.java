@@ -55,15 +55,27 @@ public record MigrationConfig(
     }
 
     /**
-     * How a row maps to an hourly slot: from the time inside its id ({@code timeFrom: id}, a ULID or a
-     * time-ordered bigint) or from a timestamp column ({@code timeFrom: column}); {@code from}/{@code to} bound
-     * the run (ISO-8601 instants, to exclusive); empty means found from the table's min/max.
+     * How a row maps to a slot: an hour from the time inside its id ({@code timeFrom: id}, a ULID or a time-ordered
+     * bigint) or from a timestamp column ({@code timeFrom: column}), or, where nothing tells time ({@code timeFrom:
+     * none}), a range of the primary key planned to hold about {@code rowsPerSlot} rows; {@code from}/{@code to} bound
+     * an hourly run (ISO-8601 instants, to exclusive); empty means found from the table's min/max.
      */
     public record Slots(
-            String timeFrom, String idFormat, String timeColumn, Snowflake snowflake, String from, String to) {
+            String timeFrom,
+            String idFormat,
+            String timeColumn,
+            Snowflake snowflake,
+            String from,
+            String to,
+            long rowsPerSlot) {
 
         public boolean fromColumn() {
             return "column".equals(timeFrom);
+        }
+
+        /** Slots are ranges of the primary key: nothing in a row tells time. */
+        public boolean keyRanges() {
+            return "none".equals(timeFrom);
         }
 
         public Instant fromInstant() {

@@ -7,65 +7,97 @@ import java.time.format.DateTimeParseException;
 import java.time.temporal.ChronoUnit;
 
 /**
- * One hour of rows, named like {@code 20241020.02} (UTC). Slots are copied newest to oldest, so the most recent
- * data is in DynamoDB first; {@link #older()} is the next slot to copy.
+ * One slot of a run's rows: an hour, named like {@code 20241020.02} (UTC), or, where nothing in a row tells time
+ * ({@code slots.timeFrom: none}), a range of the primary key, named by its place in the plan like {@code r000042}
+ * ({@link KeyRanges}). Slots are copied newest to oldest (the last key range first), so the most recent data is in
+ * DynamoDB first; {@link #older()} is the next slot to copy.
  *
  * <p>{@link #NO_TIME} is the slot of rows that have no hour (slots from a time column that is NULL or ±infinity): it
  * sorts older than every hour, so it is copied last, and it has no neighbours.
+ *
+ * @param kind an hour, a key range, or the rows with no hour
+ * @param index hours since 1970 for an hour, the range's place in the plan (from 0) for a key range
  */
-public record Slot(Instant start) implements Comparable<Slot> {
+public record Slot(Kind kind, long index) implements Comparable<Slot> {
     private static final DateTimeFormatter NAME =
             DateTimeFormatter.ofPattern("yyyyMMdd.HH").withZone(ZoneOffset.UTC);
     /** Strict: hour 24 or a 30th of February is no slot, not the next day's (the default resolver rolls them over). */
     private static final DateTimeFormatter PARSE =
             DateTimeFormatter.ofPattern("uuuuMMdd.HH").withResolverStyle(java.time.format.ResolverStyle.STRICT);
 
-    /** Rows whose slot time is NULL or ±infinity; named {@value #NO_TIME_NAME}. Instant.MIN is no hour Postgres has. */
-    public static final Slot NO_TIME = new Slot(Instant.MIN);
+    public enum Kind {
+        NO_TIME,
+        HOUR,
+        RANGE
+    }
+
+    /** Rows whose slot time is NULL or ±infinity; named {@value #NO_TIME_NAME}. */
+    public static final Slot NO_TIME = new Slot(Kind.NO_TIME, Long.MIN_VALUE);
 
     public static final String NO_TIME_NAME = "notime";
 
+    /** Key ranges are named {@code r} and six digits, so names sort as the ranges do: a plan has at most this many. */
+    public static final int MAX_RANGES = 1_000_000;
+
+    private static final java.util.regex.Pattern RANGE_NAME = java.util.regex.Pattern.compile("r(\\d{6})");
+
     public Slot {
-        if (!start.truncatedTo(ChronoUnit.HOURS).equals(start)) {
-            throw new IllegalArgumentException("slot start " + start + " is not on the hour");
-        }
+        if (kind == Kind.RANGE && (index < 0 || index >= MAX_RANGES))
+            throw new IllegalArgumentException("key range " + index + " is outside 0.." + (MAX_RANGES - 1));
     }
 
     /** The slot holding {@code t}. */
     public static Slot containing(Instant t) {
-        return new Slot(t.truncatedTo(ChronoUnit.HOURS));
+        return new Slot(Kind.HOUR, Math.floorDiv(t.getEpochSecond(), 3600));
     }
 
-    /** @throws IllegalArgumentException naming the expected form */
+    /** The {@code index}-th key range of a plan, from 0. */
+    public static Slot range(long index) {
+        return new Slot(Kind.RANGE, index);
+    }
+
+    /** @throws IllegalArgumentException naming the expected forms */
     public static Slot parse(String name) {
         if (NO_TIME_NAME.equals(name)) return NO_TIME;
+        java.util.regex.Matcher range = RANGE_NAME.matcher(name);
+        if (range.matches()) return range(Long.parseLong(range.group(1)));
         try {
             java.time.LocalDateTime local = java.time.LocalDateTime.parse(name, PARSE);
-            return new Slot(local.toInstant(ZoneOffset.UTC));
+            return containing(local.toInstant(ZoneOffset.UTC));
         } catch (DateTimeParseException e) {
             throw new IllegalArgumentException(
-                    "'" + name + "' is not a slot; write it like 20241020.02 (UTC day and hour), or " + NO_TIME_NAME
-                            + " for the rows with no time");
+                    "'" + name + "' is not a slot; write it like 20241020.02 (UTC day and hour), r000042 (a key range),"
+                            + " or " + NO_TIME_NAME + " for the rows with no time");
         }
     }
 
+    /** The hour's first instant. */
+    public Instant start() {
+        if (kind != Kind.HOUR) throw new IllegalStateException("slot " + name() + " is no hour: it has no start");
+        return Instant.ofEpochSecond(index * 3600);
+    }
+
     public Instant end() {
-        noTimeHasNoNeighbours();
-        return start.plus(1, ChronoUnit.HOURS);
+        return start().plus(1, ChronoUnit.HOURS);
     }
 
     public Slot older() {
         noTimeHasNoNeighbours();
-        return new Slot(start.minus(1, ChronoUnit.HOURS));
+        return new Slot(kind, index - 1);
     }
 
     public Slot newer() {
         noTimeHasNoNeighbours();
-        return new Slot(start.plus(1, ChronoUnit.HOURS));
+        return new Slot(kind, index + 1);
     }
 
     public boolean noTime() {
-        return this.equals(NO_TIME);
+        return kind == Kind.NO_TIME;
+    }
+
+    /** A range of the primary key ({@code slots.timeFrom: none}), not an hour. */
+    public boolean keyRange() {
+        return kind == Kind.RANGE;
     }
 
     private void noTimeHasNoNeighbours() {
@@ -73,21 +105,27 @@ public record Slot(Instant start) implements Comparable<Slot> {
     }
 
     public boolean isOlderThan(Slot other) {
-        return start.isBefore(other.start);
+        return compareTo(other) < 0;
     }
 
-    /** Whole hours from {@code other} up to this slot (0 when equal). */
-    public long hoursAfter(Slot other) {
-        return ChronoUnit.HOURS.between(other.start, start);
+    /** Slots from {@code other} up to this one (0 when equal): whole hours, or key ranges. */
+    public long slotsAfter(Slot other) {
+        return index - other.index;
     }
 
     public String name() {
-        return noTime() ? NO_TIME_NAME : NAME.format(start);
+        return switch (kind) {
+            case NO_TIME -> NO_TIME_NAME;
+            case HOUR -> NAME.format(start());
+            case RANGE -> String.format(java.util.Locale.ROOT, "r%06d", index);
+        };
     }
 
+    /** The rows with no hour first, then by hour or by place in the plan (a run has one kind of slot). */
     @Override
     public int compareTo(Slot o) {
-        return start.compareTo(o.start);
+        if (noTime() || o.noTime()) return Boolean.compare(!noTime(), !o.noTime());
+        return Long.compare(index, o.index);
     }
 
     @Override

@@ -14,7 +14,12 @@ import java.util.UUID;
  * millisecond), so a slot is one index range scan on the primary key. For a timestamp column the bounds are
  * instants on that column, which then needs an index of its own.
  */
-public sealed interface SlotKeyspace {
+public sealed interface SlotKeyspace
+        permits SlotKeyspace.UlidTexts,
+                SlotKeyspace.UlidUuids,
+                SlotKeyspace.SnowflakeIds,
+                SlotKeyspace.TimeColumn,
+                KeyRanges {
 
     /** SQL selecting an hour's rows, with two {@code ?} for {@link #bounds(Slot)}: lower inclusive, upper exclusive. */
     String predicate();

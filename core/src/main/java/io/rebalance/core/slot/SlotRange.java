@@ -23,7 +23,7 @@ public record SlotRange(Slot newest, Slot oldest, boolean noTime) implements Ite
     }
 
     public long count() {
-        return newest.hoursAfter(oldest) + 1 + (noTime ? 1 : 0);
+        return newest.slotsAfter(oldest) + 1 + (noTime ? 1 : 0);
     }
 
     public boolean contains(Slot s) {
@@ -45,7 +45,7 @@ public record SlotRange(Slot newest, Slot oldest, boolean noTime) implements Ite
 
     /** How many slots are copied up to {@code s} (inclusive), counting from the newest. */
     public long through(Slot s) {
-        return s.noTime() ? count() : newest.hoursAfter(s) + 1;
+        return s.noTime() ? count() : newest.slotsAfter(s) + 1;
     }
 
     /** Slots from {@code from} (inclusive) down to the last. */

@@ -109,6 +109,13 @@ public record TableKey(List<String> columns, List<KeyType> types, List<String> a
         return composite() ? q + quote(1) + ", " + q + quote(0) : q + quote(0);
     }
 
+    /** The key columns in the key's own order, for ORDER BY: {@code src."tenant_id", src."id"}. */
+    public String operandOrder(String q) {
+        List<String> out = new ArrayList<>(columns.size());
+        for (int i = 0; i < columns.size(); i++) out.add(q + quote(i));
+        return String.join(", ", out);
+    }
+
     /** SQL true for the rows after a key in {@link #pageOrder}, with the placeholders {@link #bindPage} fills. */
     public String pageAfter(String q) {
         return composite() ? "(" + q + quote(1) + ", " + q + quote(0) + ") > (?, ?)" : q + quote(0) + " > ?";

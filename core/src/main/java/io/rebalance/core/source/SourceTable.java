@@ -128,7 +128,9 @@ public record SourceTable(
                 regclass,
                 "numeric or float",
                 k -> k == ColumnKind.NUMERIC || k == ColumnKind.FLOAT);
-        SlotKeyspace keyspace = SlotKeyspace.of(config, key.timeColumn(), keyType, keyColumns.size());
+        SlotKeyspace keyspace = config.slots().keyRanges()
+                ? KeyRangePlanner.plan(c, regclass, key, config.slots().rowsPerSlot())
+                : SlotKeyspace.of(config, key.timeColumn(), keyType, keyColumns.size());
         return new SourceTable(regclass, copied, key, keyspace, found.unique());
     }
 
@@ -219,6 +221,7 @@ public record SourceTable(
     private static void checkMapping(
             MigrationConfig config, String table, String timeColumn, KeyType keyType, Map<String, ColumnSpec> all) {
         var slots = config.slots();
+        if (slots.keyRanges()) return; // any key type orders: ranges need no time in it
         if (slots.fromColumn()) {
             ColumnSpec tc = all.get(slots.timeColumn());
             if (tc == null) throw missingColumn("slots.timeColumn", slots.timeColumn(), table, all);
@@ -287,6 +290,21 @@ public record SourceTable(
     /** The copied columns as {@code name type}, in table order: what a run records and {@link SchemaChange} compares. */
     public List<String> schema() {
         return columns.stream().map(c -> c.name() + " " + c.sqlType()).toList();
+    }
+
+    /**
+     * This table, where its slots are hours; refused where they are key ranges ({@code slots.timeFrom: none}), which
+     * only {@code rebalance check} plans and surveys so far.
+     *
+     * @param command the command refusing, as the user typed it
+     */
+    public SourceTable hourly(String command) {
+        if (!(keyspace instanceof io.rebalance.core.slot.KeyRanges)) return this;
+        throw new RebalanceException(
+                ErrorCode.CONFIG_INVALID,
+                "slots.timeFrom=none (slots as ranges of the primary key) is planned and surveyed by `rebalance check`"
+                        + " only so far; `rebalance " + command + "` runs on hourly slots: set slots.timeFrom to id"
+                        + " (the time inside the key) or column (a timestamp column, slots.timeColumn)");
     }
 
     /** The DynamoDB partition key attribute: {@code target.partitionKey}, or the key's first column's name. */

@@ -34,6 +34,54 @@ class SlotTest {
         assertThat(Slot.parse("20240229.23").name()).isEqualTo("20240229.23"); // a leap day is
     }
 
+    /**
+     * Key ranges ({@code slots.timeFrom: none}) are named by their place in the plan, six digits, so their names sort
+     * as they do; they parse where hours do ({@code verify --slot r000042}) and run from the last range to the first.
+     */
+    @Test
+    void keyRangesAreNamedByTheirPlaceAndSortAsTheyDo() {
+        Slot r = Slot.parse("r000042");
+        assertThat(r).isEqualTo(Slot.range(42));
+        assertThat(r.keyRange()).isTrue();
+        assertThat(r.name()).isEqualTo("r000042");
+        assertThat(r.older().name()).isEqualTo("r000041");
+        assertThat(Slot.range(9).name().compareTo(Slot.range(10).name())).isNegative();
+        assertThat(Slot.range(9).isOlderThan(Slot.range(10))).isTrue();
+        List<String> names = new ArrayList<>();
+        new SlotRange(Slot.range(2), Slot.range(0)).forEach(x -> names.add(x.name()));
+        assertThat(names).containsExactly("r000002", "r000001", "r000000");
+        assertThat(new SlotRange(Slot.range(2), Slot.range(0)).count()).isEqualTo(3);
+        assertThatThrownBy(r::start).hasMessageContaining("is no hour");
+        for (String bad : List.of("r42", "r0000042", "R000042", "r-00042")) {
+            assertThatThrownBy(() -> Slot.parse(bad)).as(bad).hasMessageContaining("r000042 (a key range)");
+        }
+        assertThatThrownBy(() -> Slot.range(Slot.MAX_RANGES)).hasMessageContaining("outside");
+    }
+
+    /** The predicate of each range: the first and the last open-ended, a composite key compared as a whole. */
+    @Test
+    void keyRangePredicatesLeaveNoKeyOut() {
+        TableKey single = TableKey.single("id", KeyType.UUID, "id");
+        KeyRanges three = new KeyRanges(
+                single, List.of("40000000-0000-0000-0000-000000000000", "80000000-0000-0000-0000-000000000000"), 1_000);
+        assertThat(three.predicate(Slot.range(0))).isEqualTo("src.\"id\" < ?");
+        assertThat(three.predicate(Slot.range(1))).isEqualTo("src.\"id\" >= ? AND src.\"id\" < ?");
+        assertThat(three.predicate(Slot.range(2))).isEqualTo("src.\"id\" >= ?");
+        assertThat(three.bounds(Slot.range(0))).hasSize(1);
+        assertThat(three.bounds(Slot.range(1))).hasSize(2);
+        assertThat(three.bounds(Slot.range(2)))
+                .containsExactly(java.util.UUID.fromString("80000000-0000-0000-0000-000000000000"));
+        assertThat(new KeyRanges(single, List.of(), 1_000).predicate(Slot.range(0)))
+                .isEqualTo("true");
+        assertThatThrownBy(() -> three.bounds(Slot.range(3))).hasMessageContaining("r000000..r000002");
+        assertThatThrownBy(() -> three.bounds(Slot.parse("20241020.02"))).hasMessageContaining("not one of");
+
+        TableKey pair = new TableKey(List.of("tenant", "id"), List.of(KeyType.BIGINT, KeyType.TEXT), List.of("t", "i"));
+        KeyRanges two = new KeyRanges(pair, List.of(pair.text(List.of("7", "m"))), 1_000);
+        assertThat(two.predicate(Slot.range(1))).isEqualTo("(src.\"tenant\", src.\"id\") >= (?, ?)");
+        assertThat(two.bounds(Slot.range(1))).containsExactly(7L, "m");
+    }
+
     /** The rows with no hour have a slot of their own: named notime, older than every hour, copied last. */
     @Test
     void theNoTimeSlotSortsOlderThanEveryHourAndEndsTheRange() {
