@@ -14,7 +14,7 @@ import redis.clients.jedis.UnifiedJedis;
  * The WAL position of the last change the tail applied in each slot, so the cutover verifies, in its blocked window,
  * only the slots changed since their last verification: a slot verified at WAL position W (the verifier waits until
  * the tail applied W before comparing) and changed last at L ≤ W needs nothing more. When slots come from a time
- * column a key does not name its slot, and every change counts for all slots ({@link #ALL}).
+ * column or as key ranges a key does not name its slot, and every change counts for all slots ({@link #ALL}).
  */
 public final class ChangedSlots {
     /** The field that stands for every slot. */
@@ -38,7 +38,7 @@ public final class ChangedSlots {
         if (keys.isEmpty() || lsn == 0) return;
         Map<String, String> fields = new HashMap<>();
         String at = Lsn.text(lsn);
-        if (keyspace instanceof SlotKeyspace.TimeColumn) {
+        if (!keyspace.keyNamesSlot()) {
             fields.put(ALL, at);
         } else {
             for (String k : keys)
@@ -54,7 +54,7 @@ public final class ChangedSlots {
     void arrived(Slot oldest, Slot newest, long lsn) {
         String at = Lsn.text(lsn);
         Map<String, String> fields = new HashMap<>();
-        if (keyspace instanceof SlotKeyspace.TimeColumn) {
+        if (!keyspace.keyNamesSlot()) {
             fields.put(ALL, at);
         } else {
             for (Slot s : new io.rebalance.core.slot.SlotRange(newest, oldest)) fields.put(s.name(), at);

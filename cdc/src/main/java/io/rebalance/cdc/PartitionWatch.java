@@ -1,5 +1,6 @@
 package io.rebalance.cdc;
 
+import io.rebalance.core.slot.KeyRanges;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
@@ -77,15 +78,23 @@ final class PartitionWatch implements AutoCloseable {
 
     private void arrived(Connection c, String partition) throws SQLException {
         long lsn = currentLsn(c); // before reading the rows: any verification after sees them
-        try (PreparedStatement ps = c.prepareStatement(table.keyspace().minMaxQuery(partition));
+        String ends = table.keyspace() instanceof KeyRanges
+                // a key range is Postgres' to tell: any row makes every range changed (ChangedSlots.ALL)
+                ? "SELECT (SELECT 'r' FROM " + partition + " LIMIT 1), NULL"
+                : table.keyspace().minMaxQuery(partition);
+        try (PreparedStatement ps = c.prepareStatement(ends);
                 ResultSet rs = ps.executeQuery()) {
             rs.next();
             if (rs.getString(1) == null) {
                 log.info("partition {} of {} was added empty: its rows arrive as changes", partition, table.name());
                 return;
             }
-            Slot oldest = Slot.containing(table.keyspace().instantOf(rs.getString(1)));
-            Slot newest = Slot.containing(table.keyspace().instantOf(rs.getString(2)));
+            Slot oldest = table.keyspace() instanceof KeyRanges r
+                    ? Slot.range(0)
+                    : Slot.containing(table.keyspace().instantOf(rs.getString(1)));
+            Slot newest = table.keyspace() instanceof KeyRanges r
+                    ? Slot.range(r.count() - 1)
+                    : Slot.containing(table.keyspace().instantOf(rs.getString(2)));
             changed.arrived(oldest, newest, lsn);
             log.warn(
                     "partition {} was attached to {} with rows in it (slots {}..{}): they reached no change stream."

@@ -25,7 +25,8 @@ import redis.clients.jedis.resps.ScanResult;
  *
  * <p>The slot of a key comes from the key itself (ULID, uuid or snowflake time). When slots come from a time
  * column, a row can move between slots when that column changes, and the backfill of any slot it was ever in may
- * write it: such keys go to one bucket for the whole run, reconciled when the run is FINISHED.
+ * write it; a key range is Postgres' to tell (the key's collation orders it): such keys go to one bucket for the
+ * whole run, reconciled when the run is FINISHED.
  */
 final class TouchedKeys {
     static final String RUN_BUCKET = "run";
@@ -52,7 +53,7 @@ final class TouchedKeys {
         String json = plan == null ? null : plan.toJson();
         if (json == null || !json.equals(planJson)) finished.clear(); // a new run: nothing is known finished
         planJson = json;
-        boolean bySlot = !(keyspace instanceof SlotKeyspace.TimeColumn);
+        boolean bySlot = keyspace.keyNamesSlot();
         if (!bySlot && plan != null && RunStatus.FINISHED.name().equals(redis.get(runStatusKey))) return 0;
         Map<String, List<String>> bucket = new HashMap<>();
         for (String key : written) {

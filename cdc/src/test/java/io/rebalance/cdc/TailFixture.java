@@ -82,9 +82,10 @@ final class TailFixture implements AutoCloseable {
         return migration.config();
     }
 
+    /** The source table as `rebalance tail` takes it: its key ranges kept, where it has them. */
     SourceTable sourceTable() throws Exception {
         try (Connection c = new SourceSession(config().source()).open()) {
-            return SourceTable.inspect(c, config());
+            return SourceTable.inspect(c, config()).keepRanges(c);
         }
     }
 
@@ -158,6 +159,7 @@ final class TailFixture implements AutoCloseable {
             }
             st.execute("DROP PUBLICATION IF EXISTS " + publication);
             st.execute("DROP TABLE IF EXISTS " + table);
+            st.execute("DROP TABLE IF EXISTS rebalance_ranges_" + table);
         }
         try {
             dynamo.deleteTable(b -> b.tableName(table));

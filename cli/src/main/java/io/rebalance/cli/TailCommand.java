@@ -71,7 +71,7 @@ final class TailCommand implements Callable<Integer> {
                                     + " their slots were being copied is lost, so a copy may overwrite newer changes:"
                                     + " run `rebalance verify --all --repair` after such a restart")
                     .ifPresent(spec.commandLine().getErr()::println);
-            SourceTable table = c.sourceTable("tail");
+            SourceTable table = c.sourceTable();
             new RunPlanner(config).refuseAnotherRun(c.runState(), table, c.dynamo()); // before creating anything
             if (createTable && !TargetTable.exists(c.dynamo(), config.target().table(), c.dynamoWhere())) {
                 TargetTable.create(c.dynamo(), config.target().table(), table.key(), SlotIndex.of(config.target()));

@@ -69,18 +69,25 @@ class BadInputIT {
     }
 
     /**
-     * Key ranges are planned and surveyed by check; the commands that would copy, stream, verify or cut over on them
-     * refuse them by name, with nothing written, rather than run on slots they cannot read.
+     * Key ranges are taken by check, copy, tail and verify; the cutover refuses them by name, with nothing written
+     * (no ranges kept either), rather than run on slots it cannot handle yet.
      */
     @Test
-    void keyRangesAreRefusedWhereOnlyCheckReadsThem() throws Exception {
+    void keyRangesAreRefusedWhereTheyAreNotReadYet() throws Exception {
         createSource("CREATE TABLE %s (id uuid PRIMARY KEY, body text)");
+        List<String> cutover = new ArrayList<>(List.of("cutover", "--prepare", "--set", "slots.timeFrom=none"));
+        cutover.addAll(CliRun.base(services, table, prefix));
         assertRefused(
-                copy("--set", "slots.timeFrom=none"),
+                CliRun.of(cutover.toArray(String[]::new)),
                 ErrorCode.CONFIG_INVALID,
                 "slots.timeFrom=none",
-                "`rebalance check`",
-                "`rebalance copy`");
+                "`rebalance cutover` runs on hourly slots only");
+        try (Connection c = services.postgres();
+                Statement st = c.createStatement();
+                java.sql.ResultSet rs = st.executeQuery("SELECT to_regclass('rebalance_ranges_" + table + "')")) {
+            rs.next();
+            assertThat(rs.getString(1)).as("key ranges kept").isNull();
+        }
         assertRefused(copy("--set", "slots.rowsPerSlot=10"), ErrorCode.CONFIG_INVALID, "slots.rowsPerSlot='10'");
         List<String> args = new ArrayList<>(List.of("check", "--set", "slots.timeFrom=none"));
         args.addAll(CliRun.base(services, table, prefix));

@@ -111,7 +111,7 @@ class VerifyCommandIT {
             assertThat(notOfRun.exitCode()).as(notOfRun.out() + notOfRun.err()).isEqualTo(2);
             assertThat(notOfRun.err())
                     .containsPattern("--slot 20\\d{6}\\.00 is not a slot of the run: the run's slots run from"
-                            + " 20241020\\.\\d\\d \\(its first hour\\) to 20241020\\.\\d\\d \\(its last\\)")
+                            + " 20241020\\.\\d\\d \\(its first\\) to 20241020\\.\\d\\d \\(its last\\)")
                     .contains("or use --all");
             assertThat(notOfRun.out()).doesNotContain("MATCH");
         }

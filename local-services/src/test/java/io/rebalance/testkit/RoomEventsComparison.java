@@ -138,12 +138,9 @@ public final class RoomEventsComparison {
             String slot = io.rebalance.core.slot.Slot.containing(
                             java.time.Instant.ofEpochMilli(io.rebalance.core.slot.Ulid.millis(id)))
                     .name();
-            expect(
-                    diffs,
-                    id,
-                    "_slot",
-                    slot,
-                    item.get("_slot") == null ? null : item.get("_slot").s());
+            String got = item.get("_slot") == null ? null : item.get("_slot").s();
+            // a key range (slots.timeFrom: none) is Postgres' to tell: the test compares it with the stored ranges
+            if (got == null || !got.matches("r\\d{6}")) expect(diffs, id, "_slot", slot, got);
             if (item.size() != 7) diffs.add(id + " has attributes " + item.keySet());
         }
     }

@@ -64,7 +64,7 @@ public final class RunPlanner {
         SlotRange range;
         long estimate;
         try (Connection c = new SourceSession(config.source()).openForPreflight()) {
-            table = SourceTable.inspect(c, config).hourly("copy");
+            table = SourceTable.inspect(c, config);
             range = range(c, table);
             if (run.plan() == null) {
                 rangeWarnings(c, table).forEach(w -> log.warn("the run's range from the table: {}", w));
@@ -102,6 +102,14 @@ public final class RunPlanner {
                 io.rebalance.core.dynamo.SlotIndex.of(config.target()),
                 dynamoWhere);
 
+        if (table.keyspace() instanceof KeyRanges planned && !planned.stored()) {
+            try (Connection c = new SourceSession(config.source()).openForPreflight()) {
+                table = table.keepRanges(c); // the first write to the source: after every check
+            } catch (SQLException e) {
+                throw new RebalanceException(ErrorCode.SOURCE_UNREACHABLE, "Postgres failed: " + e.getMessage(), e);
+            }
+            wanted = wanted.withRange(((KeyRanges) table.keyspace()).range());
+        }
         RunPlan plan = existing != null ? existing : run.claimPlan(wanted);
         Optional<String> changed = plan.schemaChange(table.schema());
         if (changed.isPresent() && !acceptSchema) throw schemaChanged(table.name(), changed.get());

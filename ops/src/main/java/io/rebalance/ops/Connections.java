@@ -210,8 +210,18 @@ public final class Connections implements AutoCloseable {
         return new RoutingTable(redis(), config.redis().keyspace()).get(scope);
     }
 
-    /** The source table as Postgres describes it now, read on a preflight session of its own. */
-    public SourceTable sourceTable(String command) throws SQLException {
+    /**
+     * The source table as Postgres describes it now, read on a preflight session of its own, with its key ranges kept
+     * where it has them.
+     */
+    public SourceTable sourceTable() throws SQLException {
+        try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
+            return SourceTable.inspect(pg, config).keepRanges(pg);
+        }
+    }
+
+    /** The source table where its slots are hours; key ranges refused, with nothing written ({@code command}'s words). */
+    public SourceTable hourlySourceTable(String command) throws SQLException {
         try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
             return SourceTable.inspect(pg, config).hourly(command);
         }

@@ -126,7 +126,7 @@ public final class VerifyRun implements AutoCloseable {
             SourceTable table;
             UnslottedRows unslotted = null;
             try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
-                table = SourceTable.inspect(pg, config).hourly("verify");
+                table = SourceTable.inspect(pg, config);
                 VerifyScope.requireUtf8(pg);
                 VerifyScope.requireStandby(config, pg);
                 new RunPlanner(config).refuseAnotherRun(c.runState(), table, c.dynamo());

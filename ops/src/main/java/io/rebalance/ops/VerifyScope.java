@@ -74,7 +74,7 @@ public final class VerifyScope {
             if (in) continue;
             String span = hours.isEmpty()
                     ? "the run has no hours"
-                    : "the run's slots run from " + hours.get(0) + " (its first hour) to " + hours.get(hours.size() - 1)
+                    : "the run's slots run from " + hours.get(0) + " (its first) to " + hours.get(hours.size() - 1)
                             + " (its last)" + (noTime ? ", and " + Slot.NO_TIME_NAME + " (rows with no time)" : "");
             throw new RebalanceException(
                     ErrorCode.CONFIG_INVALID,

@@ -36,7 +36,7 @@ class EveryKeyWalkIT {
                         "INSERT INTO " + m.table + " VALUES (9, 'a'), (10, 'b'), (11, 'c'), (100, 'd'), (1000, 'e')");
             }
             try (Connections c = new Connections(config, 2)) {
-                SourceTable table = c.sourceTable("verify");
+                SourceTable table = c.sourceTable();
                 TargetTable.create(c.dynamo(), config.target().table(), table.key(), SlotIndex.of(config.target()));
                 RowCodec codec = table.codec(config.target());
                 try (Connection pg = new SourceSession(config.source()).open()) {

@@ -140,9 +140,7 @@ final class KeyVerifier {
         for (String id : all) {
             RowAt row = rows.get(id);
             // a row whose time column is NULL or infinite has no instant: it is the no-time slot's
-            Slot slot = row == null
-                    ? null
-                    : row.instant() == null ? Slot.NO_TIME : Slot.containing(keyspace.instantOf(row.instant()));
+            Slot slot = row == null ? null : keyspace.rowSlot(row.instant());
             Map<String, AttributeValue> item = found.get(id);
             if (slot == null && item == null) continue;
             if (slot == null) out.add(new Difference(id, Kind.EXTRA, List.of()));

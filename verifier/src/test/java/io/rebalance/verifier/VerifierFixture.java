@@ -44,9 +44,10 @@ final class VerifierFixture implements AutoCloseable {
         return new SourceSession(config().source()).open();
     }
 
+    /** The source table as the copy takes it: its key ranges kept, where it has them. */
     SourceTable sourceTable() throws Exception {
         try (Connection c = new SourceSession(config().source()).open()) {
-            return SourceTable.inspect(c, config());
+            return SourceTable.inspect(c, config()).keepRanges(c);
         }
     }
 
@@ -134,6 +135,12 @@ final class VerifierFixture implements AutoCloseable {
             // the test may have failed before creating it
         }
         dynamo.close();
+        try (Connection c = services.postgres();
+                java.sql.Statement st = c.createStatement()) {
+            st.execute("DROP TABLE IF EXISTS rebalance_ranges_" + table);
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
         try {
             migration.close();
         } catch (Exception e) {

@@ -74,6 +74,22 @@ public record RunPlan(
                 noTime);
     }
 
+    /** This plan over {@code range}: the key ranges kept, which another process may have planned. */
+    public RunPlan withRange(SlotRange range) {
+        return new RunPlan(
+                table,
+                keyColumn,
+                targetTable,
+                targetEndpoint,
+                targetRegion,
+                range.newest().name(),
+                range.oldest().name(),
+                estimatedRows,
+                createdMs,
+                columns,
+                range.noTime());
+    }
+
     private static String where(String endpoint) {
         return endpoint == null || endpoint.isEmpty() ? "AWS" : endpoint;
     }

@@ -14,12 +14,36 @@ import java.util.List;
  * @param key the primary key
  * @param splits the key texts where one range ends and the next begins, ascending; a plan of n ranges has n-1
  * @param rowsPerSlot the rows each range was planned to hold
+ * @param store where the run's ranges are kept, or null where none is
+ * @param stored whether these are the ranges the store keeps (else a plan not yet stored, as {@code check} shows it)
  */
-public record KeyRanges(TableKey key, List<String> splits, long rowsPerSlot) implements SlotKeyspace {
+public record KeyRanges(TableKey key, List<String> splits, long rowsPerSlot, KeyRangeStore store, boolean stored)
+        implements SlotKeyspace {
     public KeyRanges {
         splits = List.copyOf(splits);
         if (splits.size() + 1 > Slot.MAX_RANGES)
             throw new IllegalArgumentException("a plan has at most " + Slot.MAX_RANGES + " key ranges");
+    }
+
+    /** A plan kept nowhere yet. */
+    public KeyRanges(TableKey key, List<String> splits, long rowsPerSlot) {
+        this(key, splits, rowsPerSlot, null, false);
+    }
+
+    /** These ranges as kept by {@code store}. */
+    public KeyRanges storedIn(KeyRangeStore store) {
+        return new KeyRanges(key, splits, rowsPerSlot, store, true);
+    }
+
+    /**
+     * SQL giving the range of the row aliased {@code q} ({@code src.}), as a number: Postgres compares the key with
+     * the stored ranges in its own order.
+     *
+     * @throws IllegalStateException before the ranges are stored: no process planned the run yet
+     */
+    public String slotSql(String q) {
+        if (!stored) throw new IllegalStateException("the key ranges are not stored yet: `rebalance copy` plans them");
+        return store.slotSql(q);
     }
 
     /** How many ranges the plan has. */
@@ -36,7 +60,7 @@ public record KeyRanges(TableKey key, List<String> splits, long rowsPerSlot) imp
     public String predicate(Slot slot) {
         boolean first = slot.index() == 0;
         boolean last = slot.index() == count() - 1;
-        String operand = key.operand("src.", false);
+        String operand = key.operand("", false);
         String lower = operand + " >= " + key.placeholder();
         String upper = operand + " < " + key.placeholder();
         if (first && last) return "true";
@@ -48,7 +72,7 @@ public record KeyRanges(TableKey key, List<String> splits, long rowsPerSlot) imp
     /** A range in the middle of the plan: {@link #predicate(Slot)} is this where the range has both ends. */
     @Override
     public String predicate() {
-        return key.operand("src.", false) + " >= " + key.placeholder() + " AND " + key.operand("src.", false) + " < "
+        return key.operand("", false) + " >= " + key.placeholder() + " AND " + key.operand("", false) + " < "
                 + key.placeholder();
     }
 
@@ -93,7 +117,7 @@ public record KeyRanges(TableKey key, List<String> splits, long rowsPerSlot) imp
 
     @Override
     public String column() {
-        return key.operand("src.", false);
+        return key.operand("", false);
     }
 
     /** Key ranges hold no time: what asks for one is a part not made for them. */
@@ -105,6 +129,22 @@ public record KeyRanges(TableKey key, List<String> splits, long rowsPerSlot) imp
     @Override
     public String minMaxQuery(String table) {
         throw new UnsupportedOperationException("key ranges (slots.timeFrom: none) hold no time");
+    }
+
+    /** The range's number, found by Postgres in the stored ranges. */
+    @Override
+    public String rowSlotSql(String qualifier) {
+        return "(" + slotSql(qualifier) + ")::text";
+    }
+
+    @Override
+    public Slot rowSlot(String text) {
+        return Slot.range(Long.parseLong(text));
+    }
+
+    @Override
+    public boolean keyNamesSlot() {
+        return false;
     }
 
     @Override

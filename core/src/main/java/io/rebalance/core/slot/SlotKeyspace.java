@@ -90,6 +90,15 @@ public sealed interface SlotKeyspace
         return instantOf(parts == 1 ? keyText : KeyText.parts(keyText, parts).get(parts - 1));
     }
 
+    /**
+     * Whether a key names its slot by itself (the time inside an id). A row slotted by a time column moves between
+     * hours when that column changes, and a key range is known to Postgres (the key's collation orders it), not from
+     * the key's text: a change of those counts for every slot.
+     */
+    default boolean keyNamesSlot() {
+        return true;
+    }
+
     /** How many columns the row key has; the time is in the last. */
     default int keyParts() {
         return 1;
@@ -101,6 +110,20 @@ public sealed interface SlotKeyspace
      */
     default String instantSql() {
         return column() + "::text";
+    }
+
+    /**
+     * SQL giving the slot of a row as text {@link #rowSlot} reads.
+     *
+     * @param qualifier what names the row's table in the query, with its dot ({@code public.room_events.})
+     */
+    default String rowSlotSql(String qualifier) {
+        return instantSql();
+    }
+
+    /** The slot of a row whose {@link #rowSlotSql} gave {@code text}: NULL is the rows with no hour. */
+    default Slot rowSlot(String text) {
+        return text == null ? Slot.NO_TIME : Slot.containing(instantOf(text));
     }
 
     /** The quoted column the predicate bounds. */
@@ -250,6 +273,11 @@ public sealed interface SlotKeyspace
             return "SELECT (extract(epoch FROM min(" + column + ")) * 1000)::int8::text," + " (extract(epoch FROM max("
                     + column + ")) * 1000)::int8::text FROM " + table + " WHERE " + column + " > '-infinity' AND "
                     + column + " < 'infinity'";
+        }
+
+        @Override
+        public boolean keyNamesSlot() {
+            return false;
         }
 
         @Override

@@ -1,5 +1,7 @@
 package io.rebalance.core.source;
 
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.slot.KeyRangeStore;
 import io.rebalance.core.slot.KeyRanges;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.TableKey;
@@ -12,6 +14,7 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 
 /**
  * Plans the key ranges of a table whose rows tell no time ({@code slots.timeFrom: none}) so that each holds about
@@ -22,6 +25,7 @@ import java.util.Locale;
  * or take a few percent, however the keys are spread, because the cuts follow the keys that are there. Reads only.
  */
 public final class KeyRangePlanner {
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(KeyRangePlanner.class);
     static final long EXACT_UP_TO = 2_000_000;
     static final long SAMPLE_MIN = 200_000;
     static final long SAMPLE_MAX = 2_000_000;
@@ -59,6 +63,42 @@ public final class KeyRangePlanner {
         long wanted = Math.min(SAMPLE_MAX, Math.max(SAMPLE_MIN, ranges * SAMPLE_PER_RANGE));
         double percent = Math.min(100.0, 100.0 * wanted / estimate);
         return new KeyRanges(key, quantiles(c, table, key, percent, ranges), rowsPerSlot);
+    }
+
+    /** The run's key ranges as stored, or, before any process stored them, a plan of them (not stored). */
+    static KeyRanges storedOrPlanned(Connection c, MigrationConfig config, String table, TableKey key)
+            throws SQLException {
+        KeyRangeStore store =
+                KeyRangeStore.of(c, table, key, config.redis().keyspace().prefix());
+        Optional<KeyRanges> stored = store.load(c);
+        if (stored.isPresent()) return stored.get().storedIn(store);
+        KeyRanges planned = plan(c, table, key, config.slots().rowsPerSlot());
+        return new KeyRanges(key, planned.splits(), planned.rowsPerSlot(), store, false);
+    }
+
+    /**
+     * Keeps {@code planned} beside the source table, unless another process kept its own first: @return the ranges
+     * kept, this plan or that one
+     *
+     * @throws RebalanceException SOURCE_UNREACHABLE when they cannot be kept (the role lacks CREATE on the schema)
+     */
+    static KeyRanges keep(Connection c, KeyRanges planned) {
+        try {
+            KeyRanges kept = planned.store().save(c, planned).storedIn(planned.store());
+            log.info(
+                    "the run's key ranges: {} ({}..{}), kept in {}",
+                    kept.count(),
+                    Slot.range(0),
+                    Slot.range(kept.count() - 1),
+                    planned.store().planTable());
+            return kept;
+        } catch (SQLException e) {
+            throw new RebalanceException(
+                    ErrorCode.SOURCE_UNREACHABLE,
+                    "the key ranges could not be kept in " + planned.store().planTable() + " (" + e.getMessage()
+                            + "); the role needs CREATE on the source table's schema, once, for that one table",
+                    e);
+        }
     }
 
     /** The table's rows by the statistics (every partition's), or, never analyzed, counted in 1% of its pages. */

@@ -3,6 +3,7 @@ package io.rebalance.core.source;
 import io.rebalance.core.codec.ColumnKind;
 import io.rebalance.core.codec.ColumnSpec;
 import io.rebalance.core.codec.SourceRow;
+import io.rebalance.core.slot.KeyRanges;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.TableKey;
 import java.sql.Connection;
@@ -15,11 +16,18 @@ import java.util.List;
 
 /**
  * Reads one slot in key order, a page at a time, by keyset: {@code WHERE <slot> AND key > :last ORDER BY key
- * LIMIT n}, the key being one column or, for two, a row with the time part first ({@code (id, tenant_id) > (?, ?)}). Never OFFSET, whose cost grows with the pages already read. Values come as text (see
- * {@link SourceSession}), except scalar bytea which comes as bytes.
+ * LIMIT n}, the key being one column or, for two, a row with the time part first ({@code (id, tenant_id) > (?, ?)});
+ * with key ranges ({@link KeyRanges}) in the key's own order, the range being one of it. Never OFFSET, whose cost
+ * grows with the pages already read. Values come as text (see {@link SourceSession}), except scalar bytea which comes
+ * as bytes. Rows of key ranges come with their range: read from a range, that one; read by key, the one Postgres
+ * finds in the stored ranges.
  */
 public final class PageReader {
     private final SourceTable table;
+    private final KeyRanges ranges;
+    private final String select;
+    private final String order;
+    private final String after;
     private final String firstPage;
     private final String firstNoTimePage;
     private final String nextNoTimePage;
@@ -46,8 +54,13 @@ public final class PageReader {
         // The key is selected as text under its own name, and ORDER BY a bare name sorts by the output column of
         // that name: as text, where 10 < 9, while `key > ?` pages by the column's own order, and a bigint slot
         // would skip rows. Qualified, ORDER BY means the column.
-        String order = " ORDER BY " + key.pageOrder("src.") + " LIMIT ?";
-        String after = " AND " + key.pageAfter("src.");
+        this.ranges = table.keyspace() instanceof KeyRanges r ? r : null;
+        String order = " ORDER BY " + (ranges != null ? key.operandOrder("src.") : key.pageOrder("src.")) + " LIMIT ?";
+        String after = " AND "
+                + (ranges != null ? key.operand("src.", false) + " > " + key.placeholder() : key.pageAfter("src."));
+        this.select = select.toString();
+        this.order = order;
+        this.after = after;
         String from =
                 " FROM " + table.name() + " AS src WHERE " + table.keyspace().predicate();
         this.firstPage = select + from + order;
@@ -56,15 +69,17 @@ public final class PageReader {
                 " FROM " + table.name() + " AS src WHERE " + table.keyspace().noTimePredicate();
         this.firstNoTimePage = select + noTime + order;
         this.nextNoTimePage = select + noTime + after + order;
-        this.byKeys = select + " FROM " + table.name() + " AS src WHERE " + key.anyOf("src.");
+        this.byKeys = select + (ranges != null && ranges.stored() ? ", " + ranges.slotSql("src.") : "") + " FROM "
+                + table.name() + " AS src WHERE " + key.anyOf("src.");
     }
 
     /** The rows with these keys, in any order, wherever they are; keys without a row are simply absent. */
     public List<SourceRow> byKeys(Connection c, Collection<String> keys) throws SQLException {
+        if (ranges != null) ranges.slotSql("src."); // refuses before the ranges are stored
         try (PreparedStatement ps = c.prepareStatement(byKeys)) {
             ps.setArray(1, c.createArrayOf("text", keys.toArray()));
             try (ResultSet rs = ps.executeQuery()) {
-                return read(rs, keys.size());
+                return read(rs, keys.size(), null);
             }
         }
     }
@@ -75,16 +90,25 @@ public final class PageReader {
      */
     public List<SourceRow> page(Connection c, Slot slot, String afterKey, int limit) throws SQLException {
         Object[] bounds = table.keyspace().bounds(slot);
-        String sql = slot.noTime()
-                ? (afterKey == null ? firstNoTimePage : nextNoTimePage)
-                : (afterKey == null ? firstPage : nextPage);
+        String sql;
+        if (ranges != null) { // the range's predicate has one, two or no bounds: the first and last are open
+            String from = " FROM " + table.name() + " AS src WHERE " + ranges.predicate(slot);
+            sql = select + from + (afterKey == null ? "" : after) + order;
+        } else {
+            sql = slot.noTime()
+                    ? (afterKey == null ? firstNoTimePage : nextNoTimePage)
+                    : (afterKey == null ? firstPage : nextPage);
+        }
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             int p = 1;
             for (Object bound : bounds) ps.setObject(p++, bound);
-            if (afterKey != null) p = table.key().bindPage(ps, p, afterKey);
+            if (afterKey != null)
+                p = ranges != null
+                        ? table.key().bind(ps, p, afterKey)
+                        : table.key().bindPage(ps, p, afterKey);
             ps.setInt(p, limit);
             try (ResultSet rs = ps.executeQuery()) {
-                return read(rs, limit);
+                return read(rs, limit, ranges != null ? slot : null);
             }
         }
     }
@@ -96,14 +120,17 @@ public final class PageReader {
         return table.key().text(parts);
     }
 
-    private List<SourceRow> read(ResultSet rs, int expected) throws SQLException {
+    /** @param slot the slot every row is in, or null: then a key range's row has its range as a last column */
+    private List<SourceRow> read(ResultSet rs, int expected, Slot slot) throws SQLException {
         List<SourceRow> rows = new ArrayList<>(expected);
+        boolean rangeColumn = slot == null && ranges != null;
         while (rs.next()) {
             Object[] values = new Object[bytes.length];
             for (int i = 0; i < bytes.length; i++) {
                 values[i] = bytes[i] ? rs.getBytes(i + 1) : rs.getString(i + 1);
             }
-            rows.add(new SourceRow(keyText(values), values));
+            Slot own = rangeColumn ? Slot.range(rs.getInt(bytes.length + 1)) : slot;
+            rows.add(new SourceRow(keyText(values), values, own));
         }
         return rows;
     }

@@ -32,8 +32,7 @@ public final class SchemaWatch implements AutoCloseable {
     public Optional<String> changed() {
         try {
             if (catalog == null || catalog.isClosed()) catalog = session.openForPreflight();
-            return SchemaChange.between(
-                    started, SourceTable.inspect(catalog, config).schema());
+            return SchemaChange.between(started, SourceTable.schemaOf(catalog, config));
         } catch (RebalanceException e) {
             // a column, the table, the key's index or a named column's type gone: the codec started with differs
             if (e.code() != ErrorCode.SOURCE_UNREACHABLE) return Optional.of(e.getMessage());

@@ -9,6 +9,7 @@ import io.rebalance.core.codec.ValueCodec;
 import io.rebalance.core.codec.ValueRefusedException;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.SlotIndex;
+import io.rebalance.core.slot.KeyRanges;
 import io.rebalance.core.slot.KeyType;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotKeyspace;
@@ -47,8 +48,20 @@ public record SourceTable(
     }
 
     public static SourceTable inspect(Connection c, MigrationConfig config) {
+        return inspect(c, config, true);
+    }
+
+    /**
+     * The table's columns as {@link #schema()} gives them, checked as {@link #inspect} checks them, without reading
+     * its key ranges: what a watch of the schema asks every second.
+     */
+    public static List<String> schemaOf(Connection c, MigrationConfig config) {
+        return inspect(c, config, false).schema();
+    }
+
+    private static SourceTable inspect(Connection c, MigrationConfig config, boolean ranges) {
         try {
-            return inspectOrThrow(c, config);
+            return inspectOrThrow(c, config, ranges);
         } catch (SQLException e) {
             throw new RebalanceException(
                     ErrorCode.SOURCE_UNREACHABLE,
@@ -57,7 +70,8 @@ public record SourceTable(
         }
     }
 
-    private static SourceTable inspectOrThrow(Connection c, MigrationConfig config) throws SQLException {
+    private static SourceTable inspectOrThrow(Connection c, MigrationConfig config, boolean ranges)
+            throws SQLException {
         var src = config.source();
         String regclass = regclass(c, src.table());
         if (regclass == null) {
@@ -129,9 +143,28 @@ public record SourceTable(
                 "numeric or float",
                 k -> k == ColumnKind.NUMERIC || k == ColumnKind.FLOAT);
         SlotKeyspace keyspace = config.slots().keyRanges()
-                ? KeyRangePlanner.plan(c, regclass, key, config.slots().rowsPerSlot())
+                ? (ranges
+                        ? KeyRangePlanner.storedOrPlanned(c, config, regclass, key)
+                        : new KeyRanges(key, List.of(), config.slots().rowsPerSlot()))
                 : SlotKeyspace.of(config, key.timeColumn(), keyType, keyColumns.size());
         return new SourceTable(regclass, copied, key, keyspace, found.unique());
+    }
+
+    /** This table with the key ranges {@code ranges} (once a process stored them). */
+    public SourceTable withKeyspace(SlotKeyspace ranges) {
+        return new SourceTable(name, columns, key, ranges, uniqueKey);
+    }
+
+    /**
+     * This table with its key ranges kept beside it: the plan {@link #inspect} made, unless another process kept its
+     * own first (then that one). Ranges never change once kept, so every item's slot stays where it was written. The
+     * first write a part makes to the source; hours need none.
+     *
+     * @throws RebalanceException SOURCE_UNREACHABLE when they cannot be kept (the role lacks CREATE on the schema)
+     */
+    public SourceTable keepRanges(Connection c) {
+        if (!(keyspace instanceof KeyRanges planned) || planned.stored()) return this;
+        return withKeyspace(KeyRangePlanner.keep(c, planned));
     }
 
     /** The type family of a key column, or a refusal naming the column and what would work. */
@@ -294,7 +327,7 @@ public record SourceTable(
 
     /**
      * This table, where its slots are hours; refused where they are key ranges ({@code slots.timeFrom: none}), which
-     * only {@code rebalance check} plans and surveys so far.
+     * check, copy, tail and verify take, and the cutover not yet.
      *
      * @param command the command refusing, as the user typed it
      */
@@ -302,9 +335,10 @@ public record SourceTable(
         if (!(keyspace instanceof io.rebalance.core.slot.KeyRanges)) return this;
         throw new RebalanceException(
                 ErrorCode.CONFIG_INVALID,
-                "slots.timeFrom=none (slots as ranges of the primary key) is planned and surveyed by `rebalance check`"
-                        + " only so far; `rebalance " + command + "` runs on hourly slots: set slots.timeFrom to id"
-                        + " (the time inside the key) or column (a timestamp column, slots.timeColumn)");
+                "slots.timeFrom=none (slots as ranges of the primary key) is taken by `rebalance check`, `copy`,"
+                        + " `tail` and `verify` so far; `rebalance " + command + "` runs on hourly slots only: set"
+                        + " slots.timeFrom to id (the time inside the key) or column (a timestamp column,"
+                        + " slots.timeColumn)");
     }
 
     /** The DynamoDB partition key attribute: {@code target.partitionKey}, or the key's first column's name. */
@@ -324,6 +358,12 @@ public record SourceTable(
 
     /** The slot of a row as read by {@link PageReader}: from its id, or from its time column. */
     public RowSlot rowSlot() {
+        if (keyspace instanceof KeyRanges) {
+            return row -> {
+                if (row.slot() == null) throw new IllegalStateException("a row of key ranges read without its range");
+                return row.slot();
+            };
+        }
         if (!(keyspace instanceof SlotKeyspace.TimeColumn tc)) {
             return row -> Slot.containing(keyspace.instantOfKey(row.key()));
         }

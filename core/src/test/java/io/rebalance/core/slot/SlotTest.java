@@ -64,9 +64,9 @@ class SlotTest {
         TableKey single = TableKey.single("id", KeyType.UUID, "id");
         KeyRanges three = new KeyRanges(
                 single, List.of("40000000-0000-0000-0000-000000000000", "80000000-0000-0000-0000-000000000000"), 1_000);
-        assertThat(three.predicate(Slot.range(0))).isEqualTo("src.\"id\" < ?");
-        assertThat(three.predicate(Slot.range(1))).isEqualTo("src.\"id\" >= ? AND src.\"id\" < ?");
-        assertThat(three.predicate(Slot.range(2))).isEqualTo("src.\"id\" >= ?");
+        assertThat(three.predicate(Slot.range(0))).isEqualTo("\"id\" < ?");
+        assertThat(three.predicate(Slot.range(1))).isEqualTo("\"id\" >= ? AND \"id\" < ?");
+        assertThat(three.predicate(Slot.range(2))).isEqualTo("\"id\" >= ?");
         assertThat(three.bounds(Slot.range(0))).hasSize(1);
         assertThat(three.bounds(Slot.range(1))).hasSize(2);
         assertThat(three.bounds(Slot.range(2)))
@@ -78,7 +78,7 @@ class SlotTest {
 
         TableKey pair = new TableKey(List.of("tenant", "id"), List.of(KeyType.BIGINT, KeyType.TEXT), List.of("t", "i"));
         KeyRanges two = new KeyRanges(pair, List.of(pair.text(List.of("7", "m"))), 1_000);
-        assertThat(two.predicate(Slot.range(1))).isEqualTo("(src.\"tenant\", src.\"id\") >= (?, ?)");
+        assertThat(two.predicate(Slot.range(1))).isEqualTo("(\"tenant\", \"id\") >= (?, ?)");
         assertThat(two.bounds(Slot.range(1))).containsExactly(7L, "m");
     }
 
