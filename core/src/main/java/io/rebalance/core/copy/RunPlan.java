@@ -60,6 +60,15 @@ public record RunPlan(
 
     /** This plan with the table's columns as they are now: the run goes on in the new shape. */
     public RunPlan withColumns(List<String> now) {
+        return with(newest, oldest, now, noTime);
+    }
+
+    /** This plan over {@code range}: the key ranges kept, which another process may have planned. */
+    public RunPlan withRange(SlotRange range) {
+        return with(range.newest().name(), range.oldest().name(), columns, range.noTime());
+    }
+
+    private RunPlan with(String newest, String oldest, List<String> columns, boolean noTime) {
         return new RunPlan(
                 table,
                 keyColumn,
@@ -70,24 +79,8 @@ public record RunPlan(
                 oldest,
                 estimatedRows,
                 createdMs,
-                now,
-                noTime);
-    }
-
-    /** This plan over {@code range}: the key ranges kept, which another process may have planned. */
-    public RunPlan withRange(SlotRange range) {
-        return new RunPlan(
-                table,
-                keyColumn,
-                targetTable,
-                targetEndpoint,
-                targetRegion,
-                range.newest().name(),
-                range.oldest().name(),
-                estimatedRows,
-                createdMs,
                 columns,
-                range.noTime());
+                noTime);
     }
 
     private static String where(String endpoint) {
