@@ -89,7 +89,8 @@ class KeyRangeCopyIT {
 
                     // the ranges are the run's for good: more rows and another look give the same cuts
                     try (Statement st = c.createStatement()) {
-                        st.execute("INSERT INTO " + f.table + " " + rows.replace("generate_series(1, 12000)", "generate_series(12001, 30000)"));
+                        st.execute("INSERT INTO " + f.table + " "
+                                + rows.replace("generate_series(1, 12000)", "generate_series(12001, 30000)"));
                     }
                     KeyRanges again = (KeyRanges) SourceTable.inspect(c, config).keyspace();
                     assertThat(again.splits()).isEqualTo(ranges.splits());

@@ -126,7 +126,7 @@ public final class VerifyRun implements AutoCloseable {
             SourceTable table;
             UnslottedRows unslotted = null;
             try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
-                table = SourceTable.inspect(pg, config);
+                table = SourceTable.inspect(pg, config).keepRanges(pg); // a repair writes items with their range
                 VerifyScope.requireUtf8(pg);
                 VerifyScope.requireStandby(config, pg);
                 new RunPlanner(config).refuseAnotherRun(c.runState(), table, c.dynamo());

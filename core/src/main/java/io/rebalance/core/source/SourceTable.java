@@ -332,7 +332,7 @@ public record SourceTable(
      * @param command the command refusing, as the user typed it
      */
     public SourceTable hourly(String command) {
-        if (!(keyspace instanceof io.rebalance.core.slot.KeyRanges)) return this;
+        if (!(keyspace instanceof KeyRanges)) return this;
         throw new RebalanceException(
                 ErrorCode.CONFIG_INVALID,
                 "slots.timeFrom=none (slots as ranges of the primary key) is taken by `rebalance check`, `copy`,"
@@ -356,7 +356,7 @@ public record SourceTable(
         return new RowDecoder(columns, key, target.forms(), SlotIndex.of(target).attribute());
     }
 
-    /** The slot of a row as read by {@link PageReader}: from its id, or from its time column. */
+    /** The slot of a row as read by {@link PageReader}: from its id, its time column, or the range it was read in. */
     public RowSlot rowSlot() {
         if (keyspace instanceof KeyRanges) {
             return row -> {
