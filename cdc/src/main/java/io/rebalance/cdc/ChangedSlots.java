@@ -41,8 +41,7 @@ public final class ChangedSlots {
         if (!keyspace.keyNamesSlot()) {
             fields.put(ALL, at);
         } else {
-            for (String k : keys)
-                fields.put(Slot.containing(keyspace.instantOfKey(k)).name(), at);
+            for (String k : keys) fields.put(keyspace.slotOfKey(k).orElseThrow().name(), at);
         }
         redis.hset(key, fields);
     }

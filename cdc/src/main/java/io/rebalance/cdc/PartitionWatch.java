@@ -2,6 +2,7 @@ package io.rebalance.cdc;
 
 import io.rebalance.core.slot.KeyRanges;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.core.slot.SlotKeyspace;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.protocol.handoff.Lsn;
@@ -78,10 +79,11 @@ final class PartitionWatch implements AutoCloseable {
 
     private void arrived(Connection c, String partition) throws SQLException {
         long lsn = currentLsn(c); // before reading the rows: any verification after sees them
-        String ends = table.keyspace() instanceof KeyRanges
+        SlotKeyspace.Hours hours = table.keyspace() instanceof SlotKeyspace.Hours h ? h : null;
+        String ends = hours != null
+                ? hours.minMaxQuery(partition)
                 // a key range is Postgres' to tell: any row makes every range changed (ChangedSlots.ALL)
-                ? "SELECT (SELECT 'r' FROM " + partition + " LIMIT 1), NULL"
-                : table.keyspace().minMaxQuery(partition);
+                : "SELECT (SELECT 'r' FROM " + partition + " LIMIT 1), NULL";
         try (PreparedStatement ps = c.prepareStatement(ends);
                 ResultSet rs = ps.executeQuery()) {
             rs.next();
@@ -89,12 +91,10 @@ final class PartitionWatch implements AutoCloseable {
                 log.info("partition {} of {} was added empty: its rows arrive as changes", partition, table.name());
                 return;
             }
-            Slot oldest = table.keyspace() instanceof KeyRanges r
-                    ? Slot.range(0)
-                    : Slot.containing(table.keyspace().instantOf(rs.getString(1)));
-            Slot newest = table.keyspace() instanceof KeyRanges r
-                    ? Slot.range(r.count() - 1)
-                    : Slot.containing(table.keyspace().instantOf(rs.getString(2)));
+            Slot oldest = hours != null ? Slot.containing(hours.instantOf(rs.getString(1))) : Slot.range(0);
+            Slot newest = hours != null
+                    ? Slot.containing(hours.instantOf(rs.getString(2)))
+                    : Slot.range(((KeyRanges) table.keyspace()).count() - 1);
             changed.arrived(oldest, newest, lsn);
             log.warn(
                     "partition {} was attached to {} with rows in it (slots {}..{}): they reached no change stream."

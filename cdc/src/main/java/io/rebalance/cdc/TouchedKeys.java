@@ -61,7 +61,7 @@ final class TouchedKeys {
                 bucket.computeIfAbsent(RUN_BUCKET, b -> new ArrayList<>()).add(key);
                 continue;
             }
-            Slot slot = Slot.containing(keyspace.instantOfKey(key));
+            Slot slot = keyspace.slotOfKey(key).orElseThrow();
             if (finished.contains(slot)) continue;
             if (!progress.mayStillWrite(plan, slot)) {
                 finished.add(slot); // a finished slot stays finished for this plan

@@ -216,8 +216,8 @@ public final class RunPlanner {
         if (table.keyspace() instanceof KeyRanges) return List.of(); // no time to be implausible
         if (config.slots().fromInstant() != null && config.slots().toInstant() != null) return List.of();
         String key = table.key().selectText("");
-        List<RangeOutliers.Row> oldest = ends(c, table.keyspace().extremesQuery(table.name(), key, false, ENDS), table);
-        List<RangeOutliers.Row> newest = ends(c, table.keyspace().extremesQuery(table.name(), key, true, ENDS), table);
+        List<RangeOutliers.Row> oldest = ends(c, hours(table).extremesQuery(table.name(), key, false, ENDS), table);
+        List<RangeOutliers.Row> newest = ends(c, hours(table).extremesQuery(table.name(), key, true, ENDS), table);
         return RangeOutliers.warnings(oldest, newest, Instant.now());
     }
 
@@ -228,8 +228,7 @@ public final class RunPlanner {
             while (rs.next()) {
                 if (rs.getString(2) == null) continue;
                 try {
-                    out.add(new RangeOutliers.Row(
-                            rs.getString(1), table.keyspace().instantOf(rs.getString(2))));
+                    out.add(new RangeOutliers.Row(rs.getString(1), hours(table).instantOf(rs.getString(2))));
                 } catch (IllegalArgumentException e) {
                     return List.of(); // minMax names keys that carry no time
                 }
@@ -238,15 +237,19 @@ public final class RunPlanner {
         return out;
     }
 
+    /** The table's hours: every path here that reads time has returned already where its slots are key ranges. */
+    private static SlotKeyspace.Hours hours(SourceTable table) {
+        return (SlotKeyspace.Hours) table.keyspace();
+    }
+
     private static Instant[] minMax(Connection c, SourceTable table) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(table.keyspace().minMaxQuery(table.name()));
+        try (PreparedStatement ps = c.prepareStatement(hours(table).minMaxQuery(table.name()));
                 ResultSet rs = ps.executeQuery()) {
             rs.next();
             if (rs.getString(1) == null) return null;
             try {
                 return new Instant[] {
-                    table.keyspace().instantOf(rs.getString(1)),
-                    table.keyspace().instantOf(rs.getString(2))
+                    hours(table).instantOf(rs.getString(1)), hours(table).instantOf(rs.getString(2))
                 };
             } catch (IllegalArgumentException e) {
                 throw new RebalanceException(

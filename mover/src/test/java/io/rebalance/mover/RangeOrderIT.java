@@ -51,8 +51,9 @@ class RangeOrderIT {
                 assertThat(range.newest()).isEqualTo(Slot.containing(late));
 
                 List<String> oldestFirst = new ArrayList<>();
-                try (PreparedStatement ps = c.prepareStatement(table.keyspace()
-                                .extremesQuery(table.name(), table.key().selectText(""), false, 3));
+                try (PreparedStatement ps =
+                                c.prepareStatement(((io.rebalance.core.slot.SlotKeyspace.Hours) table.keyspace())
+                                        .extremesQuery(table.name(), table.key().selectText(""), false, 3));
                         ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) oldestFirst.add(rs.getString(1));
                 }

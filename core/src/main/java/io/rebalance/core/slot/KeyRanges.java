@@ -1,6 +1,5 @@
 package io.rebalance.core.slot;
 
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -118,17 +117,6 @@ public record KeyRanges(TableKey key, List<String> splits, long rowsPerSlot, Key
     @Override
     public String column() {
         return key.operand("", false);
-    }
-
-    /** Key ranges hold no time: what asks for one is a part not made for them. */
-    @Override
-    public Instant instantOf(String text) {
-        throw new UnsupportedOperationException("key ranges (slots.timeFrom: none) hold no time");
-    }
-
-    @Override
-    public String minMaxQuery(String table) {
-        throw new UnsupportedOperationException("key ranges (slots.timeFrom: none) hold no time");
     }
 
     /** The range's number, found by Postgres in the stored ranges. */

@@ -14,12 +14,7 @@ import java.util.UUID;
  * millisecond), so a slot is one index range scan on the primary key. For a timestamp column the bounds are
  * instants on that column, which then needs an index of its own.
  */
-public sealed interface SlotKeyspace
-        permits SlotKeyspace.UlidTexts,
-                SlotKeyspace.UlidUuids,
-                SlotKeyspace.SnowflakeIds,
-                SlotKeyspace.TimeColumn,
-                KeyRanges {
+public sealed interface SlotKeyspace permits SlotKeyspace.Hours, KeyRanges {
 
     /** SQL selecting an hour's rows, with two {@code ?} for {@link #bounds(Slot)}: lower inclusive, upper exclusive. */
     String predicate();
@@ -52,45 +47,6 @@ public sealed interface SlotKeyspace
     String boundType();
 
     /**
-     * SQL giving the oldest and newest time source of {@code table} as two text columns (NULL when empty); used for
-     * the run's range when it is not configured. It takes min and max of a column so the index answers it.
-     */
-    default String minMaxQuery(String table) {
-        // ORDER BY ... LIMIT 1, not min(): Postgres has no min(uuid), and the btree answers both the same way. The
-        // column is qualified: a bare name would order by the text output column of that name ("10" < "9").
-        return "SELECT (SELECT " + column() + "::text FROM " + table + " AS src ORDER BY src." + column()
-                + " LIMIT 1), (SELECT " + column() + "::text FROM " + table + " AS src ORDER BY src." + column()
-                + " DESC LIMIT 1)";
-    }
-
-    /** SQL true for the rows that have an hour: every row, but where slots come from a time column. */
-    default String hourRowsWhere() {
-        return "true";
-    }
-
-    /**
-     * SQL giving the {@code n} rows with an hour at one end of the table, as the key's text and the text {@link
-     * #instantOf} reads: the oldest first, or with {@code newest} the newest first.
-     */
-    default String extremesQuery(String table, String quotedKey, boolean newest, int n) {
-        // qualified, as in minMaxQuery: the key's text is an output column of the same name
-        return "SELECT " + quotedKey + "::text, " + instantSql() + " FROM " + table + " AS src WHERE " + hourRowsWhere()
-                + " ORDER BY src." + column() + (newest ? " DESC" : "") + " LIMIT " + n;
-    }
-
-    /** The instant a value of {@link #minMaxQuery(String)} stands for. */
-    Instant instantOf(String text);
-
-    /**
-     * The instant of a row key given as its text ({@link io.rebalance.protocol.KeyText}): for slots from ids, the
-     * instant of the key part that holds the time. Not for slots from a time column, whose keys hold none.
-     */
-    default Instant instantOfKey(String keyText) {
-        int parts = keyParts();
-        return instantOf(parts == 1 ? keyText : KeyText.parts(keyText, parts).get(parts - 1));
-    }
-
-    /**
      * Whether a key names its slot by itself (the time inside an id). A row slotted by a time column moves between
      * hours when that column changes, and a key range is known to Postgres (the key's collation orders it), not from
      * the key's text: a change of those counts for every slot.
@@ -105,25 +61,21 @@ public sealed interface SlotKeyspace
     }
 
     /**
-     * SQL giving a row's instant as text {@link #instantOf} reads: its key, or its time column in epoch milliseconds
-     * (NULL when that column is).
-     */
-    default String instantSql() {
-        return column() + "::text";
-    }
-
-    /**
      * SQL giving the slot of a row as text {@link #rowSlot} reads.
      *
      * @param qualifier what names the row's table in the query, with its dot ({@code public.room_events.})
      */
-    default String rowSlotSql(String qualifier) {
-        return instantSql();
-    }
+    String rowSlotSql(String qualifier);
 
-    /** The slot of a row whose {@link #rowSlotSql} gave {@code text}: NULL is the rows with no hour. */
-    default Slot rowSlot(String text) {
-        return text == null ? Slot.NO_TIME : Slot.containing(instantOf(text));
+    /** The slot of a row whose {@link #rowSlotSql} gave {@code text}. */
+    Slot rowSlot(String text);
+
+    /**
+     * The slot a row key names by itself (the time inside an id), or empty where it names none: a row slotted by a
+     * time column moves between hours, and a key range is Postgres' to tell.
+     */
+    default java.util.Optional<Slot> slotOfKey(String keyText) {
+        return java.util.Optional.empty();
     }
 
     /** The quoted column the predicate bounds. */
@@ -142,7 +94,7 @@ public sealed interface SlotKeyspace
      *
      * @param timeColumn the key column that holds the time (the last of the key's {@code keyParts} columns)
      */
-    static SlotKeyspace of(MigrationConfig config, String timeColumn, KeyType keyType, int keyParts) {
+    static Hours of(MigrationConfig config, String timeColumn, KeyType keyType, int keyParts) {
         var slots = config.slots();
         String key = quote(timeColumn);
         if (slots.fromColumn()) return new TimeColumn(quote(slots.timeColumn()));
@@ -156,8 +108,82 @@ public sealed interface SlotKeyspace
         return "\"" + identifier.replace("\"", "\"\"") + "\"";
     }
 
+    /**
+     * Slots that are hours: every keyspace whose rows tell time (from the key, or a time column), so the run's range
+     * and a row's slot come from instants.
+     */
+    sealed interface Hours extends SlotKeyspace
+            permits SlotKeyspace.UlidTexts, SlotKeyspace.UlidUuids, SlotKeyspace.SnowflakeIds, SlotKeyspace.TimeColumn {
+
+        /**
+         * SQL giving the oldest and newest time source of {@code table} as two text columns (NULL when empty); used for
+         * the run's range when it is not configured. It takes min and max of a column so the index answers it.
+         */
+        default String minMaxQuery(String table) {
+            // ORDER BY ... LIMIT 1, not min(): Postgres has no min(uuid), and the btree answers both the same way. The
+            // column is qualified: a bare name would order by the text output column of that name ("10" < "9").
+            return "SELECT (SELECT " + column() + "::text FROM " + table + " AS src ORDER BY src." + column()
+                    + " LIMIT 1), (SELECT " + column() + "::text FROM " + table + " AS src ORDER BY src." + column()
+                    + " DESC LIMIT 1)";
+        }
+
+        /** SQL true for the rows that have an hour: every row, but where slots come from a time column. */
+        default String hourRowsWhere() {
+            return "true";
+        }
+
+        /**
+         * SQL giving the {@code n} rows with an hour at one end of the table, as the key's text and the text {@link
+         * #instantOf} reads: the oldest first, or with {@code newest} the newest first.
+         */
+        default String extremesQuery(String table, String quotedKey, boolean newest, int n) {
+            // qualified, as in minMaxQuery: the key's text is an output column of the same name
+            return "SELECT " + quotedKey + "::text, " + instantSql() + " FROM " + table + " AS src WHERE "
+                    + hourRowsWhere() + " ORDER BY src." + column() + (newest ? " DESC" : "") + " LIMIT " + n;
+        }
+
+        /** The instant a value of {@link #minMaxQuery(String)} stands for. */
+        Instant instantOf(String text);
+
+        /**
+         * The instant of a row key given as its text ({@link io.rebalance.protocol.KeyText}): for slots from ids, the
+         * instant of the key part that holds the time. Not for slots from a time column, whose keys hold none.
+         */
+        default Instant instantOfKey(String keyText) {
+            int parts = keyParts();
+            return instantOf(
+                    parts == 1 ? keyText : KeyText.parts(keyText, parts).get(parts - 1));
+        }
+
+        /**
+         * SQL giving a row's instant as text {@link #instantOf} reads: its key, or its time column in epoch milliseconds
+         * (NULL when that column is).
+         */
+        default String instantSql() {
+            return column() + "::text";
+        }
+
+        @Override
+        default String rowSlotSql(String qualifier) {
+            return instantSql();
+        }
+
+        /** NULL is the rows with no hour. */
+        @Override
+        default Slot rowSlot(String text) {
+            return text == null ? Slot.NO_TIME : Slot.containing(instantOf(text));
+        }
+
+        @Override
+        default java.util.Optional<Slot> slotOfKey(String keyText) {
+            return keyNamesSlot()
+                    ? java.util.Optional.of(Slot.containing(instantOfKey(keyText)))
+                    : java.util.Optional.empty();
+        }
+    }
+
     /** ULIDs stored as 26-character text; text order equals time order because all ULIDs have the same length. */
-    record UlidTexts(String column, int keyParts) implements SlotKeyspace {
+    record UlidTexts(String column, int keyParts) implements Hours {
         public UlidTexts(String column) {
             this(column, 1);
         }
@@ -182,7 +208,7 @@ public sealed interface SlotKeyspace
     }
 
     /** ULIDs stored as uuid: the first 48 bits are the millisecond; Postgres compares uuids bytewise. */
-    record UlidUuids(String column, int keyParts) implements SlotKeyspace {
+    record UlidUuids(String column, int keyParts) implements Hours {
         public UlidUuids(String column) {
             this(column, 1);
         }
@@ -209,7 +235,7 @@ public sealed interface SlotKeyspace
     }
 
     /** Time-ordered bigints: {@code (ms - epoch) << (shardBits + sequenceBits) | shard | sequence}. */
-    record SnowflakeIds(String column, MigrationConfig.Snowflake layout, int keyParts) implements SlotKeyspace {
+    record SnowflakeIds(String column, MigrationConfig.Snowflake layout, int keyParts) implements Hours {
         public SnowflakeIds(String column, MigrationConfig.Snowflake layout) {
             this(column, layout, 1);
         }
@@ -250,7 +276,7 @@ public sealed interface SlotKeyspace
     }
 
     /** Rows placed by a timestamp column; the key still orders rows within the slot. */
-    record TimeColumn(String column) implements SlotKeyspace {
+    record TimeColumn(String column) implements Hours {
         public String predicate() {
             return column + " >= ? AND " + column + " < ?";
         }

@@ -365,7 +365,7 @@ public record SourceTable(
             };
         }
         if (!(keyspace instanceof SlotKeyspace.TimeColumn tc)) {
-            return row -> Slot.containing(keyspace.instantOfKey(row.key()));
+            return row -> keyspace.slotOfKey(row.key()).orElseThrow();
         }
         int index = -1;
         boolean withZone = false;
