@@ -167,7 +167,7 @@ final class CutoverCommand implements Callable<Integer> {
             SourceSession session = new SourceSession(config.source());
             SourceTable table = null; // close-window and recover need none: it may be gone by then
             if (!mode.closeWindow && !mode.recover) {
-                table = c.hourlySourceTable("cutover");
+                table = c.sourceTableAsKept();
                 new RunPlanner(config).refuseAnotherRun(c.runState(), table, c.dynamo());
             }
             PartChoice choice = PartChoice.of(config, part, !mode.prepare, c::routeStatus);

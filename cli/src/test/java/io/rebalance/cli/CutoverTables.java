@@ -70,6 +70,7 @@ final class CutoverTables {
             st.execute("DROP TABLE IF EXISTS " + table);
             st.execute("DROP FUNCTION IF EXISTS public." + table + "_fence_check() CASCADE"); // its trigger
             st.execute("DROP TABLE IF EXISTS public." + table + "_fence");
+            st.execute("DROP TABLE IF EXISTS rebalance_ranges_" + table); // the key ranges, where it has them
         }
     }
 }

@@ -79,7 +79,7 @@ final class TailedTable implements AutoCloseable {
         }
         this.config = ConfigValidator.validate(new ConfigLoader(Map.of()).load(null, settings));
         try (Connection pg = services.postgres()) {
-            this.source = SourceTable.inspect(pg, config);
+            this.source = SourceTable.inspect(pg, config).keepRanges(pg); // as `rebalance tail` keeps them
         }
         this.redis = RedisConnector.connect(config.redis(), 16);
         this.dynamo = SharedServices.dynamoClient(settings.get("target.endpoint"));

@@ -95,9 +95,10 @@ public final class CheckRun {
                 "key ranges",
                 String.format(
                         java.util.Locale.ROOT,
-                        "%,d ranges of the primary key (%s .. %s), planned for %,d rows each, hold %,d to %,d rows;"
+                        "%,d range%s of the primary key (%s .. %s), planned for %,d rows each, hold %,d to %,d rows;"
                                 + " the first and the last are open-ended, so every key has one",
                         ranges.count(),
+                        ranges.count() == 1 ? "" : "s",
                         Slot.range(0),
                         Slot.range(ranges.count() - 1),
                         ranges.rowsPerSlot(),

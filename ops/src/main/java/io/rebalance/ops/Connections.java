@@ -220,10 +220,13 @@ public final class Connections implements AutoCloseable {
         }
     }
 
-    /** The source table where its slots are hours; key ranges refused, with nothing written ({@code command}'s words). */
-    public SourceTable hourlySourceTable(String command) throws SQLException {
+    /**
+     * The source table as Postgres describes it now, with the key ranges a copy, tail or verify kept; planned but not
+     * kept where none did (the cutover keeps none: it reads no row by range before a copy has kept them).
+     */
+    public SourceTable sourceTableAsKept() throws SQLException {
         try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
-            return SourceTable.inspect(pg, config).hourly(command);
+            return SourceTable.inspect(pg, config);
         }
     }
 

@@ -47,7 +47,7 @@ public final class WindowCloseChecks implements WindowClosing {
         return new RollbackProof(
                 config,
                 c,
-                c.hourlySourceTable("cutover"),
+                c.sourceTableAsKept(),
                 false,
                 io.rebalance.core.source.PartRows.ALL); // the keys named are the part's
     }

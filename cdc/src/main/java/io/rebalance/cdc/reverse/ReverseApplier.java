@@ -47,6 +47,7 @@ final class ReverseApplier implements AutoCloseable {
     private final String targetTable;
     private final RowDecoder decoder;
     private final RowWriteBack writeBack;
+    private final SlotMend mend;
     private final PostgresFence fence;
     private final TailScopes scopes;
     private final TailHold hold;
@@ -60,6 +61,7 @@ final class ReverseApplier implements AutoCloseable {
             String targetTable,
             RowDecoder decoder,
             RowWriteBack writeBack,
+            SlotMend mend,
             PostgresFence fence,
             TailScopes scopes,
             TailHold hold,
@@ -69,6 +71,7 @@ final class ReverseApplier implements AutoCloseable {
         this.targetTable = targetTable;
         this.decoder = decoder;
         this.writeBack = writeBack;
+        this.mend = mend;
         this.fence = fence;
         this.scopes = scopes;
         this.hold = hold;
@@ -122,8 +125,10 @@ final class ReverseApplier implements AutoCloseable {
             }
             writeBack.upsert(c, rows);
             writeBack.delete(c, gone);
+            Map<String, String> slots = mend.wrong(c, items);
             lease.check(); // a tail that lost its lease commits nothing: a newer one may be writing these keys
             c.commit();
+            mend.set(slots); // after the commit: the rows are Postgres' before their items change again
             return Outcome.APPLIED;
         } catch (SQLException | RuntimeException e) {
             discard();

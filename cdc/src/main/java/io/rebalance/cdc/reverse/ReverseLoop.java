@@ -58,6 +58,7 @@ public final class ReverseLoop {
                         config.target().table(),
                         table.decoder(config.target()),
                         new RowWriteBack(table),
+                        new SlotMend(table, config.target(), dynamo),
                         new PostgresFence(config.cutover().pgFence()),
                         hold.scopes(),
                         hold,

@@ -325,22 +325,6 @@ public record SourceTable(
         return columns.stream().map(c -> c.name() + " " + c.sqlType()).toList();
     }
 
-    /**
-     * This table, where its slots are hours; refused where they are key ranges ({@code slots.timeFrom: none}), which
-     * check, copy, tail and verify take, and the cutover not yet.
-     *
-     * @param command the command refusing, as the user typed it
-     */
-    public SourceTable hourly(String command) {
-        if (!(keyspace instanceof KeyRanges)) return this;
-        throw new RebalanceException(
-                ErrorCode.CONFIG_INVALID,
-                "slots.timeFrom=none (slots as ranges of the primary key) is taken by `rebalance check`, `copy`,"
-                        + " `tail` and `verify` so far; `rebalance " + command + "` runs on hourly slots only: set"
-                        + " slots.timeFrom to id (the time inside the key) or column (a timestamp column,"
-                        + " slots.timeColumn)");
-    }
-
     /** The DynamoDB partition key attribute: {@code target.partitionKey}, or the key's first column's name. */
     public String partitionKey() {
         return key.partitionAttribute();
