@@ -8,6 +8,7 @@ import io.rebalance.core.codec.ItemSize;
 import io.rebalance.local.RoomEventsGenerator;
 import io.rebalance.testkit.SharedServices;
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -15,6 +16,8 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import redis.clients.jedis.UnifiedJedis;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
@@ -143,6 +146,41 @@ class CheckCommandIT {
     }
 
     /** Rows whose time column is NULL or infinite are the slot notime's: counted and stored, none refused. */
+    /**
+     * Keys that tell no time (random uuids, text that is no ULID, an integer sequence) under the default slots: the
+     * check surveys the key ranges {@code slots.timeFrom: none} plans and recommends them in a blocking finding, keeping
+     * nothing; the copy refuses naming the same way out.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"uuid DEFAULT gen_random_uuid()", "text DEFAULT md5(random()::text)", "bigserial"})
+    void keysThatTellNoTimeGetKeyRangesRecommended(String keyType) throws Exception {
+        try (Connection pg = services.postgres();
+                Statement st = pg.createStatement()) {
+            st.execute("CREATE TABLE " + table + " (id " + keyType + " PRIMARY KEY, n int)");
+            st.execute("INSERT INTO " + table + " (n) SELECT i FROM generate_series(1, 2500) i");
+            st.execute("ANALYZE " + table);
+        }
+        CliRun check = CliRun.of(flags("slots.rowsPerSlot=1000"), "check", "--json");
+        assertThat(check.exitCode()).as(check.out() + check.err()).isEqualTo(1);
+        JsonNode report = JSON.readTree(check.out());
+        JsonNode slots = finding(report.path("findings"), "slots");
+        assertThat(slots.path("level").asText()).isEqualTo("BLOCKING");
+        assertThat(slots.path("detail").asText()).contains("slots.timeFrom: none", "key ranges");
+        assertThat(finding(report.path("findings"), "key ranges").path("detail").asText())
+                .contains("3 ranges of the primary key (r000000 .. r000002), planned for 1,000 rows each, hold 500 to"
+                        + " 1,000 rows");
+        assertThat(report.path("rows").asLong()).isEqualTo(2500);
+        try (Connection pg = services.postgres();
+                Statement st = pg.createStatement();
+                ResultSet rs = st.executeQuery("SELECT to_regclass('rebalance_ranges_" + table + "')")) {
+            rs.next();
+            assertThat(rs.getString(1)).as("key ranges kept by a check").isNull();
+        }
+        CliRun copy = CliRun.of(flags(), "copy", "--create-table", "--no-concurrent-writers");
+        assertThat(copy.exitCode()).as(copy.err()).isEqualTo(14);
+        assertThat(copy.err()).contains("slots.timeFrom: none");
+    }
+
     @Test
     void rowsWhoseTimeColumnIsNullOrInfiniteAreTheNoTimeSlots() throws Exception {
         try (Connection pg = services.postgres();

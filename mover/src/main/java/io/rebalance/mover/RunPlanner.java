@@ -158,6 +158,7 @@ public final class RunPlanner {
         Instant from = config.slots().fromInstant();
         Instant to = config.slots().toInstant();
         if (table.keyspace() instanceof SlotKeyspace.UlidUuids) refuseTimelessUuids(c, table);
+        if (table.keyspace() instanceof SlotKeyspace.SnowflakeIds ids) refuseSequences(c, table, ids);
         if (from == null || to == null) {
             Instant[] minMax = minMax(c, table);
             if (minMax == null) {
@@ -203,9 +204,30 @@ public final class RunPlanner {
                 "key column " + table.key().timeColumn() + " of " + table.name()
                         + " is uuid, but its values carry no time:"
                         + " read as ULIDs or UUIDv7 (the first 48 bits the millisecond) they run from " + minMax[0]
-                        + " to " + minMax[1] + ", so they look like random (version 4) uuids. Slot the rows by a"
-                        + " timestamp column instead: set slots.timeFrom: column and slots.timeColumn to it (give it"
-                        + " an index: each slot is a range scan on it)");
+                        + " to " + minMax[1] + ", so they look like random (version 4) uuids. Slot the rows by"
+                        + " ranges of the key instead (slots.timeFrom: none; `rebalance check` surveys them), or by a"
+                        + " timestamp column set on insert (slots.timeFrom: column and slots.timeColumn, with an"
+                        + " index: each slot is a range scan on it)");
+    }
+
+    /**
+     * Integers read as time-ordered ids that all fall within a day of the layout's epoch are too small to hold a time:
+     * a sequence, whose rows would all be one slot. Refused, naming key ranges; ids read with the wrong epoch (decades
+     * off, not within a day of it) are only warned about ({@link #rangeWarnings}).
+     */
+    private static void refuseSequences(Connection c, SourceTable table, SlotKeyspace.SnowflakeIds ids)
+            throws SQLException {
+        Instant[] minMax = minMax(c, table);
+        if (minMax == null) return;
+        Instant epoch = Instant.ofEpochMilli(ids.layout().epochMillis());
+        if (minMax[1].isAfter(epoch.plus(java.time.Duration.ofDays(1)))) return;
+        throw new RebalanceException(
+                ErrorCode.SOURCE_KEY_TYPE,
+                "key column " + table.key().timeColumn() + " of " + table.name() + " is an integer, but its values"
+                        + " carry no time: read as time-ordered ids (slots.snowflake) they all fall within a day of"
+                        + " its epoch " + epoch + ", so they look like a sequence. Slot the rows by ranges of the key"
+                        + " instead (slots.timeFrom: none; `rebalance check` surveys them), or by a timestamp column"
+                        + " set on insert (slots.timeFrom: column and slots.timeColumn)");
     }
 
     /**
@@ -256,7 +278,8 @@ public final class RunPlanner {
                         ErrorCode.SOURCE_KEY_TYPE,
                         "key values of " + table.name() + " do not carry"
                                 + " a time as configured (" + e.getMessage()
-                                + "); set slots.idFormat to match the ids, or use"
+                                + "); set slots.idFormat to match the ids; or, where nothing in a row tells time,"
+                                + " slots.timeFrom: none (ranges of the key; `rebalance check` surveys them), or"
                                 + " slots.timeFrom: column with a timestamp column");
             }
         }

@@ -59,16 +59,19 @@ public final class CheckRun {
      * @param progress told how far the survey is, every 5 seconds while it runs
      * @throws RebalanceException SOURCE_UNREACHABLE when Postgres fails during the check
      */
-    public static Result run(MigrationConfig config, int sessions, Consumer<String> progress) throws Exception {
-        try (Connection c = new SourceSession(config.source()).openForPreflight()) {
-            SourceTable table = SourceTable.inspect(c, config);
+    public static Result run(MigrationConfig asGiven, int sessions, Consumer<String> progress) throws Exception {
+        try (Connection c = new SourceSession(asGiven.source()).openForPreflight()) {
+            Slotted slotted = Slotted.of(c, asGiven);
+            MigrationConfig config = slotted.config();
+            SourceTable table = slotted.table();
             RunPlanner planner = new RunPlanner(config);
-            SlotRange range = planner.range(c, table);
+            SlotRange range = slotted.range();
             List<String> implausible = planner.rangeWarnings(c, table);
             TableSurvey survey = new TableSurvey(table, config.target());
             List<SlotSurvey> slots = surveyAll(config, survey, range, sessions, progress);
             Totals totals = Totals.of(slots);
             List<Finding> findings = new ArrayList<>();
+            if (slotted.instead() != null) findings.add(slotted.instead());
             implausible.forEach(w -> findings.add(Finding.warning("time range", w)));
             if (table.keyspace() instanceof KeyRanges ranges) findings.add(keyRanges(ranges, slots));
             else findings.add(SlotRangeIndex.finding(c, table));
@@ -84,6 +87,40 @@ public final class CheckRun {
         } catch (SQLException e) {
             throw new RebalanceException(
                     ErrorCode.SOURCE_UNREACHABLE, "Postgres failed during the check: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * The table and its run's slots as configured; where the configured time cannot be read from the key (random
+     * uuids, text that is no ULID, integers read as ULIDs), the key ranges {@code slots.timeFrom: none} would plan,
+     * surveyed in their place, and the refusal as a blocking finding that names them: a check recommends, where a
+     * copy refuses.
+     */
+    private record Slotted(MigrationConfig config, SourceTable table, SlotRange range, Finding instead) {
+        static Slotted of(Connection c, MigrationConfig config) throws SQLException {
+            try {
+                SourceTable table = SourceTable.inspect(c, config);
+                return new Slotted(config, table, new RunPlanner(config).range(c, table), null);
+            } catch (RebalanceException refused) {
+                if (refused.code() != ErrorCode.SOURCE_KEY_TYPE
+                        || config.slots().fromColumn()
+                        || config.slots().keyRanges()) throw refused;
+                MigrationConfig ranged = config.withSlots(config.slots().asKeyRanges());
+                SourceTable table;
+                try {
+                    table = SourceTable.inspect(c, ranged);
+                } catch (RebalanceException alsoRefused) {
+                    throw refused; // the key itself is refused, not its time
+                }
+                return new Slotted(
+                        ranged,
+                        table,
+                        new RunPlanner(ranged).range(c, table),
+                        Finding.blocking(
+                                "slots",
+                                refused.getMessage() + ". The slots surveyed here are the key ranges slots.timeFrom:"
+                                        + " none plans"));
+            }
         }
     }
 

@@ -25,6 +25,12 @@ public record MigrationConfig(
         Metrics metrics,
         Log log) {
 
+    /** This configuration with other slot settings. */
+    public MigrationConfig withSlots(Slots other) {
+        return new MigrationConfig(
+                source, other, target, redis, mover, coordinator, verify, tail, cutover, metrics, log);
+    }
+
     /**
      * Where rows come from. {@code columns} empty means every column of the table. The row key is {@code keyColumns}
      * (one or two columns), or {@code keyColumn} (one), or, with both empty, the table's primary key.
@@ -76,6 +82,11 @@ public record MigrationConfig(
         /** Slots are ranges of the primary key: nothing in a row tells time. */
         public boolean keyRanges() {
             return "none".equals(timeFrom);
+        }
+
+        /** These settings with {@code timeFrom: none} (no window: ranges hold every key). */
+        public Slots asKeyRanges() {
+            return new Slots("none", idFormat, timeColumn, snowflake, "", "", rowsPerSlot);
         }
 
         public Instant fromInstant() {

@@ -278,7 +278,9 @@ public record SourceTable(
             throw new RebalanceException(
                     ErrorCode.SOURCE_KEY_TYPE,
                     "slots.idFormat is ulid but key column " + timeColumn
-                            + " is an integer; use idFormat snowflake, or slots.timeFrom: column");
+                            + " is an integer; use idFormat snowflake where it holds time-ordered ids, slots.timeFrom:"
+                            + " none where nothing in a row tells time (a sequence: ranges of the key), or"
+                            + " slots.timeFrom: column");
         }
     }
 
