@@ -17,13 +17,12 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
  * Key ranges against hours, in one run: the same rows keyed once by time-ordered ids (ULID text, hourly slots) and once
- * by random uuids ({@code slots.timeFrom: none}, as many ranges as there are hours: {@code slots.rowsPerSlot} the rows of
- * an hour, since DynamoDB Local pages a long Query of the slot index ever slower), each copied by {@code rebalance
- * copy} (one process) into a new DynamoDB table and verified by {@code rebalance verify --all}, the order of the two
- * alternating from run to run. Wall time of each command as a user runs it (the launcher, its JVM flags); medians and
- * the ratios uuid / time.
+ * by random uuids ({@code slots.timeFrom: none}, ranges of {@code rowsPerSlot} rows: the product's default, 100,000,
+ * or {@code hour} for as many ranges as there are hours), each copied by {@code rebalance copy} (one process) into a
+ * new DynamoDB table and verified by {@code rebalance verify --all}, the order of the two alternating from run to run.
+ * Wall time of each command as a user runs it (the launcher, its JVM flags); medians and the ratios uuid / time.
  *
- * <p>Args: endpoint rows hours reps workers launcher.
+ * <p>Args: endpoint rows hours reps workers launcher [rowsPerSlot=100000|hour].
  */
 public final class KeyRangesBenchmark {
     private static final String TIME = "bench_keys_time";
@@ -38,6 +37,8 @@ public final class KeyRangesBenchmark {
         int reps = Integer.parseInt(args[3]);
         int workers = Integer.parseInt(args[4]);
         String launcher = args[5];
+        String perSlot = args.length > 6 ? args[6] : "100000";
+        long rowsPerSlot = perSlot.equals("hour") ? Math.max(1_000, rows / hours) : Long.parseLong(perSlot);
         MigrationConfig config = new ConfigLoader(System.getenv()).load(null, Map.of("target.endpoint", endpoint));
         System.out.printf(
                 "generating %,d rows over %d hours in %s, and the same rows keyed by random uuids in %s%n",
@@ -67,7 +68,7 @@ public final class KeyRangesBenchmark {
                             endpoint,
                             workers,
                             "bench:keys:" + target + ":" + System.nanoTime() + ":",
-                            Math.max(1_000, rows / hours));
+                            rowsPerSlot);
                     double copy = run(launcher, "copy", settings, target, rows);
                     double verify = run(launcher, "verify", settings, target, rows);
                     rates.computeIfAbsent(kind + " copy", k -> new ArrayList<>())
@@ -81,7 +82,9 @@ public final class KeyRangesBenchmark {
             }
         }
         System.out.println();
-        System.out.printf("rows %,d; %d runs each; medians (rows/s):%n", rows, reps);
+        System.out.printf(
+                "rows %,d; %d hours; key ranges of %,d rows; %d runs each; medians (rows/s):%n",
+                rows, hours, rowsPerSlot, reps);
         rates.forEach((k, v) -> System.out.printf("  %-12s %,10.0f   %s%n", k, CopyBenchmark.median(v), v));
         for (String phase : List.of("copy", "verify")) {
             double time = CopyBenchmark.median(rates.get("time " + phase));

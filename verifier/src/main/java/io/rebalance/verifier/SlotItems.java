@@ -1,6 +1,7 @@
 package io.rebalance.verifier;
 
 import io.rebalance.core.dynamo.SlotIndex;
+import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.TableKey;
@@ -73,6 +74,7 @@ final class SlotItems {
                                 .keyConditionExpression("#s = :s")
                                 .expressionAttributeNames(Map.of("#s", index.attribute()))
                                 .expressionAttributeValues(Map.of(":s", AttributeValue.fromS(value)))
+                                .limit(TargetTable.PAGE_ITEMS)
                                 .exclusiveStartKey(from)));
                 for (Map<String, AttributeValue> item : page.items()) {
                     String id = key.textOf(item);
@@ -134,6 +136,7 @@ final class SlotItems {
                     () -> dynamo.scan(b -> b.tableName(table)
                             .segment(segment)
                             .totalSegments(segments)
+                            .limit(TargetTable.PAGE_ITEMS)
                             .exclusiveStartKey(from)));
             for (Map<String, AttributeValue> item : page.items()) {
                 String value = slotValue(item);

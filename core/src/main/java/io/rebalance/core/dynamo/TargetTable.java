@@ -28,6 +28,14 @@ import software.amazon.awssdk.services.dynamodb.model.TableDescription;
  * through which one slot's items are read with Query instead of a table scan (docs/fingerprint.md).
  */
 public final class TargetTable {
+    /**
+     * Items asked of one page of a Query or Scan that reads many. DynamoDB ends a page at 1 MB first (about 2,600
+     * items of 400 bytes), so there this changes nothing; DynamoDB Local, unless a Limit bounds it, reads every item
+     * left under the key condition for each page and keeps a whole unbounded scan in memory: one slot of 100,000 items
+     * was read at 18,600 items/s without it and 98,600 with it.
+     */
+    public static final int PAGE_ITEMS = 5_000;
+
     private TargetTable() {}
 
     public static ScalarAttributeType attributeType(io.rebalance.core.slot.KeyType keyType) {
@@ -217,7 +225,7 @@ public final class TargetTable {
                                 .select(software.amazon.awssdk.services.dynamodb.model.Select.COUNT)
                                 .segment(segment)
                                 .totalSegments(segments)
-                                .limit(5_000)
+                                .limit(PAGE_ITEMS)
                                 .exclusiveStartKey(from));
                         n += r.count();
                         start = r.hasLastEvaluatedKey() && !r.lastEvaluatedKey().isEmpty()
