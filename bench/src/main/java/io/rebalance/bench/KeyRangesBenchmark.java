@@ -17,12 +17,12 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
  * Key ranges against hours, in one run: the same rows keyed once by time-ordered ids (ULID text, hourly slots) and once
- * by random uuids ({@code slots.timeFrom: none}, ranges of {@code rowsPerSlot} rows: the product's default, 100,000,
- * or {@code hour} for as many ranges as there are hours), each copied by {@code rebalance copy} (one process) into a
+ * by random uuids ({@code slots.timeFrom: none}, ranges of {@code rowsPerSlot} rows: the product's default, 0, or
+ * {@code hour} for as many ranges as there are hours), each copied by {@code rebalance copy} (one process) into a
  * new DynamoDB table and verified by {@code rebalance verify --all}, the order of the two alternating from run to run.
  * Wall time of each command as a user runs it (the launcher, its JVM flags); medians and the ratios uuid / time.
  *
- * <p>Args: endpoint rows hours reps workers launcher [rowsPerSlot=100000|hour].
+ * <p>Args: endpoint rows hours reps workers launcher [rowsPerSlot=0|N|hour].
  */
 public final class KeyRangesBenchmark {
     private static final String TIME = "bench_keys_time";
@@ -37,7 +37,7 @@ public final class KeyRangesBenchmark {
         int reps = Integer.parseInt(args[3]);
         int workers = Integer.parseInt(args[4]);
         String launcher = args[5];
-        String perSlot = args.length > 6 ? args[6] : "100000";
+        String perSlot = args.length > 6 ? args[6] : "0"; // 0: the product's default
         long rowsPerSlot = perSlot.equals("hour") ? Math.max(1_000, rows / hours) : Long.parseLong(perSlot);
         MigrationConfig config = new ConfigLoader(System.getenv()).load(null, Map.of("target.endpoint", endpoint));
         System.out.printf(
@@ -83,8 +83,11 @@ public final class KeyRangesBenchmark {
         }
         System.out.println();
         System.out.printf(
-                "rows %,d; %d hours; key ranges of %,d rows; %d runs each; medians (rows/s):%n",
-                rows, hours, rowsPerSlot, reps);
+                "rows %,d; %d hours; key ranges of %s rows; %d runs each; medians (rows/s):%n",
+                rows,
+                hours,
+                rowsPerSlot == 0 ? "the default (0: 64 ranges here)" : String.format("%,d", rowsPerSlot),
+                reps);
         rates.forEach((k, v) -> System.out.printf("  %-12s %,10.0f   %s%n", k, CopyBenchmark.median(v), v));
         for (String phase : List.of("copy", "verify")) {
             double time = CopyBenchmark.median(rates.get("time " + phase));

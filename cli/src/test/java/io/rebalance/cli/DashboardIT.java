@@ -185,6 +185,56 @@ class DashboardIT {
         }
     }
 
+    /** A table slotted by key ranges: the page names its ranges (r000002 .. r000000) and counts them by state. */
+    @Test
+    void keyRangesAreNamedOnThePage() throws Exception {
+        String chromium = chromium();
+        ExecutorService threads = Executors.newSingleThreadExecutor();
+        int port = MetricsIT.freePort();
+        try {
+            try (Connection pg = services.postgres();
+                    Statement st = pg.createStatement()) {
+                st.execute("CREATE TABLE " + table + " (id uuid PRIMARY KEY, body text)");
+                st.execute("INSERT INTO " + table + " SELECT gen_random_uuid(), 'row ' || i FROM generate_series(1,"
+                        + " 3000) i");
+                st.execute("ANALYZE " + table);
+            }
+            String[] ranges = {"--set", "slots.timeFrom=none", "--set", "slots.rowsPerSlot=1000"};
+            CliRun copy = run(concat(
+                    new String[] {"copy", "--no-progress", "--no-concurrent-writers", "--create-table"}, ranges));
+            assertThat(copy.exitCode()).as(copy.out() + copy.err()).isZero();
+            CliRun verify = run(concat(new String[] {"verify", "--slot", "r000001"}, ranges));
+            assertThat(verify.exitCode()).as(verify.out() + verify.err()).isZero();
+            Future<CliRun> dashboard = threads.submit(
+                    () -> run(concat(new String[] {"dashboard", "--port", Integer.toString(port)}, ranges)));
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(30))
+                    .ignoreExceptions()
+                    .until(() -> MetricsIT.get(port, "/api/state").statusCode() == 200);
+            String dom = browse(chromium, port, "--dump-dom");
+            assertThat(dom)
+                    .contains("data-loaded=\"true\"")
+                    .contains("3 key ranges, r000002 .. r000000, the last first");
+            Map<String, Integer> legend = legend(dom);
+            assertThat(legend.get("verified")).as(dom).isEqualTo(1);
+            assertThat(legend.get("copied")).isEqualTo(2);
+            dashboard.cancel(true);
+        } finally {
+            threads.shutdownNow();
+            try (Connection pg = services.postgres();
+                    Statement st = pg.createStatement()) {
+                st.execute("DROP TABLE IF EXISTS " + table);
+                st.execute("DROP TABLE IF EXISTS rebalance_ranges_" + table);
+            }
+        }
+    }
+
+    private static String[] concat(String[] a, String[] b) {
+        String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
     /** The legend's count of slots per state, as the page's script wrote it into the DOM. */
     private static Map<String, Integer> legend(String dom) {
         Map<String, Integer> counts = new HashMap<>();

@@ -87,6 +87,32 @@ class KeyRangePlanIT {
         }
     }
 
+    /**
+     * The default (0) plans ranges of 100,000 rows, fewer on a small table so that it has 64 of at least 1,000: a
+     * 200,000-row table gets 64 of 3,125 (its statistics' estimate), a 20,000-row one 20 of 1,000.
+     */
+    @Test
+    void theDefaultGivesASmallTableEnoughRangesForEveryWorker() throws Exception {
+        try (MoverFixture f = new MoverFixture().set("slots.timeFrom", "none")) {
+            assertThat(f.config().slots().rowsPerSlot()).isZero();
+            try (Connection c = new SourceSession(f.config().source()).open();
+                    Statement st = c.createStatement()) {
+                st.execute("CREATE TABLE " + f.table + " (id uuid PRIMARY KEY, n int)");
+                st.execute("INSERT INTO " + f.table + " SELECT gen_random_uuid(), g FROM generate_series(1, 200000) g");
+                st.execute("ANALYZE " + f.table);
+                KeyRanges ranges =
+                        (KeyRanges) SourceTable.inspect(c, f.config()).keyspace();
+                assertThat(ranges.count()).isEqualTo(64);
+                assertThat(ranges.rowsPerSlot()).isEqualTo(3_125);
+                st.execute("DELETE FROM " + f.table + " WHERE n > 20000");
+                st.execute("VACUUM ANALYZE " + f.table);
+                ranges = (KeyRanges) SourceTable.inspect(c, f.config()).keyspace();
+                assertThat(ranges.count()).isEqualTo(20);
+                assertThat(ranges.rowsPerSlot()).isEqualTo(1_000);
+            }
+        }
+    }
+
     private void check(String columns, String rows, long count, String later) throws Exception {
         try (MoverFixture f =
                 new MoverFixture().set("slots.timeFrom", "none").set("slots.rowsPerSlot", Long.toString(PER_SLOT))) {

@@ -87,10 +87,11 @@ public final class ConfigValidator {
         var sl = c.slots();
         oneOf("slots.timeFrom", sl.timeFrom(), Set.of("id", "column", "none"));
         require(
-                sl.rowsPerSlot() >= 1_000,
+                sl.rowsPerSlot() == 0 || sl.rowsPerSlot() >= 1_000,
                 "slots.rowsPerSlot",
                 String.valueOf(sl.rowsPerSlot()),
-                "rows a key range is planned to hold (slots.timeFrom: none), at least 1000; 100000 by default");
+                "rows a key range is planned to hold (slots.timeFrom: none), at least 1000; 0 (the default) for"
+                        + " 100000, or fewer so that a table has at least 64 ranges");
         if (sl.keyRanges() && (!sl.from().isEmpty() || !sl.to().isEmpty())) {
             problems.add("slots.from/slots.to bound hours, and with slots.timeFrom: none slots are key ranges covering"
                     + " every key; leave slots.from and slots.to empty");

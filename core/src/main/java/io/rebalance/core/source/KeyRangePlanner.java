@@ -18,7 +18,8 @@ import java.util.Optional;
 
 /**
  * Plans the key ranges of a table whose rows tell no time ({@code slots.timeFrom: none}) so that each holds about
- * {@code slots.rowsPerSlot} rows. Up to {@value #EXACT_UP_TO} rows (by the statistics) it reads every key in the
+ * {@code slots.rowsPerSlot} rows (0, the default: {@value #AUTO_ROWS}, or fewer so that a table has at least
+ * {@value #MIN_RANGES} ranges of 1,000 rows or more). Up to {@value #EXACT_UP_TO} rows (by the statistics) it reads every key in the
  * key's order and cuts at every {@code rowsPerSlot}-th: exact, for one index-only scan. Above, it reads a sample of
  * the table's pages ({@code TABLESAMPLE SYSTEM}, about {@value #SAMPLE_PER_RANGE} keys a range, between {@value
  * #SAMPLE_MIN} and {@value #SAMPLE_MAX} keys) and cuts at its quantiles: a range then holds {@code rowsPerSlot} give
@@ -30,6 +31,13 @@ public final class KeyRangePlanner {
     static final long SAMPLE_MIN = 200_000;
     static final long SAMPLE_MAX = 2_000_000;
     static final long SAMPLE_PER_RANGE = 100;
+    /** {@code slots.rowsPerSlot: 0}: ranges of this many rows, or fewer on a small table ({@link #MIN_RANGES}). */
+    public static final long AUTO_ROWS = 100_000;
+    /**
+     * The ranges an automatic plan makes at least (of 1,000 rows or more): the default 8 workers in 8 processes each
+     * hold one, where 10 ranges of a million rows left most workers idle while the last two were copied and verified.
+     */
+    static final long MIN_RANGES = 64;
 
     private KeyRangePlanner() {}
 
@@ -45,6 +53,7 @@ public final class KeyRangePlanner {
     public static KeyRanges plan(Connection c, String table, TableKey key, long rowsPerSlot, long exactUpTo)
             throws SQLException {
         long estimate = estimate(c, table);
+        if (rowsPerSlot == 0) rowsPerSlot = automatic(estimate);
         if (estimate / rowsPerSlot >= Slot.MAX_RANGES) {
             throw new RebalanceException(
                     ErrorCode.CONFIG_INVALID,
@@ -63,6 +72,11 @@ public final class KeyRangePlanner {
         long wanted = Math.min(SAMPLE_MAX, Math.max(SAMPLE_MIN, ranges * SAMPLE_PER_RANGE));
         double percent = Math.min(100.0, 100.0 * wanted / estimate);
         return new KeyRanges(key, quantiles(c, table, key, percent, ranges), rowsPerSlot);
+    }
+
+    /** The rows a range holds when {@code slots.rowsPerSlot} is 0: {@link #AUTO_ROWS}, fewer below 64 of them. */
+    static long automatic(long estimate) {
+        return Math.max(1_000, Math.min(AUTO_ROWS, (estimate + MIN_RANGES - 1) / MIN_RANGES));
     }
 
     /** The run's key ranges as stored, or, before any process stored them, a plan of them (not stored). */

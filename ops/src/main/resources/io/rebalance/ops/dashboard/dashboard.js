@@ -55,6 +55,9 @@ function drawHeatmap() {
 }
 
 function slotName(index) {
+  // key ranges, the last first: the index-th is that many ranges below it
+  const r = /^r(\d{6})$/.exec(heatmap.newest);
+  if (r) return "r" + String(+r[1] - index).padStart(6, "0");
   // slots are hours, newest first: the index-th is that many hours before the newest
   const m = /^(\d{4})(\d{2})(\d{2})\.(\d{2})$/.exec(heatmap.newest);
   if (!m) return "#" + index;
@@ -134,7 +137,12 @@ function render(s) {
     ["reverse stream", (s.routing && s.routing.reverseStream && s.routing.reverseStream.state) || "-"],
   ]));
   heatmap = s.heatmap;
-  $("slot-range").textContent = heatmap.states.length ? heatmap.states.length + " slots from " + heatmap.newest + ", newest first" : "no plan yet";
+  const n = heatmap.states.length;
+  $("slot-range").textContent = !n
+    ? "no plan yet"
+    : /^r\d{6}$/.test(heatmap.newest)
+      ? n + " key ranges, " + slotName(0) + " .. " + slotName(n - 1) + ", the last first"
+      : n + " slots from " + heatmap.newest + ", newest first";
   legend(s);
   drawHeatmap();
   chart("chart-rate", s.history.copy, 2, 1, " rows/s");
