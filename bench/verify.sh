@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Verification cost: bytes and time of the server-side Postgres fingerprint vs fetching the rows (naive), and the
 # verifier's DynamoDB items/s vs the raw Query ceiling of DynamoDB Local, on the same generated rows in one run.
+# The same rows keyed by random uuids (key ranges, slots.timeFrom: none) against time-ordered ids, copied and
+# verified in one run: bench/key-ranges.sh.
 # Usage: bench/verify.sh [rows=1000000] [hours=240] [reps=3] [threads=4]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
