@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rebalance.client.WriteGuard;
 import io.rebalance.core.codec.RowCodec;
 import io.rebalance.core.codec.SourceRow;
-import io.rebalance.core.source.PageReader;
-import io.rebalance.core.source.SourceSession;
 import io.rebalance.protocol.route.Target;
 import io.rebalance.testkit.SharedServices;
 import java.sql.Connection;
@@ -24,7 +22,6 @@ import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.Delete;
 import software.amazon.awssdk.services.dynamodb.model.Put;
-import software.amazon.awssdk.services.dynamodb.model.ScanResponse;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
 
 /**
@@ -107,7 +104,7 @@ class CompositeKeyIT {
             assertThat(prepared.exitCode()).as(prepared.out() + prepared.err()).isZero();
             CliRun copied = CliRun.of(args(), "copy", "--no-progress");
             assertThat(copied.exitCode()).as(copied.out() + copied.err()).isZero();
-            assertThat(items(t)).hasSize(TENANTS * IDS);
+            assertThat(t.items()).hasSize(TENANTS * IDS);
             CliRun status = CliRun.of(args(), "status");
             assertThat(status.out()).contains("FINISHED");
 
@@ -121,7 +118,7 @@ class CompositeKeyIT {
                 st.execute("INSERT INTO " + table + " VALUES (7, " + fresh + ", 'new', '{}', now())");
             }
             Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
-                Map<String, Map<String, AttributeValue>> items = items(t);
+                Map<String, Map<String, AttributeValue>> items = t.items();
                 return items.containsKey("[7, " + fresh + "]")
                         && !items.containsKey("[3, " + shared + "]")
                         && "tailed"
@@ -129,9 +126,9 @@ class CompositeKeyIT {
                                         .get("kind")
                                         .s());
             });
-            assertThat(items(t).get("[1, " + shared + "]").get("kind").s()).isNotEqualTo("tailed");
-            assertThat(items(t)).containsKey("[4, " + shared + "]");
-            assertEqualStores(t);
+            assertThat(t.items().get("[1, " + shared + "]").get("kind").s()).isNotEqualTo("tailed");
+            assertThat(t.items()).containsKey("[4, " + shared + "]");
+            t.assertEqualStores();
 
             CliRun verified = CliRun.of(args(), "verify", "--all");
             assertThat(verified.exitCode()).as(verified.out() + verified.err()).isZero();
@@ -147,7 +144,7 @@ class CompositeKeyIT {
                     .expressionAttributeNames(Map.of("#k", "kind"))
                     .expressionAttributeValues(Map.of(":v", AttributeValue.fromS("corrupted"))));
             t.dynamo.deleteItem(b -> b.tableName(table).key(key(5, victim)));
-            Map<String, AttributeValue> stray = new HashMap<>(items(t).get("[1, " + victim + "]"));
+            Map<String, AttributeValue> stray = new HashMap<>(t.items().get("[1, " + victim + "]"));
             stray.put("tenant_id", AttributeValue.fromN("9"));
             t.dynamo.putItem(b -> b.tableName(table).item(stray));
             CliRun mismatch = CliRun.of(args(), "verify", "--slot", slot, "--json");
@@ -161,7 +158,7 @@ class CompositeKeyIT {
             assertThat(repaired.exitCode()).as(repaired.out() + repaired.err()).isZero();
             CliRun match = CliRun.of(args(), "verify", "--all");
             assertThat(match.exitCode()).as(match.out() + match.err()).isZero();
-            assertEqualStores(t);
+            t.assertEqualStores();
 
             // cutover; the application writes to DynamoDB through the guard, keyed by both parts; rollback
             Awaitility.await()
@@ -226,7 +223,7 @@ class CompositeKeyIT {
                 while (rs.next()) tenants.add(rs.getInt(1));
                 assertThat(tenants).containsExactly(1, 4, 5); // 2 deleted in DynamoDB, 3 deleted in Postgres
             }
-            assertEqualStores(t);
+            t.assertEqualStores();
             CliRun after = CliRun.of(args(), "verify", "--all");
             assertThat(after.exitCode()).as(after.out() + after.err()).isZero();
         }
@@ -238,39 +235,5 @@ class CompositeKeyIT {
                 AttributeValue.fromN(Integer.toString(tenant)),
                 "id",
                 AttributeValue.fromN(Long.toString(id)));
-    }
-
-    /** Every item of the table by its key text. */
-    private Map<String, Map<String, AttributeValue>> items(TailedTable t) {
-        Map<String, Map<String, AttributeValue>> out = new HashMap<>();
-        Map<String, AttributeValue> start = null;
-        do {
-            Map<String, AttributeValue> from = start;
-            ScanResponse r =
-                    t.dynamo.scan(b -> b.tableName(table).consistentRead(true).exclusiveStartKey(from));
-            for (Map<String, AttributeValue> item : r.items())
-                out.put(t.source.key().textOf(item), item);
-            start = r.hasLastEvaluatedKey() && !r.lastEvaluatedKey().isEmpty() ? r.lastEvaluatedKey() : null;
-        } while (start != null);
-        return out;
-    }
-
-    /** Row by row: every Postgres row is the item the codec makes of it, and DynamoDB holds no other item. */
-    private void assertEqualStores(TailedTable t) throws Exception {
-        Map<String, Map<String, AttributeValue>> items = items(t);
-        RowCodec codec = t.source.codec(t.config.target());
-        List<String> keys = new ArrayList<>();
-        try (Connection pg = services.postgres();
-                Statement st = pg.createStatement();
-                ResultSet rs = st.executeQuery("SELECT " + t.source.key().selectText("") + " FROM " + table)) {
-            while (rs.next()) keys.add(rs.getString(1));
-        }
-        try (Connection pg = new SourceSession(t.config.source()).open()) { // the session the copy reads in
-            List<SourceRow> rows = new PageReader(t.source).byKeys(pg, keys);
-            assertThat(rows).hasSize(keys.size());
-            for (SourceRow row : rows)
-                assertThat(items.get(row.key())).as(row.key()).isEqualTo(codec.encode(row));
-        }
-        assertThat(items.keySet()).containsExactlyInAnyOrderElementsOf(keys);
     }
 }

@@ -5,11 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.rebalance.client.WriteGuard;
-import io.rebalance.core.codec.RowCodec;
-import io.rebalance.core.codec.SourceRow;
 import io.rebalance.core.retry.Retrier;
-import io.rebalance.core.source.PageReader;
-import io.rebalance.core.source.SourceSession;
 import io.rebalance.mover.RedisRunState;
 import io.rebalance.mover.RunState;
 import io.rebalance.protocol.keyspace.Keyspace;
@@ -27,8 +23,11 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -36,7 +35,6 @@ import org.junit.jupiter.params.provider.EnumSource;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.Delete;
 import software.amazon.awssdk.services.dynamodb.model.Put;
-import software.amazon.awssdk.services.dynamodb.model.ScanResponse;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
 
 /**
@@ -139,36 +137,36 @@ class KeyRangesIT {
             for (JsonNode slot : survey.path("bySlot"))
                 assertThat(slot.path("rows").asLong()).as(slot.toString()).isEqualTo(PER_RANGE);
 
-            Writer writer = new Writer(kind, table);
-            Thread writing = new Thread(writer, "writer");
-            writing.start();
             Set<Long> copiers = new HashSet<>();
             List<Process> copies = new ArrayList<>();
-            try {
+            Writer writer = new Writer(kind, table);
+            try (writer) {
                 Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> writer.done.get(3) > 0);
                 for (int i = 0; i < 2; i++) copies.add(copy(prefix, args, i));
                 RunState run = new RedisRunState(t.redis, new Keyspace(prefix).run(), Retrier.standard());
-                while (copies.stream().anyMatch(Process::isAlive)) {
-                    for (String info : run.liveProcesses(60_000).values()) {
-                        JsonNode n = JSON.readTree(info);
-                        if (!n.path("slots").isEmpty())
-                            copiers.add(n.path("pid").asLong());
-                    }
-                    Thread.sleep(20);
-                }
+                // every process seen holding a range, until both have exited
+                Awaitility.await()
+                        .atMost(Duration.ofSeconds(240))
+                        .pollInterval(Duration.ofMillis(20))
+                        .until(() -> {
+                            for (String info : run.liveProcesses(60_000).values()) {
+                                JsonNode n = JSON.readTree(info);
+                                if (!n.path("slots").isEmpty())
+                                    copiers.add(n.path("pid").asLong());
+                            }
+                            return copies.stream().noneMatch(Process::isAlive);
+                        });
                 for (Process p : copies)
                     assertThat(p.exitValue()).as("copy exit").isZero();
             } finally {
                 copies.forEach(Process::destroyForcibly);
-                writer.stop.set(true);
-                writing.join(30_000);
             }
             assertThat(copiers).as("processes that held a range").hasSize(2);
             for (int op = 0; op < 4; op++)
                 assertThat(writer.done.get(op)).as("writes of kind " + op).isPositive();
 
             // the tail carries the writer's last changes; then verify and an independent read agree
-            Awaitility.await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertEqualStores(t, table));
+            Awaitility.await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> t.assertEqualStores());
             CliRun verify = CliRun.of(args, "verify", "--all", "--json");
             assertThat(verify.exitCode()).as(verify.out() + verify.err()).isZero();
             JsonNode verdict = JSON.readTree(verify.out());
@@ -188,7 +186,7 @@ class KeyRangesIT {
                     .until(() -> CliRun.of(args, "cutover", "--dry-run").exitCode() == 0);
             CliRun cut = CliRun.of(args, "cutover");
             assertThat(cut.exitCode()).as(cut.out() + cut.err()).isZero();
-            Map<String, Map<String, AttributeValue>> before = items(t, table);
+            Map<String, Map<String, AttributeValue>> before = t.items();
             List<String> keys = new ArrayList<>(before.keySet());
             java.util.Collections.sort(keys);
             Map<String, AttributeValue> changed = with(before.get(keys.get(0)), "body", AttributeValue.fromS("app"));
@@ -224,11 +222,11 @@ class KeyRangesIT {
             }
             CliRun back = CliRun.of(args, "cutover", "--rollback");
             assertThat(back.exitCode()).as(back.out() + back.err()).isZero();
-            Map<String, Map<String, AttributeValue>> after = items(t, table);
+            Map<String, Map<String, AttributeValue>> after = t.items();
             String addedKey = t.source.key().textOf(added);
             assertThat(after).containsKey(addedKey).doesNotContainKey(keys.get(1));
             assertThat(after.get(keys.get(0)).get("body").s()).isEqualTo("app");
-            assertEqualStores(t, table);
+            t.assertEqualStores();
             CliRun again = CliRun.of(args, "verify", "--all");
             assertThat(again.exitCode()).as(again.out() + again.err()).isZero();
         }
@@ -255,73 +253,53 @@ class KeyRangesIT {
         }
     }
 
-    /** Every item of the table by its key text, read consistently. */
-    private static Map<String, Map<String, AttributeValue>> items(TailedTable t, String table) {
-        Map<String, Map<String, AttributeValue>> out = new HashMap<>();
-        Map<String, AttributeValue> start = null;
-        do {
-            Map<String, AttributeValue> from = start;
-            ScanResponse r =
-                    t.dynamo.scan(b -> b.tableName(table).consistentRead(true).exclusiveStartKey(from));
-            for (Map<String, AttributeValue> item : r.items())
-                out.put(t.source.key().textOf(item), item);
-            start = r.hasLastEvaluatedKey() && !r.lastEvaluatedKey().isEmpty() ? r.lastEvaluatedKey() : null;
-        } while (start != null);
-        return out;
-    }
-
-    /** Row by row: every Postgres row is the item the codec makes of it (its range the slot), and no other item. */
-    private void assertEqualStores(TailedTable t, String table) throws Exception {
-        Map<String, Map<String, AttributeValue>> items = items(t, table);
-        RowCodec codec = t.source.codec(t.config.target());
-        List<String> keys = new ArrayList<>();
-        try (Connection pg = services.postgres();
-                Statement st = pg.createStatement();
-                ResultSet rs = st.executeQuery("SELECT " + t.source.key().selectText("") + " FROM " + table)) {
-            while (rs.next()) keys.add(rs.getString(1));
-        }
-        try (Connection pg = new SourceSession(t.config.source()).open()) {
-            List<SourceRow> rows = new PageReader(t.source).byKeys(pg, keys);
-            assertThat(rows).hasSize(keys.size());
-            for (SourceRow row : rows)
-                assertThat(items.get(row.key())).as(row.key()).isEqualTo(codec.encode(row));
-        }
-        assertThat(items.keySet()).containsExactlyInAnyOrderElementsOf(keys);
-    }
-
-    /** Inserts, updates, deletes and key changes, one at a time, until stopped; counts each that changed a row. */
-    private final class Writer implements Runnable {
-        final AtomicBoolean stop = new AtomicBoolean();
+    /**
+     * Inserts, updates, deletes and key changes in turn, one every 5 ms on one session (a steady application, not a
+     * flood the copy would queue behind on two cores); counts each that changed a row. Closing stops it, waits for the
+     * write in flight, and throws the first write that failed other than on a taken key.
+     */
+    private final class Writer implements AutoCloseable {
         /** inserts, updates, deletes, key changes */
         final AtomicLongArray done = new AtomicLongArray(4);
 
         private final List<String> statements;
+        private final Connection pg;
+        private final Statement st;
+        private final AtomicReference<SQLException> failed = new AtomicReference<>();
+        private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
+        private long next;
 
-        Writer(Kind kind, String table) {
+        Writer(Kind kind, String table) throws SQLException {
             String any = "ctid = (SELECT ctid FROM " + table + " OFFSET floor(random() * " + ROWS + ")::int LIMIT 1)";
             statements = List.of(
                     String.format(kind.insert, table),
                     "UPDATE " + table + " SET n = n + 1, body = body || '.' WHERE " + any,
                     "DELETE FROM " + table + " WHERE " + any,
                     "UPDATE " + table + " SET " + kind.keyChange + " WHERE " + any);
+            pg = services.postgres();
+            st = pg.createStatement();
+            timer.scheduleWithFixedDelay(this::writeOne, 0, 5, TimeUnit.MILLISECONDS);
+        }
+
+        private void writeOne() {
+            int op = (int) (next++ % 4);
+            try {
+                if (st.executeUpdate(statements.get(op)) > 0) done.incrementAndGet(op);
+            } catch (SQLException e) {
+                if (!"23505".equals(e.getSQLState()))
+                    failed.compareAndSet(null, e); // 23505: a changed key met one taken
+            }
         }
 
         @Override
-        public void run() {
-            try (Connection pg = services.postgres();
-                    Statement st = pg.createStatement()) {
-                for (long i = 0; !stop.get(); i++) {
-                    int op = (int) (i % 4);
-                    try {
-                        if (st.executeUpdate(statements.get(op)) > 0) done.incrementAndGet(op);
-                    } catch (SQLException e) {
-                        if (!"23505".equals(e.getSQLState())) throw e; // a changed key met one taken: next
-                    }
-                    Thread.sleep(5);
-                }
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
+        public void close() throws Exception {
+            timer.shutdown();
+            assertThat(timer.awaitTermination(30, TimeUnit.SECONDS))
+                    .as("the writer stopped")
+                    .isTrue();
+            st.close();
+            pg.close();
+            if (failed.get() != null) throw failed.get();
         }
     }
 }

@@ -1,20 +1,30 @@
 package io.rebalance.cli;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.rebalance.cdc.Tail;
 import io.rebalance.cdc.TailPreflight;
+import io.rebalance.core.codec.RowCodec;
+import io.rebalance.core.codec.SourceRow;
 import io.rebalance.core.config.ConfigLoader;
 import io.rebalance.core.config.ConfigValidator;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.redis.RedisConnector;
+import io.rebalance.core.source.PageReader;
+import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.local.RoomEventsGenerator;
 import io.rebalance.testkit.SharedServices;
 import io.rebalance.testkit.TestMigration;
 import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
@@ -24,6 +34,8 @@ import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
 import redis.clients.jedis.UnifiedJedis;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.ScanResponse;
 
 /**
  * A {@code room_events} table over 4 hours, its DynamoDB table, and a tail streaming it in this JVM: what the cutover
@@ -109,6 +121,43 @@ final class TailedTable implements AutoCloseable {
                 Duration.ofSeconds(30),
                 config.cutover().pgFence(),
                 config.cutover().dynamoFence());
+    }
+
+    /** Every item of the DynamoDB table by its key text, read consistently. */
+    Map<String, Map<String, AttributeValue>> items() {
+        Map<String, Map<String, AttributeValue>> out = new HashMap<>();
+        Map<String, AttributeValue> start = null;
+        do {
+            Map<String, AttributeValue> from = start;
+            ScanResponse r =
+                    dynamo.scan(b -> b.tableName(table).consistentRead(true).exclusiveStartKey(from));
+            for (Map<String, AttributeValue> item : r.items())
+                out.put(source.key().textOf(item), item);
+            start = r.hasLastEvaluatedKey() && !r.lastEvaluatedKey().isEmpty() ? r.lastEvaluatedKey() : null;
+        } while (start != null);
+        return out;
+    }
+
+    /**
+     * Row by row: every Postgres row is the item the codec makes of it (its slot included), read in the session the
+     * copy reads in, and DynamoDB holds no other item.
+     */
+    void assertEqualStores() throws Exception {
+        Map<String, Map<String, AttributeValue>> items = items();
+        RowCodec codec = source.codec(config.target());
+        List<String> keys = new ArrayList<>();
+        try (Connection pg = services.postgres();
+                Statement st = pg.createStatement();
+                ResultSet rs = st.executeQuery("SELECT " + source.key().selectText("") + " FROM " + table)) {
+            while (rs.next()) keys.add(rs.getString(1));
+        }
+        try (Connection pg = new SourceSession(config.source()).open()) {
+            List<SourceRow> rows = new PageReader(source).byKeys(pg, keys);
+            assertThat(rows).hasSize(keys.size());
+            for (SourceRow row : rows)
+                assertThat(items.get(row.key())).as(row.key()).isEqualTo(codec.encode(row));
+        }
+        assertThat(items.keySet()).containsExactlyInAnyOrderElementsOf(keys);
     }
 
     /** Stops the tail as Ctrl-C does, and waits until its slot is free. */
