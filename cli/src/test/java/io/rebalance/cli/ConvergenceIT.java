@@ -232,11 +232,9 @@ class ConvergenceIT {
     }
 
     private void cleanUp(String table) throws Exception {
+        services.dropSlot(table);
         try (Connection c = services.postgres();
                 Statement st = c.createStatement()) {
-            Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> !slot(table)
-                    .active());
-            if (slot(table).exists()) st.execute("SELECT pg_drop_replication_slot('" + table + "')");
             st.execute("DROP PUBLICATION IF EXISTS " + table);
             st.execute("DROP TABLE IF EXISTS " + table);
         }

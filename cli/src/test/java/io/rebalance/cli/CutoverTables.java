@@ -2,7 +2,6 @@ package io.rebalance.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rebalance.cdc.TailPreflight;
 import io.rebalance.sim.AppSimulator;
 import io.rebalance.sim.CutoverCycles;
 import io.rebalance.testkit.SharedServices;
@@ -57,15 +56,11 @@ final class CutoverTables {
         assertThat(c.dynamoProblems()).as("DynamoDB after cycle %d", c.number()).isEmpty();
     }
 
-    /** Waits for the tail's replication connection to end, then drops them. */
+    /** Ends the tail's replication connection, then drops them. */
     static void drop(SharedServices services, String table) throws Exception {
+        services.dropSlot(table);
         try (Connection pg = services.postgres();
                 Statement st = pg.createStatement()) {
-            Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> !TailPreflight.slot(pg, table)
-                    .active());
-            if (TailPreflight.slot(pg, table).exists()) {
-                st.execute("SELECT pg_drop_replication_slot('" + table + "')");
-            }
             st.execute("DROP PUBLICATION IF EXISTS " + table);
             st.execute("DROP TABLE IF EXISTS " + table);
             st.execute("DROP FUNCTION IF EXISTS public." + table + "_fence_check() CASCADE"); // its trigger

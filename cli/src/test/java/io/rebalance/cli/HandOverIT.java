@@ -47,9 +47,9 @@ class HandOverIT {
     void cleanUp() throws Exception {
         processes.forEach(Process::destroyForcibly);
         for (Process p : processes) p.waitFor(10, TimeUnit.SECONDS);
+        services.dropSlot(table);
         try (Connection c = services.postgres();
                 Statement st = c.createStatement()) {
-            if (TailPreflight.slot(c, table).exists()) st.execute("SELECT pg_drop_replication_slot('" + table + "')");
             st.execute("DROP PUBLICATION IF EXISTS " + table);
         }
     }

@@ -178,19 +178,11 @@ class MetricsIT {
             active.cancel(true);
         } finally {
             threads.shutdownNow();
+            // a tail stopped by interrupting its thread (not by SIGTERM, as a user stops it) can leave its
+            // replication connection to time out (wal_sender_timeout): dropSlot ends it rather than wait
+            services.dropSlot(table);
             try (Connection pg = services.postgres();
                     Statement st = pg.createStatement()) {
-                // A tail stopped by interrupting its thread (not by SIGTERM, as a user stops it) can leave its
-                // replication connection to time out (wal_sender_timeout): cleanup ends it rather than wait.
-                st.execute("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = '"
-                        + table + "' AND active_pid IS NOT NULL");
-                Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
-                    try (Connection c = services.postgres()) {
-                        return !TailPreflight.slot(c, table).active();
-                    }
-                });
-                if (TailPreflight.slot(pg, table).exists())
-                    st.execute("SELECT pg_drop_replication_slot('" + table + "')");
                 st.execute("DROP PUBLICATION IF EXISTS " + table);
                 st.execute("DROP TABLE IF EXISTS " + table);
             }

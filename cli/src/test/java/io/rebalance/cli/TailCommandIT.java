@@ -116,12 +116,9 @@ class TailCommandIT {
             }
         } finally {
             thread.shutdownNow();
+            services.dropSlot(table);
             try (Connection pg = services.postgres();
                     Statement st = pg.createStatement()) {
-                if (TailPreflight.slot(pg, table).exists()
-                        && !TailPreflight.slot(pg, table).active()) {
-                    st.execute("SELECT pg_drop_replication_slot('" + table + "')");
-                }
                 st.execute("DROP PUBLICATION IF EXISTS " + table);
                 st.execute("DROP TABLE IF EXISTS " + table);
             }

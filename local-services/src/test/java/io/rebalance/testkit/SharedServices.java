@@ -4,7 +4,9 @@ import io.rebalance.local.DynamoDbLocalServer;
 import io.rebalance.local.LocalServices;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.testcontainers.containers.GenericContainer;
@@ -102,6 +104,32 @@ public final class SharedServices {
 
     public Connection postgres() throws SQLException {
         return DriverManager.getConnection(jdbcUrl, "postgres", "");
+    }
+
+    /**
+     * Drops a replication slot a test's tail used, if it exists. A tail process killed (not stopped) leaves its
+     * walsender until Postgres notices the socket closed (or wal_sender_timeout): its backend is ended first, and the
+     * slot dropped once nothing reads it.
+     */
+    public void dropSlot(String slot) throws SQLException {
+        try (Connection pg = postgres();
+                Statement st = pg.createStatement()) {
+            st.execute("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = '" + slot
+                    + "' AND active_pid IS NOT NULL");
+            org.awaitility.Awaitility.await()
+                    .atMost(java.time.Duration.ofSeconds(30))
+                    .until(() -> !slotActive(st, slot));
+            st.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '" + slot
+                    + "'");
+        }
+    }
+
+    private static boolean slotActive(Statement st, String slot) throws SQLException {
+        try (ResultSet rs = st.executeQuery(
+                "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "' AND active")) {
+            rs.next();
+            return rs.getLong(1) > 0;
+        }
     }
 
     public UnifiedJedis redis() {
