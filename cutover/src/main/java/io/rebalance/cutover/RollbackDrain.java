@@ -33,7 +33,8 @@ final class RollbackDrain {
      * the Postgres fence's lock, taken shared, and writes them back before it lets go; so once every batch holding the
      * lock has ended, every batch left reads final items, and a key once equal stays equal. A key that differs is a
      * stream record not delivered yet: DynamoDB Streams gives no bound on that, so this compares instead of waiting a
-     * fixed time, reading only the rows again (the items are final). Fails when the write-block budget runs out.
+     * fixed time, reading only the rows again (the items are final, but for the slot attribute the stream sets on key
+     * ranges after writing a row back: there the items are read again too). Fails when the write-block budget runs out.
      *
      * @param restartedLog whether the log was started again before the window ({@link LogRestart}): it then holds the
      *     keys written since and those that differed when every key was compared

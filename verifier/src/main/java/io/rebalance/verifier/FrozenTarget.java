@@ -15,15 +15,23 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 /**
  * Keys compared row by row while DynamoDB takes no writes (a rollback's window, ADR 9): a key's item is read the first
  * time the key is compared, and is final, so comparing the key again reads only its row. Waiting for Postgres to
- * catch up then costs Postgres reads alone.
+ * catch up then costs Postgres reads alone. On key ranges the reverse stream still sets the slot attribute of items
+ * applications wrote without one ({@code SlotMend}), so there a key compared again reads its item again too.
  */
 public final class FrozenTarget {
     private final KeyVerifier keys;
+    private final boolean slotsMended;
     private final Map<String, Map<String, AttributeValue>> items = new HashMap<>();
     private final Set<String> read = new HashSet<>();
 
-    FrozenTarget(KeyVerifier keys) {
+    /**
+     * @param slotsMended whether the table's slots are key ranges: an application writing DynamoDB cannot know a key's
+     *     range, and the reverse stream sets the slot attribute of its items after writing their rows back, after
+     *     DynamoDB closed too (the last records); an item is then read again each time its key is compared
+     */
+    FrozenTarget(KeyVerifier keys, boolean slotsMended) {
         this.keys = keys;
+        this.slotsMended = slotsMended;
     }
 
     /**
@@ -47,7 +55,7 @@ public final class FrozenTarget {
     public List<Difference> compare(Connection c, Collection<String> ids, int parallel) throws Exception {
         List<String> unread = new ArrayList<>();
         List<String> again = new ArrayList<>();
-        for (String id : new LinkedHashSet<>(ids)) (read.contains(id) ? again : unread).add(id);
+        for (String id : new LinkedHashSet<>(ids)) (read.contains(id) && !slotsMended ? again : unread).add(id);
         List<Difference> out = new ArrayList<>(keys.compare(c, unread, parallel, items));
         read.addAll(unread);
         if (!again.isEmpty()) out.addAll(keys.compareRows(c, again, items));

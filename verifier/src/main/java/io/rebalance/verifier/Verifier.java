@@ -8,6 +8,7 @@ import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.dynamo.WritePacer;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.retry.Retrier;
+import io.rebalance.core.slot.KeyRanges;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.source.PageReader;
 import io.rebalance.core.source.PartRows;
@@ -345,10 +346,11 @@ public final class Verifier {
 
     /**
      * Compares keys as {@link #compareKeys} does, for a DynamoDB that takes no writes: each key's item is read once,
-     * and comparing it again reads only its row (a rollback waiting for Postgres to catch up).
+     * and comparing it again reads only its row (a rollback waiting for Postgres to catch up); on key ranges its item
+     * too, whose slot attribute the reverse stream may still set.
      */
     public FrozenTarget frozenTarget() {
-        return new FrozenTarget(keys);
+        return new FrozenTarget(keys, table.keyspace() instanceof KeyRanges);
     }
 
     /** A Postgres session with the pinned settings the canonical expressions need, for {@link #postgresSide}. */

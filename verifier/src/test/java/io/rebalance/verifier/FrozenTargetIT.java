@@ -86,6 +86,62 @@ class FrozenTargetIT {
         }
     }
 
+    /**
+     * On key ranges an application writing DynamoDB cannot know a key's range, so its items come without the slot
+     * attribute, and the reverse stream sets it after writing the row back, also after DynamoDB closed: such an item
+     * is final only once it has its slot. Read ahead without it, the item is read again, so the key compares equal
+     * once the slot is set, and not before.
+     */
+    @Test
+    void onKeyRangesAnItemWithoutItsSlotIsReadAgain() throws Exception {
+        try (VerifierFixture f = new VerifierFixture()) {
+            f.set("slots.timeFrom", "none").set("slots.rowsPerSlot", "1000");
+            try (Connection c = f.services.postgres();
+                    java.sql.Statement st = c.createStatement()) {
+                st.execute("CREATE TABLE " + f.table + " (id uuid PRIMARY KEY, note text)");
+                st.execute("INSERT INTO " + f.table + " SELECT gen_random_uuid(), 'row ' || n"
+                        + " FROM generate_series(1, 2000) n");
+                st.execute("ANALYZE " + f.table);
+            }
+            io.rebalance.core.slot.KeyRanges ranges =
+                    (io.rebalance.core.slot.KeyRanges) f.sourceTable().keyspace();
+            List<io.rebalance.core.slot.Slot> slots = new java.util.ArrayList<>();
+            for (io.rebalance.core.slot.Slot s : ranges.range()) slots.add(s);
+            f.copy(slots);
+            String id;
+            try (Connection c = f.services.postgres();
+                    java.sql.Statement st = c.createStatement();
+                    java.sql.ResultSet rs = st.executeQuery("SELECT id::text FROM " + f.table + " LIMIT 1")) {
+                rs.next();
+                id = rs.getString(1);
+            }
+            Map<String, AttributeValue> key = Map.of("id", AttributeValue.fromS(id));
+            String attribute = f.config().target().slotAttribute();
+            AttributeValue slot = f.item(id).get(attribute);
+            // the application's write under DynamoDB: the item without its slot
+            f.dynamo.updateItem(b -> b.tableName(f.table)
+                    .key(key)
+                    .updateExpression("REMOVE #s")
+                    .expressionAttributeNames(Map.of("#s", attribute)));
+            FrozenTarget frozen = f.verifier(SlotVerifier.BeforeRecheck.NONE).frozenTarget();
+
+            frozen.read(List.of(id), 2);
+            assertThat(frozen.compare(f.session(), List.of(id), 2))
+                    .as("the item has no slot yet")
+                    .extracting(Difference::id)
+                    .containsExactly(id);
+            // the reverse stream's mend, after the read
+            f.dynamo.updateItem(b -> b.tableName(f.table)
+                    .key(key)
+                    .updateExpression("SET #s = :s")
+                    .expressionAttributeNames(Map.of("#s", attribute))
+                    .expressionAttributeValues(Map.of(":s", slot)));
+            assertThat(frozen.compare(f.session(), List.of(id), 2))
+                    .as("the item read again, with its slot")
+                    .isEmpty();
+        }
+    }
+
     /** The type zoo's rows, copied: both stores equal. */
     private static List<String> copiedZoo(VerifierFixture f) throws Exception {
         List<String> ids;
