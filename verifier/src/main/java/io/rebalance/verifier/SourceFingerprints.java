@@ -145,8 +145,9 @@ final class SourceFingerprints {
         List<Slot> span = new ArrayList<>();
         for (Slot s = oldest; !newest.isOlderThan(s); s = s.newer()) span.add(s);
         Map<Slot, Fingerprint> out = new HashMap<>();
-        if (table.keyspace() instanceof KeyRanges) {
-            // a range scan each: no width_bucket compares a composite key, and the ranges hold rows, unlike hours
+        if (table.keyspace() instanceof KeyRanges ranges) {
+            if (span.size() > 1 && ranges.bucketable()) return ranges(c, ranges, span, timeoutSeconds);
+            // a range scan each: no width_bucket compares a composite key (nor text, in its column's collation)
             for (Slot s : span) {
                 Fingerprint f = slot(c, s, timeoutSeconds);
                 if (!f.equals(Fingerprint.EMPTY)) out.put(s, f);
@@ -160,6 +161,41 @@ final class SourceFingerprints {
                 while (rs.next()) {
                     out.put(span.get(rs.getInt(1) - 1), Fingerprint.ofSql(rs.getLong(2), rs.getString(3)));
                 }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The fingerprints of adjacent key ranges in one query, each row's range found by {@code width_bucket} over the
+     * cuts between them. Random keys (version 4 uuids) spread a range's rows over the whole table, so a query per range
+     * reads most of the table's pages for each (a 15,625-row range of a million read 12,343 pages); one query over the
+     * span reads each page once.
+     */
+    private Map<Slot, Fingerprint> ranges(Connection c, KeyRanges ranges, List<Slot> span, int timeoutSeconds)
+            throws SQLException {
+        int lo = (int) Math.min(span.get(0).index(), span.get(span.size() - 1).index());
+        int hi = (int) Math.max(span.get(0).index(), span.get(span.size() - 1).index());
+        String[] lower = ranges.ends(Slot.range(lo));
+        String[] upper = ranges.ends(Slot.range(hi));
+        String column = ranges.column();
+        String type = ranges.boundType();
+        String sql = "SELECT b, count(*), sum(h)::text FROM (SELECT width_bucket(" + column + ", (SELECT CAST(CAST(?"
+                + " AS text[]) AS " + type + "[]))) AS b, " + rowHash + " AS h FROM " + from + " WHERE true"
+                + (lower[0] == null ? "" : " AND " + column + " >= ?")
+                + (upper[1] == null ? "" : " AND " + column + " < ?") + rows + OPAQUE + ") r GROUP BY b";
+        Map<Slot, Fingerprint> out = new HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setQueryTimeout(timeoutSeconds);
+            // range lo + i holds the keys from cut i (bucket i) up to cut i + 1; below the first cut, bucket 0
+            ps.setArray(
+                    1, c.createArrayOf("text", ranges.splits().subList(lo, hi).toArray()));
+            int p = 2;
+            if (lower[0] != null) p = table.key().bind(ps, p, lower[0]);
+            if (upper[1] != null) table.key().bind(ps, p, upper[1]);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next())
+                    out.put(Slot.range(lo + rs.getLong(1)), Fingerprint.ofSql(rs.getLong(2), rs.getString(3)));
             }
         }
         return out;

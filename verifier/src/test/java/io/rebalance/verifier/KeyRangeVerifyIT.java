@@ -92,6 +92,53 @@ class KeyRangeVerifyIT {
         }
     }
 
+    /**
+     * Adjacent ranges of a uuid or integer key are fingerprinted by one query ({@code width_bucket} over the cuts
+     * between them); each span, open-ended or not, gives every range the fingerprint a query of its own gives it.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"uuid", "int", "text"})
+    void aSpanOfRangesFingerprintsEachAsItsOwnQueryDoes(String kind) throws Exception {
+        try (VerifierFixture f = new VerifierFixture()) {
+            f.set("slots.timeFrom", "none").set("slots.rowsPerSlot", "1000");
+            String id =
+                    switch (kind) {
+                        case "uuid" -> "gen_random_uuid()";
+                        case "int" -> "(n * 7919) % 5003";
+                        default -> "md5(n::text)";
+                    };
+            try (Connection c = f.services.postgres();
+                    Statement st = c.createStatement()) {
+                st.execute("CREATE TABLE " + f.table + " (id "
+                        + (kind.equals("text") ? "text COLLATE \"und-x-icu\"" : kind) + " PRIMARY KEY, note text)");
+                st.execute(
+                        "INSERT INTO " + f.table + " SELECT " + id + ", 'row ' || n FROM generate_series(1, 5000) n");
+                st.execute("ANALYZE " + f.table);
+            }
+            SourceTable source = f.sourceTable();
+            KeyRanges ranges = (KeyRanges) source.keyspace();
+            assertThat(ranges.count()).isEqualTo(5);
+            assertThat(ranges.bucketable()).isEqualTo(!kind.equals("text"));
+            var fingerprints = new SourceFingerprints(
+                    source, new CanonicalSql(f.config().target().forms()), RowHash.TEXT_HASH);
+            try (Connection c = f.session()) {
+                Map<Slot, Fingerprint> alone = new HashMap<>();
+                for (Slot s : ranges.range()) alone.put(s, fingerprints.slot(c, s));
+                assertThat(alone.values()).extracting(Fingerprint::count).containsOnly(1000L);
+                for (int lo = 0; lo < 5; lo++) {
+                    for (int hi = lo + 1; hi < 5; hi++) {
+                        Map<Slot, Fingerprint> span = fingerprints.hours(c, Slot.range(lo), Slot.range(hi));
+                        for (int i = lo; i <= hi; i++)
+                            assertThat(span.get(Slot.range(i)))
+                                    .as("range %d of the span %d..%d", i, lo, hi)
+                                    .isEqualTo(alone.get(Slot.range(i)));
+                        assertThat(span).hasSize(hi - lo + 1);
+                    }
+                }
+            }
+        }
+    }
+
     private static Map<String, AttributeValue> key(String id) {
         return Map.of("id", AttributeValue.fromS(id));
     }

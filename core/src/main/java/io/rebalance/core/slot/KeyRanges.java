@@ -104,6 +104,14 @@ public record KeyRanges(TableKey key, List<String> splits, long rowsPerSlot, Key
                     + " key ranges (r000000.." + Slot.range(count() - 1) + ")");
     }
 
+    /**
+     * Whether Postgres' {@code width_bucket} can find a key's range among the cuts: a single uuid or integer key,
+     * whose order is its type's. Not text (its order is its column's collation), nor a composite key.
+     */
+    public boolean bucketable() {
+        return !key.composite() && key.types().get(0) != KeyType.TEXT;
+    }
+
     @Override
     public Object[] hourBounds(Slot slot) {
         return bounds(slot);
