@@ -50,6 +50,7 @@ import picocli.CommandLine.Command;
             ResetCommand.class,
             ConfigCommand.class,
             CutoverCommand.class,
+            ShadowCommand.class,
             DashboardCommand.class
         })
 public final class RebalanceCommand implements Runnable {

@@ -8,6 +8,32 @@ import java.util.Map;
 final class RoutingLines {
     private RoutingLines() {}
 
+    /** The scope's shadow reads: nothing until a sample is set or a read was compared. */
+    static void shadows(PrintWriter out, Object shadow) {
+        if (!(shadow instanceof Map<?, ?> m) || !(m.get("lastHour") instanceof Map<?, ?> hour)) return;
+        long seen = 0;
+        for (Object n : hour.values()) seen += ((Number) n).longValue();
+        if (((Number) m.get("sample")).doubleValue() == 0 && seen == 0) return;
+        out.println("  shadow     " + shadowSummary(m, ""));
+    }
+
+    /** {@code sample 0.1; last hour 3 matched, 1 mismatched, 0 errors, 0 skipped (75.00% match)}. */
+    static String shadowSummary(Map<?, ?> m, String afterSample) {
+        Map<?, ?> hour = (Map<?, ?>) m.get("lastHour");
+        return String.format(
+                java.util.Locale.ROOT,
+                "sample %s%s; last hour %s matched, %s mismatched, %s errors, %s skipped%s",
+                m.get("sample"),
+                afterSample,
+                hour.get("match"),
+                hour.get("mismatch"),
+                hour.get("error"),
+                hour.get("skipped"),
+                m.get("matchRate") instanceof Number r
+                        ? String.format(java.util.Locale.ROOT, " (%.2f%% match)", 100 * r.doubleValue())
+                        : "");
+    }
+
     @SuppressWarnings("unchecked")
     static void print(Map<String, Object> v, PrintWriter out) {
         List<Map<String, Object>> scopes = (List<Map<String, Object>>) v.get("scopes");
@@ -34,6 +60,7 @@ final class RoutingLines {
                                 : "; INCOMPLETE (" + w.get("incomplete") + "): a rollback compares every key of both"
                                         + " stores first, with writes flowing");
             }
+            shadows(out, s.get("shadowReads"));
             if (!"".equals(s.get("exclusive"))) out.println("  exclusive  " + s.get("exclusive"));
             if (!"".equals(s.get("pending"))) out.println("  waiting    " + s.get("pending") + " (new writes wait)");
             out.printf("  writers    %s holding a shared lease%n", s.get("sharedHolders"));

@@ -9,6 +9,9 @@ import io.rebalance.local.RoomEventsGenerator;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.protocol.route.RouteStatus;
 import io.rebalance.protocol.route.RoutingTable;
+import io.rebalance.protocol.shadow.ShadowLog;
+import io.rebalance.protocol.shadow.ShadowMismatch;
+import io.rebalance.protocol.shadow.ShadowOutcome;
 import io.rebalance.testkit.SharedServices;
 import java.awt.image.BufferedImage;
 import java.io.File;
@@ -157,7 +160,10 @@ class DashboardIT {
         }
     }
 
-    /** A table moved part by part: the page lists every part's route, each on its own line. */
+    /**
+     * A table moved part by part: the page lists every part's route, each on its own line, with its applications'
+     * shadow reads of the last hour.
+     */
     @Test
     void aTableMovedPartByPartShowsEveryPartsRoute() throws Exception {
         String chromium = chromium();
@@ -167,6 +173,15 @@ class DashboardIT {
             RoutingTable routes = new RoutingTable(redis, new Keyspace(prefix));
             routes.create(table + "/pilot", RouteStatus.TARGET, 2);
             routes.create(table + "/rest", RouteStatus.SOURCE, 1);
+            // the pilot's applications compared four reads in the last hour, one a mismatch
+            routes.setShadowSample(table + "/pilot", 0.1);
+            ShadowLog shadows = new ShadowLog(redis, new Keyspace(prefix));
+            shadows.record(table + "/pilot", ShadowOutcome.MATCH, null, 3);
+            shadows.record(
+                    table + "/pilot",
+                    ShadowOutcome.MISMATCH,
+                    new ShadowMismatch("k", "N1:1", "S1:1", System.currentTimeMillis()),
+                    1);
             Future<CliRun> dashboard = threads.submit(() -> run("dashboard", "--port", Integer.toString(port)));
             Awaitility.await()
                     .atMost(Duration.ofSeconds(30))
@@ -176,7 +191,7 @@ class DashboardIT {
             assertThat(dom)
                     .contains("data-loaded=\"true\"")
                     .contains(table + "/pilot")
-                    .contains("TARGET, epoch 2")
+                    .contains("TARGET, epoch 2; shadow reads 75.00% match (3 of 4 in the last hour, sample 0.1)")
                     .contains(table + "/rest")
                     .contains("SOURCE, epoch 1");
             dashboard.cancel(true);

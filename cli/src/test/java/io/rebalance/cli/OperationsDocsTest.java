@@ -54,6 +54,8 @@ class OperationsDocsTest {
         try (Stream<Path> files = Files.list(ROOT.resolve("ops/src/main/java/io/rebalance/ops/watch"))) {
             for (Path f : files.toList()) sources.append(Files.readString(f));
         }
+        // the one series an application serves: its shadow reads, counted in its own registry
+        sources.append(Files.readString(ROOT.resolve("client/src/main/java/io/rebalance/client/ShadowMeters.java")));
         for (String series : documented()) {
             // Micrometer names meters with dots; Prometheus writes them with underscores and counters with _total
             String meter = series.replaceFirst("_total$", "").replace('_', '.');

@@ -66,6 +66,11 @@ public final class Connections implements AutoCloseable {
         return redis;
     }
 
+    /** The scopes' shadow reads, in Redis. */
+    public ShadowReport shadowReport() {
+        return new ShadowReport(redis(), config.redis().keyspace());
+    }
+
     public MigrationConfig config() {
         return config;
     }

@@ -17,6 +17,8 @@ import io.rebalance.cutover.PreCheck;
 import io.rebalance.cutover.PreChecks;
 import io.rebalance.protocol.handoff.Lsn;
 import io.rebalance.protocol.keyspace.TailKeys;
+import io.rebalance.protocol.shadow.ShadowLog;
+import io.rebalance.protocol.shadow.ShadowOutcome;
 import io.rebalance.verifier.SlotResult;
 import io.rebalance.verifier.VerificationStore;
 import java.sql.Connection;
@@ -83,7 +85,34 @@ public final class CutoverChecks implements PreChecks {
         out.add(parts.fenceTrigger());
         out.add(parts.fenceGrants());
         out.addAll(RedisChecks.run(c.redis(), config.redis(), parts.settings().scope(), allowRedisWithoutAof));
+        if (!config.cutover().shadowWindowDuration().isZero()) out.add(shadowReads());
         return out;
+    }
+
+    /** The applications' shadow reads of the window compared enough reads, and none differed (off at 0s). */
+    private PreCheck shadowReads() {
+        String scope = parts.settings().scope();
+        Duration window = config.cutover().shadowWindowDuration();
+        Map<ShadowOutcome, Long> n = new ShadowLog(c.redis(), config.redis().keyspace()).counts(scope, window);
+        long mismatched = n.get(ShadowOutcome.MISMATCH);
+        long compared = n.get(ShadowOutcome.MATCH) + mismatched;
+        String seen =
+                compared + " reads compared in the last " + config.cutover().shadowWindow() + " ("
+                        + n.get(ShadowOutcome.ERROR) + " errors, " + n.get(ShadowOutcome.SKIPPED) + " skipped)";
+        if (mismatched > 0) {
+            return PreCheck.fail(
+                    "shadow reads",
+                    mismatched + " of the " + seen + " were mismatches: applications would read something else from"
+                            + " DynamoDB; `rebalance shadow` lists them with both answers");
+        }
+        int least = config.cutover().shadowMinReads();
+        if (compared < least) {
+            return PreCheck.fail(
+                    "shadow reads",
+                    seen + ", fewer than cutover.shadowMinReads " + least + "; raise the sample (`rebalance shadow"
+                            + " --sample`) or wait");
+        }
+        return PreCheck.pass("shadow reads", seen + ", every one a match");
     }
 
     /** The items hold the columns the run was planned with; a table that changed since makes them another shape. */

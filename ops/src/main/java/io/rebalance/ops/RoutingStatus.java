@@ -37,12 +37,14 @@ public final class RoutingStatus {
 
     public static Map<String, Object> of(UnifiedJedis redis, Keyspace keyspace) {
         RoutingTable table = new RoutingTable(redis, keyspace);
+        ShadowReport shadows = new ShadowReport(redis, keyspace);
         List<Map<String, Object>> scopes = new ArrayList<>();
         for (String scope : table.scopes()) {
             Map<String, Object> s = new LinkedHashMap<>();
             s.put("scope", scope);
             table.get(scope).ifPresent(r -> {
                 s.putAll(route(r));
+                s.put("shadowReads", shadows.summary(r));
                 if (r.status() == RouteStatus.TARGET) {
                     TargetWriteLog.Summary w = new TargetWriteLog(redis, keyspace.scope(scope)).summary(r.epoch());
                     Map<String, Object> written = new LinkedHashMap<>();

@@ -42,6 +42,7 @@ public enum ErrorCode {
             "cutover.parts differs from the parts a part is moving under; change it only while every part is"
                     + " on SOURCE"),
     PART_UNKNOWN(39, "the table has parts and the command names none, or one the table does not have"),
+    ROUTE_MISSING(40, "the scope has no routing entry: `rebalance cutover --prepare` makes it"),
     INTERNAL(70, "internal error");
 
     private final int exitCode;

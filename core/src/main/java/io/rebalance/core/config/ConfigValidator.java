@@ -252,6 +252,17 @@ public final class ConfigValidator {
         duration("cutover.maxWriteBlock", cut::maxWriteBlockDuration);
         duration("cutover.maxTailLag", cut::maxTailLagDuration);
         duration("cutover.verifyMaxAge", cut::verifyMaxAgeDuration);
+        Duration shadowWindow = duration("cutover.shadowWindow", cut::shadowWindowDuration);
+        require(
+                shadowWindow == null || shadowWindow.compareTo(Duration.ofMinutes(24 * 60)) <= 0,
+                "cutover.shadowWindow",
+                cut.shadowWindow(),
+                "a duration up to 24h (the shadow reads' counts are kept a day), or 0s for no gate");
+        require(
+                cut.shadowMinReads() >= 1,
+                "cutover.shadowMinReads",
+                Integer.toString(cut.shadowMinReads()),
+                "a number of reads of at least 1");
         require(
                 cut.pgFence().matches("[A-Za-z_][A-Za-z0-9_$]*(\\.[A-Za-z_][A-Za-z0-9_$]*)?"),
                 "cutover.pgFence",

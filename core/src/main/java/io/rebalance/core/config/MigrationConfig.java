@@ -312,6 +312,9 @@ public record MigrationConfig(
      * @param verifyMaxAge pre-check: every slot needs a MATCH no older than this
      * @param applicationRoles the Postgres roles applications write the table as: {@code --prepare} grants them
      *     SELECT on the fence table and refuses while any of them could change it (reopen the fence)
+     * @param shadowWindow pre-check, off at 0: the applications' shadow reads of the last this long compared at
+     *     least {@code shadowMinReads} reads, none a mismatch
+     * @param shadowMinReads the reads {@code shadowWindow} must hold compared
      */
     public record Cutover(
             String scope,
@@ -322,7 +325,9 @@ public record MigrationConfig(
             String maxTailLag,
             String verifyMaxAge,
             List<String> applicationRoles,
-            List<PartSpec> parts) {
+            List<PartSpec> parts,
+            String shadowWindow,
+            int shadowMinReads) {
         public Cutover {
             parts = parts == null ? List.of() : parts;
         }
@@ -346,6 +351,11 @@ public record MigrationConfig(
 
         public Duration verifyMaxAgeDuration() {
             return Durations.parse(verifyMaxAge);
+        }
+
+        /** The shadow-read gate's window; zero when the gate is off. */
+        public Duration shadowWindowDuration() {
+            return Durations.parse(shadowWindow);
         }
     }
 

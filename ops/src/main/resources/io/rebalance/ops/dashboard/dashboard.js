@@ -97,6 +97,19 @@ function chart(id, samples, column, scale, unit) {
     + ", max " + num(Math.round(max * 10) / 10) + unit + " over " + duration((t1 - t0) / 1000);
 }
 
+// the applications' shadow reads of a scope over the last hour (Router.read): empty while none is sampled or counted
+function shadowReads(sc) {
+  const r = sc.shadowReads;
+  if (!r || !r.lastHour) return "";
+  const h = r.lastHour, compared = h.match + h.mismatch;
+  if (!r.sample && !compared && !h.error && !h.skipped) return "";
+  const rest = (h.error ? ", " + num(h.error) + " errors" : "") + (h.skipped ? ", " + num(h.skipped) + " skipped" : "");
+  return compared
+    ? (100 * r.matchRate).toFixed(2) + "% match (" + num(h.match) + " of " + num(compared) + " in the last hour" + rest
+        + ", sample " + r.sample + ")"
+    : "none compared in the last hour (sample " + r.sample + rest + ")";
+}
+
 function render(s) {
   $("error").hidden = true;
   $("tables").textContent = s.sourceTable + " \u2192 " + s.targetTable + " (prefix " + s.prefix + ")";
@@ -125,13 +138,15 @@ function render(s) {
   // a table moved part by part has a scope per part: one line each
   const routeRows = scopes.length > 1
     ? scopes.map((sc) => [sc.scope, (sc.status || "-") + (sc.epoch === undefined ? "" : ", epoch " + num(sc.epoch))
-        + (sc.exclusive ? ", locked by " + sc.exclusive : "")])
+        + (sc.exclusive ? ", locked by " + sc.exclusive : "")
+        + (shadowReads(sc) ? "; shadow reads " + shadowReads(sc) : "")])
     : [
         ["scope", route.scope || "none"],
         ["route", route.status || "SOURCE (no cutover prepared)"],
         ["epoch", route.epoch === undefined ? "-" : num(route.epoch)],
         ["reads / writes", route.read ? route.read + " / " + route.write : "-"],
         ["exclusive lock", route.exclusive || "none"],
+        ["shadow reads", shadowReads(route) || "off"],
       ];
   pairs($("route"), routeRows.concat([
     ["reverse stream", (s.routing && s.routing.reverseStream && s.routing.reverseStream.state) || "-"],

@@ -4,7 +4,7 @@ import java.util.Set;
 
 /**
  * The keys of one scope (the moved table, as applications name it): its readers-writers lock, its routing entry, the
- * cutover's journal and the target-write log. All carry the scope as hash tag, so the lock's and the route's scripts
+ * cutover's journal, the target-write log and its shadow reads' record. All carry the scope as hash tag, so the lock's and the route's scripts
  * touch keys of one Redis Cluster slot. Reset group: {@link ResetGroup#ROUTE}.
  */
 public final class ScopeKeys {
@@ -18,7 +18,9 @@ public final class ScopeKeys {
             "cutover:log",
             "target:writes",
             "target:writes:log",
-            "replica:probe");
+            "replica:probe",
+            "shadow:counts",
+            "shadow:mismatches");
 
     private final String prefix;
     private final String scope;
@@ -89,6 +91,19 @@ public final class ScopeKeys {
      */
     public String targetWritesLog() {
         return tagged("target:writes:log");
+    }
+
+    /**
+     * Hash: the scope's shadow reads counted by outcome, per minute ({@code <minute>:<outcome>}, a day kept) and in
+     * all ({@code total:<outcome>}), see {@code io.rebalance.protocol.shadow.ShadowLog}.
+     */
+    public String shadowCounts() {
+        return tagged("shadow:counts");
+    }
+
+    /** List: the scope's latest shadow-read mismatches, newest first (the last 1,000 kept). */
+    public String shadowMismatches() {
+        return tagged("shadow:mismatches");
     }
 
     /** List: the cutover commands' steps as logged before each ran, newest last (the last 500 kept). */

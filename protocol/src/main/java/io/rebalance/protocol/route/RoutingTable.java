@@ -21,6 +21,7 @@ import redis.clients.jedis.UnifiedJedis;
 public final class RoutingTable {
     private static final LuaScript SET = LuaScript.load(RoutingTable.class, "route-set.lua");
     private static final LuaScript RESTORE = LuaScript.load(RoutingTable.class, "route-restore.lua");
+    private static final LuaScript SHADOW = LuaScript.load(RoutingTable.class, "route-shadow.lua");
 
     private final UnifiedJedis redis;
     private final Keyspace keyspace;
@@ -77,6 +78,21 @@ public final class RoutingTable {
         if (!r.granted()) return false;
         redis.sadd(keyspace.routes(), k.scope());
         return true;
+    }
+
+    /**
+     * Sets the fraction of the scope's reads that {@code Router} also reads from the other store and compares, while
+     * applications run (they read it with the route); the entry is left as it is otherwise.
+     *
+     * @param sample 0 (none) to 1 (every read)
+     * @return false when the scope has no entry (nothing was written)
+     */
+    public boolean setShadowSample(String scope, double sample) {
+        if (!(sample >= 0 && sample <= 1))
+            throw new IllegalArgumentException("a shadow sample is a fraction from 0 to 1, not " + sample);
+        Object set = SHADOW.eval(
+                redis, List.of(keyspace.scope(scope).route()), List.of(Route.SHADOW_SAMPLE, Double.toString(sample)));
+        return set instanceof Long n && n == 1;
     }
 
     public Set<String> scopes() {
