@@ -8,6 +8,7 @@ import io.rebalance.client.ShadowSettings;
 import io.rebalance.core.config.ConfigLoader;
 import io.rebalance.core.config.ConfigValidator;
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.dynamo.DynamoClients;
 import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.redis.RedisConnector;
@@ -19,7 +20,6 @@ import io.rebalance.protocol.route.RouteStatus;
 import io.rebalance.protocol.route.RoutingTable;
 import io.rebalance.protocol.shadow.ShadowOutcome;
 import io.rebalance.verifier.CanonicalReads;
-import java.net.URI;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -42,9 +42,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ToLongFunction;
 import java.util.stream.IntStream;
 import redis.clients.jedis.UnifiedJedis;
-import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
-import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
-import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.GetItemResponse;
@@ -114,9 +111,9 @@ public final class ShadowBenchmark {
             }
         }
         CanonicalReads forms = new CanonicalReads(config, source);
-        try (DynamoDbClient dynamo = client(endpoint);
+        try (DynamoDbClient dynamo = DynamoClients.create(config.target(), endpoint, 4, List.of());
                 DelayProxy slow = DelayProxy.start(endpoint, delayMs);
-                DynamoDbClient slowDynamo = client(slow.endpoint());
+                DynamoDbClient slowDynamo = DynamoClients.create(config.target(), slow.endpoint(), THREADS, List.of());
                 UnifiedJedis redis = RedisConnector.connect(config.redis(), THREADS + 8)) {
             load(dynamo, forms, source, config.target(), keys);
             RoutingTable routes = new RoutingTable(redis, new Keyspace(PREFIX));
@@ -300,14 +297,6 @@ public final class ShadowBenchmark {
                 }
             }
         }
-    }
-
-    private static DynamoDbClient client(String endpoint) {
-        return DynamoDbClient.builder()
-                .endpointOverride(URI.create(endpoint))
-                .region(Region.US_EAST_1)
-                .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("local", "local")))
-                .build();
     }
 
     private static long median(List<Map<Mode, Figures>> runs, ToLongFunction<Map<Mode, Figures>> figure) {
