@@ -42,4 +42,42 @@ public final class TailProgress {
             Thread.sleep(100); // polls what the tail publishes once a second
         }
     }
+
+    /**
+     * Waits until a running tail has applied every change committed before {@code lsn}, for as long as it keeps
+     * moving: a tail working through a backlog is given the time it needs, up to {@code limit}, while one whose applied
+     * position stands still for {@code stall} (stuck, or slower than the writes it must follow) is given up on.
+     *
+     * @return how the wait ended
+     */
+    public CatchUp awaitCatchUp(long lsn, Duration stall, Duration limit) throws InterruptedException {
+        long start = System.nanoTime();
+        long movedAt = start;
+        long last = -1;
+        while (true) {
+            OptionalLong applied = applied();
+            if (applied.isEmpty()) return new CatchUp(false, last, "no tail is running");
+            long now = System.nanoTime();
+            long at = applied.getAsLong();
+            if (at >= lsn) return new CatchUp(true, at, "");
+            if (at != last) {
+                last = at;
+                movedAt = now;
+            }
+            if (now - movedAt > stall.toNanos()) {
+                return new CatchUp(false, at, "its applied position stood still for " + stall.toSeconds() + " s");
+            }
+            if (now - start > limit.toNanos()) {
+                return new CatchUp(false, at, "it was still catching up after " + limit.toSeconds() + " s");
+            }
+            Thread.sleep(100); // polls what the tail publishes once a second
+        }
+    }
+
+    /**
+     * @param reached whether the tail applied the position waited for
+     * @param applied the tail's applied position when the wait ended (-1 when none was read)
+     * @param why why it was given up on; empty when reached
+     */
+    public record CatchUp(boolean reached, long applied, String why) {}
 }

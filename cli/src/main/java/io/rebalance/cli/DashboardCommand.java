@@ -52,7 +52,6 @@ final class DashboardCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         MigrationConfig config = options.load();
-        RedisOnly.require(config, "dashboard", "the history it draws");
         if (port < 0 || port > 65535) {
             throw new RebalanceException(
                     ErrorCode.CONFIG_INVALID,
@@ -65,8 +64,8 @@ final class DashboardCommand implements Callable<Integer> {
             Thread hook = new Thread(stopped::countDown, "rebalance-dashboard-shutdown");
             Runtime.getRuntime().addShutdownHook(hook);
             String host = bind.equals("0.0.0.0") ? "127.0.0.1" : bind;
-            out.println("dashboard of prefix " + config.redis().keyspace().prefix() + " on http://" + host + ":"
-                    + server.port() + "/ ; Ctrl-C stops it");
+            out.println("dashboard of " + c.coordinator().where() + " on http://" + host + ":" + server.port()
+                    + "/ ; Ctrl-C stops it");
             out.flush();
             try {
                 stopped.await();

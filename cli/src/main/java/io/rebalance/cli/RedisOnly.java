@@ -1,6 +1,7 @@
 package io.rebalance.cli;
 
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.ops.CopyOnly;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 
@@ -18,9 +19,6 @@ final class RedisOnly {
         throw new RebalanceException(
                 ErrorCode.CONFIG_INVALID,
                 "rebalance " + command + " keeps " + keeps + " in Redis and runs only with mover.coordinator: redis;"
-                        + " this configuration says mover.coordinator: postgres. A table nothing writes to needs"
-                        + " neither a tail nor a cutover: copy it with `copy --no-concurrent-writers`, then `verify"
-                        + " --all`. To migrate a table that is still written, set mover.coordinator: redis"
-                        + " (docs/mover.md#choosing-a-coordinator)");
+                        + " this configuration says mover.coordinator: postgres. " + CopyOnly.WAY_ON);
     }
 }

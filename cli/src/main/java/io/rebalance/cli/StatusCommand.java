@@ -6,6 +6,7 @@ import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.ops.Connections;
+import io.rebalance.ops.CopyOnly;
 import io.rebalance.ops.StatusView;
 import java.io.PrintWriter;
 import java.util.List;
@@ -63,13 +64,13 @@ public final class StatusCommand implements Callable<Integer> {
                         : ""));
         Map<String, Object> coordinator = (Map<String, Object>) v.get("coordinator");
         out.println("coordinator " + coordinator.get("kind") + ": " + coordinator.get("where"));
+        boolean copyOnly = "postgres".equals(coordinator.get("kind"));
         if (plan == null) {
             out.println("no run has been planned "
-                    + ("postgres".equals(coordinator.get("kind")) ? "in this schema" : "under" + " this prefix")
-                    + " yet: `rebalance copy` starts one");
-            printTail((Map<String, Object>) v.get("tail"), out);
-            printRefused((Map<String, Object>) v.get("refused"), out);
-            RoutingLines.print((Map<String, Object>) v.get("routing"), out);
+                    + (copyOnly
+                            ? "in this schema yet: `rebalance copy --no-concurrent-writers` starts one"
+                            : "under this prefix yet: `rebalance copy` starts one"));
+            printTailAndRouting(v, copyOnly, out);
             return;
         }
         Map<String, Object> s = (Map<String, Object>) v.get("slots");
@@ -132,9 +133,7 @@ public final class StatusCommand implements Callable<Integer> {
                         f.get("slot"), f.get("verdict"), f.get("differences"), f.get("at"));
             }
         }
-        printTail((Map<String, Object>) v.get("tail"), out);
-        printRefused((Map<String, Object>) v.get("refused"), out);
-        RoutingLines.print((Map<String, Object>) v.get("routing"), out);
+        printTailAndRouting(v, copyOnly, out);
         List<String> events = (List<String>) v.get("events");
         if (!events.isEmpty()) {
             out.println("recent events");
@@ -186,6 +185,15 @@ public final class StatusCommand implements Callable<Integer> {
         if (count > 10)
             out.printf(
                     "  ... and %d more (`rebalance status --json` lists %d)%n", count - 10, StatusView.REFUSED_SHOWN);
+    }
+
+    /** The tail, the refused rows and the routing; a copy Postgres coordinates has neither tail nor routing. */
+    @SuppressWarnings("unchecked")
+    private static void printTailAndRouting(Map<String, Object> v, boolean copyOnly, PrintWriter out) {
+        if (copyOnly) out.println("tail       none: " + CopyOnly.WAY_ON);
+        else printTail((Map<String, Object>) v.get("tail"), out);
+        printRefused((Map<String, Object>) v.get("refused"), out);
+        if (!copyOnly) RoutingLines.print((Map<String, Object>) v.get("routing"), out);
     }
 
     private static void printTail(Map<String, Object> t, PrintWriter out) {

@@ -87,8 +87,22 @@ class BadInputIT {
     }
 
     @Test
-    void aMissingTable() {
-        assertRefused(copy(), ErrorCode.SOURCE_TABLE_MISSING, "'" + table + "' does not exist", "source.table");
+    void aMissingTable() throws Exception {
+        // a near name the database has is offered; the default's name (which the user may not have) is not
+        try (Connection c = services.postgres();
+                Statement st = c.createStatement()) {
+            st.execute("CREATE TABLE " + table + "s (id text PRIMARY KEY)");
+        }
+        try {
+            CliRun run = copy();
+            assertRefused(run, ErrorCode.SOURCE_TABLE_MISSING, "'" + table + "' does not exist", "source.table");
+            assertThat(run.err()).contains("(nearest: public." + table + "s").doesNotContain("room_events");
+        } finally {
+            try (Connection c = services.postgres();
+                    Statement st = c.createStatement()) {
+                st.execute("DROP TABLE " + table + "s");
+            }
+        }
     }
 
     @Test

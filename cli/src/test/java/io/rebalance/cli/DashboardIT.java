@@ -28,6 +28,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -114,11 +115,7 @@ class DashboardIT {
                     SLOT.format(hour));
             assertThat(verify.exitCode()).as(verify.out() + verify.err()).isEqualTo(1);
 
-            Future<CliRun> dashboard = threads.submit(() -> run("dashboard", "--port", Integer.toString(port)));
-            Awaitility.await()
-                    .atMost(Duration.ofSeconds(30))
-                    .ignoreExceptions()
-                    .until(() -> MetricsIT.get(port, "/api/state").statusCode() == 200);
+            Future<CliRun> dashboard = serve(threads, port, () -> run("dashboard", "--port", Integer.toString(port)));
             JsonNode state = new ObjectMapper()
                     .readTree(MetricsIT.get(port, "/api/state").body());
             assertThat(state.path("heatmap").path("states").asText()).hasSize(HOURS);
@@ -182,11 +179,7 @@ class DashboardIT {
                     ShadowOutcome.MISMATCH,
                     new ShadowMismatch("k", "N1:1", "S1:1", System.currentTimeMillis()),
                     1);
-            Future<CliRun> dashboard = threads.submit(() -> run("dashboard", "--port", Integer.toString(port)));
-            Awaitility.await()
-                    .atMost(Duration.ofSeconds(30))
-                    .ignoreExceptions()
-                    .until(() -> MetricsIT.get(port, "/api/state").statusCode() == 200);
+            Future<CliRun> dashboard = serve(threads, port, () -> run("dashboard", "--port", Integer.toString(port)));
             String dom = browse(chromium, port, "--dump-dom");
             assertThat(dom)
                     .contains("data-loaded=\"true\"")
@@ -220,16 +213,25 @@ class DashboardIT {
             assertThat(copy.exitCode()).as(copy.out() + copy.err()).isZero();
             CliRun verify = run(concat(new String[] {"verify", "--slot", "r000001"}, ranges));
             assertThat(verify.exitCode()).as(verify.out() + verify.err()).isZero();
-            Future<CliRun> dashboard = threads.submit(
+            // the copy's last samples, ten minutes old: the copy has ended since, and no sample follows an ended copy
+            long now = System.currentTimeMillis();
+            try (UnifiedJedis redis = services.redis()) {
+                String history = new Keyspace(prefix).run().history();
+                redis.del(history);
+                redis.lpush(history, (now - 610_000) + " 2000 660", (now - 600_000) + " 3000 670");
+            }
+            Future<CliRun> dashboard = serve(
+                    threads,
+                    port,
                     () -> run(concat(new String[] {"dashboard", "--port", Integer.toString(port)}, ranges)));
-            Awaitility.await()
-                    .atMost(Duration.ofSeconds(30))
-                    .ignoreExceptions()
-                    .until(() -> MetricsIT.get(port, "/api/state").statusCode() == 200);
             String dom = browse(chromium, port, "--dump-dom");
             assertThat(dom)
                     .contains("data-loaded=\"true\"")
                     .contains("3 key ranges, r000002 .. r000000, the last first");
+            // the rate caption says what the Copy panel says (nothing copies now), and how old its last sample is
+            assertThat(dom)
+                    .containsPattern("id=\"chart-rate-note\"[^>]*>now 0 rows/s, max 670 rows/s over 10s;"
+                            + " last sample 10m \\d+s ago<");
             Map<String, Integer> legend = legend(dom);
             assertThat(legend.get("verified")).as(dom).isEqualTo(1);
             assertThat(legend.get("copied")).isEqualTo(2);
@@ -242,6 +244,108 @@ class DashboardIT {
                 st.execute("DROP TABLE IF EXISTS rebalance_ranges_" + table);
             }
         }
+    }
+
+    /**
+     * A copy Postgres coordinates, with no Redis anywhere: the page draws its slots, copy and verification in a
+     * browser, and shows no tail, route or history rather than failing.
+     */
+    @Test
+    void aPostgresCoordinatedCopyShowsInABrowser() throws Exception {
+        String chromium = chromium();
+        String schema = SharedServices.unique("dash_coord");
+        List<String> flags = new ArrayList<>(CliRun.base(services, table, prefix));
+        for (String s :
+                List.of("mover.coordinator=postgres", "coordinator.schema=" + schema, "redis.url=redis://127.0.0.1:1"))
+            flags.addAll(List.of("--set", s));
+        ExecutorService threads = Executors.newSingleThreadExecutor();
+        int port = MetricsIT.freePort();
+        try {
+            try (Connection pg = services.postgres()) {
+                RoomEventsGenerator.create(pg, table, HOURS * 10, END, HOURS, 11);
+            }
+            CliRun copy = CliRun.of(flags, "copy", "--no-progress", "--no-concurrent-writers", "--create-table");
+            assertThat(copy.exitCode()).as(copy.out() + copy.err()).isZero();
+            CliRun verify = CliRun.of(flags, "verify", "--slot", SLOT.format(END.minusSeconds(3600)));
+            assertThat(verify.exitCode()).as(verify.out() + verify.err()).isZero();
+            Future<CliRun> dashboard =
+                    serve(threads, port, () -> CliRun.of(flags, "dashboard", "--port", Integer.toString(port)));
+            // the page as served, before any script runs, already says how the run stands
+            assertThat(MetricsIT.get(port, "/").body())
+                    .contains("class=\"badge FINISHED\">FINISHED<")
+                    .contains("<dt>rows copied</dt><dd>" + String.format("%,d", HOURS * 10))
+                    .doesNotContain(">loading<");
+            String dom = browse(chromium, port, "--dump-dom");
+            assertThat(dom)
+                    .contains("data-loaded=\"true\"")
+                    .contains("FINISHED")
+                    .contains("no samples yet");
+            Map<String, Integer> legend = legend(dom);
+            assertThat(legend.get("verified")).as(dom).isEqualTo(1);
+            assertThat(legend.get("copied")).isEqualTo(HOURS - 1);
+            assertThat(legend.get("waiting")).isZero();
+            dashboard.cancel(true);
+        } finally {
+            threads.shutdownNow();
+            try (Connection pg = services.postgres();
+                    Statement st = pg.createStatement()) {
+                st.execute("DROP TABLE IF EXISTS " + table);
+                st.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+            }
+        }
+    }
+
+    /**
+     * An hour newer than the plan that only the tail wrote is verified by {@code verify --all} and counted by {@code
+     * status}; the grid shows it too (it left it out: the grid was the plan's hours alone).
+     */
+    @Test
+    void anHourOnlyTheTailWroteIsOnTheGrid() throws Exception {
+        ExecutorService threads = Executors.newSingleThreadExecutor();
+        int port = MetricsIT.freePort();
+        try (UnifiedJedis redis = services.redis()) {
+            try (Connection pg = services.postgres()) {
+                RoomEventsGenerator.create(pg, table, HOURS * 10, END, HOURS, 11);
+            }
+            CliRun copy = run("copy", "--no-progress", "--no-concurrent-writers", "--create-table");
+            assertThat(copy.exitCode()).as(copy.out() + copy.err()).isZero();
+            // what a tail records once it has written a row of an hour after the plan's newest
+            String later = SLOT.format(END); // the rows end just before END: the plan's newest hour is the one before
+            redis.hset(new Keyspace(prefix).tail().changedSlots(), later, "0/16B3748");
+            CliRun verify = run("verify", "--all");
+            assertThat(verify.exitCode()).as(verify.out() + verify.err()).isZero();
+            JsonNode status =
+                    new ObjectMapper().readTree(run("status", "--json").out());
+            int verified = status.path("verification").path("slotsVerified").asInt();
+            assertThat(verified).isEqualTo(HOURS + 1);
+
+            Future<CliRun> dashboard = serve(threads, port, () -> run("dashboard", "--port", Integer.toString(port)));
+            JsonNode heatmap = new ObjectMapper()
+                    .readTree(MetricsIT.get(port, "/api/state").body())
+                    .path("heatmap");
+            assertThat(heatmap.path("newest").asText()).isEqualTo(later);
+            assertThat(heatmap.path("states").asText())
+                    .as("one letter a slot, every one verified")
+                    .hasSize(verified)
+                    .matches("v+");
+            dashboard.cancel(true);
+        } finally {
+            threads.shutdownNow();
+            try (Connection pg = services.postgres();
+                    Statement st = pg.createStatement()) {
+                st.execute("DROP TABLE IF EXISTS " + table);
+            }
+        }
+    }
+
+    /** Starts {@code dashboard} on a thread of {@code threads} and waits until it answers on {@code port}. */
+    private static Future<CliRun> serve(ExecutorService threads, int port, Callable<CliRun> dashboard) {
+        Future<CliRun> running = threads.submit(dashboard);
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(30))
+                .ignoreExceptions()
+                .until(() -> MetricsIT.get(port, "/api/state").statusCode() == 200);
+        return running;
     }
 
     private static String[] concat(String[] a, String[] b) {

@@ -50,7 +50,7 @@ class PostgresCoordinatorIT {
     @Test
     void theCommandsThatKeepTheirStateInRedisRefuseNamingTheSetting() {
         for (String[] command :
-                List.of(new String[] {"tail"}, new String[] {"cutover", "--dry-run"}, new String[] {"dashboard"})) {
+                List.of(new String[] {"tail"}, new String[] {"cutover", "--dry-run"}, new String[] {"shadow"})) {
             CliRun r = CliRun.of(flags(), command);
             assertThat(r.exitCode()).as(r.err()).isEqualTo(ErrorCode.CONFIG_INVALID.exitCode());
             assertThat(r.err())
@@ -92,7 +92,20 @@ class PostgresCoordinatorIT {
         CliRun status = CliRun.of(flags(), "status");
         assertThat(status.out())
                 .contains("run " + schema + "  status FINISHED")
-                .contains("coordinator postgres: schema " + schema + " of Postgres at");
+                .contains("coordinator postgres: schema " + schema + " of Postgres at")
+                .contains("there is no tail and no cutover")
+                // commands that would exit 10 for this run are not pointed at
+                .doesNotContain("`rebalance tail`")
+                .doesNotContain("cutover --prepare")
+                .doesNotContain("routing");
+        // check does not block on what only a tail and a cutover need: REPLICA IDENTITY, a replication right
+        try (Connection c = services.postgres();
+                Statement st = c.createStatement()) {
+            st.execute("ALTER TABLE " + table + " REPLICA IDENTITY NOTHING");
+        }
+        CliRun check = CliRun.of(flags(), "check");
+        assertThat(check.exitCode()).as(check.out() + check.err()).isZero();
+        assertThat(check.out()).contains("there is no tail and no cutover").doesNotContain("reverse writes");
 
         RunState run =
                 new PostgresRunState(services::postgres, new CoordinatorSchema(schema), schema, Retrier.standard());
@@ -125,7 +138,10 @@ class PostgresCoordinatorIT {
                 .as("every row of the run is gone, the other run's 4 stay")
                 .isEqualTo(4);
         assertThat(other.rowsCopied()).isEqualTo(7);
-        assertThat(CliRun.of(flags(), "status").out()).contains("status NOT_STARTED");
+        assertThat(CliRun.of(flags(), "status").out())
+                .contains("status NOT_STARTED")
+                .contains("`rebalance copy --no-concurrent-writers` starts one")
+                .doesNotContain("`rebalance tail`");
         try (var dynamo = services.dynamoClient()) {
             assertThat(dynamo.scan(b -> b.tableName(table)).count())
                     .as("DynamoDB untouched")

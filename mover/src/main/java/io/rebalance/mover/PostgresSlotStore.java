@@ -10,6 +10,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -222,6 +223,31 @@ public final class PostgresSlotStore implements SlotStore {
      */
     @Override
     public void forget(List<Slot> compacted) {}
+
+    /** One query for every slot: its row's status, and whether its lease is held now in the database's time. */
+    @Override
+    public List<Copy> copies(List<Slot> slots) {
+        return retrier.call("read the copy of " + slots.size() + " slots", () -> {
+            try (Connection c = sessions.autocommitted();
+                    PreparedStatement ps = c.prepareStatement("SELECT s.status, s.lease_until > clock_timestamp() FROM"
+                            + " unnest(CAST(? AS text[])) WITH ORDINALITY AS n(name, ord) LEFT JOIN " + table
+                            + " s ON s.name = n.name ORDER BY n.ord")) {
+                ps.setArray(
+                        1,
+                        c.createArrayOf("text", slots.stream().map(this::name).toArray()));
+                List<Copy> out = new ArrayList<>(slots.size());
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        out.add(
+                                "FINISHED".equals(rs.getString(1))
+                                        ? Copy.FINISHED
+                                        : rs.getBoolean(2) ? Copy.LEASED : Copy.WAITING);
+                    }
+                }
+                return out;
+            }
+        });
+    }
 
     @Override
     public String leaseHolder(Slot slot) {

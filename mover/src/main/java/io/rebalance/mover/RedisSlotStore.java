@@ -10,8 +10,11 @@ import io.rebalance.protocol.lease.LeaseStore;
 import io.rebalance.protocol.lease.OwnedLease;
 import io.rebalance.protocol.lease.RedisLeaseStore;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import redis.clients.jedis.AbstractPipeline;
+import redis.clients.jedis.Response;
 import redis.clients.jedis.UnifiedJedis;
 
 /**
@@ -21,6 +24,8 @@ import redis.clients.jedis.UnifiedJedis;
 public final class RedisSlotStore implements SlotStore {
     private static final LuaScript SAVE = LuaScript.load(RedisSlotStore.class, "slot_save.lua");
     private static final LuaScript ERROR = LuaScript.load(RedisSlotStore.class, "slot_error.lua");
+    /** Slots read in one pipeline by {@link #copies}. */
+    private static final int PIPELINE = 1_000;
 
     private final UnifiedJedis redis;
     private final LeaseStore leases;
@@ -103,6 +108,31 @@ public final class RedisSlotStore implements SlotStore {
     @Override
     public String leaseHolder(Slot slot) {
         return retrier.call("read lease of slot " + slot, () -> redis.get(keys.slotLease(slot.name())));
+    }
+
+    /** Read from the slots' own keys, not the processes' heartbeats, which lag by a second. */
+    @Override
+    public List<Copy> copies(List<Slot> slots) {
+        List<Copy> out = new ArrayList<>(slots.size());
+        for (int from = 0; from < slots.size(); from += PIPELINE) {
+            List<Slot> batch = slots.subList(from, Math.min(slots.size(), from + PIPELINE));
+            List<Response<String>> status = new ArrayList<>(batch.size());
+            List<Response<Boolean>> lease = new ArrayList<>(batch.size());
+            try (AbstractPipeline p = redis.pipelined()) {
+                for (Slot slot : batch) {
+                    status.add(p.hget(keys.slotState(slot.name()), "status"));
+                    lease.add(p.exists(keys.slotLease(slot.name())));
+                }
+                p.sync();
+            }
+            for (int j = 0; j < batch.size(); j++) {
+                out.add(
+                        "FINISHED".equals(status.get(j).get())
+                                ? Copy.FINISHED
+                                : lease.get(j).get() ? Copy.LEASED : Copy.WAITING);
+            }
+        }
+        return out;
     }
 
     private List<String> slotKeys(Slot slot) {

@@ -76,13 +76,18 @@ public final class CheckRun {
             if (table.keyspace() instanceof KeyRanges ranges) findings.add(keyRanges(ranges, slots));
             else findings.add(SlotRangeIndex.finding(c, table));
             for (Refused r : totals.refused()) findings.add(refusedFinding(r, slots));
-            findings.addAll(TailPreflight.findings(c, table, config));
-            List<String> reverse = ReverseWritesPreflight.problems(c, table);
-            if (reverse.isEmpty())
-                findings.add(
-                        Finding.ok("reverse writes", "the reverse stream can write rows back: a rollback can run"));
-            reverse.forEach(why -> findings.add(Finding.blocking("reverse writes", why)));
-            findings.add(fenceTrigger(c, config));
+            if (config.mover().coordinatedByPostgres()) {
+                // what a tail and a cutover need of Postgres does not block a run that can have neither
+                findings.add(Finding.ok("tail", CopyOnly.WAY_ON));
+            } else {
+                findings.addAll(TailPreflight.findings(c, table, config));
+                List<String> reverse = ReverseWritesPreflight.problems(c, table);
+                if (reverse.isEmpty())
+                    findings.add(
+                            Finding.ok("reverse writes", "the reverse stream can write rows back: a rollback can run"));
+                reverse.forEach(why -> findings.add(Finding.blocking("reverse writes", why)));
+                findings.add(fenceTrigger(c, config));
+            }
             return new Result(table, range, slots, totals, findings);
         } catch (SQLException e) {
             throw new RebalanceException(

@@ -46,6 +46,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * changed-slot record shows once the tail applied a position taken after the start, so its slot is verified after
  * that; a key it wrote after is in a generation, and every generation is compared, the last one in the window. A key
  * that differs in a round (perhaps a change in flight) goes into the next generation, and so to the window at last.
+ * The rounds stop once a generation is small, or no smaller than nine tenths of the one before (the writes outpace
+ * them), and each waits for the tail to apply the generation's switch, so the window's own wait for the tail is short.
  *
  * <p>{@code --verify-all} keeps the old way: every slot, inside the window (a baseline, and for small tables).
  */
@@ -54,6 +56,8 @@ public final class CutoverVerification implements WindowVerification {
     public static final int WINDOW_KEYS = 300;
 
     public static final int MAX_ROUNDS = 6;
+    /** The longest a round waits for a tail that keeps moving to catch up with it. */
+    public static final Duration CATCH_UP_LIMIT = Duration.ofMinutes(5);
     /** The log outlives a cutover that died by this much at most; renewed every third of it while one runs. */
     public static final Duration LOG_TTL = Duration.ofMinutes(2);
     /** Differences named in a failed result; the rest are counted. */
@@ -153,13 +157,8 @@ public final class CutoverVerification implements WindowVerification {
                 TimeUnit.MILLISECONDS);
         // every change the tail wrote before the log started shows in the changed-slot record once it applied this
         long started = walNow();
-        Duration bound = tailBound();
-        if (!tail.awaitApplied(started, bound)) {
-            return new Result(
-                    false,
-                    "the tail did not apply WAL position " + Lsn.text(started) + " within " + bound.toSeconds()
-                            + " s; is `rebalance tail` running and keeping up? (`rebalance status`)");
-        }
+        TailProgress.CatchUp first = tail.awaitCatchUp(started, tailBound(), CATCH_UP_LIMIT);
+        if (!first.reached()) return behind(new Round(0, started, first));
         long slotsStart = System.nanoTime();
         List<Slot> slots = changed();
         List<SlotResult> results = slots.isEmpty()
@@ -184,11 +183,17 @@ public final class CutoverVerification implements WindowVerification {
         long roundsStart = System.nanoTime();
         int rounds = 0;
         long compared = 0;
+        int previous = Integer.MAX_VALUE;
         while (rounds < MAX_ROUNDS) {
             rounds++;
-            int n = round();
-            compared += n;
-            if (n <= WINDOW_KEYS) break;
+            Round r = round();
+            if (!r.tail().reached()) return behind(r);
+            compared += r.keys();
+            if (r.keys() <= WINDOW_KEYS) break;
+            // Not shrinking: the writes outpace the rounds, and another round would leave the window as many keys
+            // to compare as this one did; it would only add the time of a round to the cutover.
+            if (r.keys() * 10L > previous * 9L) break;
+            previous = r.keys();
         }
         return new Result(
                 true,
@@ -201,23 +206,44 @@ public final class CutoverVerification implements WindowVerification {
         return TimeUnit.NANOSECONDS.toMillis(toNanos - fromNanos);
     }
 
-    /** One round while writes go on: a fresh generation, then the old one's keys compared. @return how many */
-    private int round() throws Exception {
+    /**
+     * One round while writes go on: a fresh generation, the tail caught up with the switch, then the old generation's
+     * keys compared. Waiting for the tail to apply the switch (not only to log under the new generation) is what keeps
+     * the window short: the window waits for the tail to reach its own position, so a tail that fell behind while the
+     * slots were verified catches up here, while writes go on, and a tail that cannot keep up stops the cutover before
+     * it blocks a write.
+     */
+    private Round round() throws Exception {
         String old = gen;
         gen = start();
         long switched = walNow();
-        if (!log.awaitSeen(gen, tailBound(), () -> tail.applied().orElse(0) >= switched)) {
-            throw new IllegalStateException(
-                    "the tail neither logged under the key log's new generation nor applied WAL position "
-                            + Lsn.text(switched) + " within " + tailBound().toSeconds() + " s");
-        }
-        Set<String> keys = log.keys(old); // complete: every apply that logged under it has finished writing
+        // applied past the switch: every apply that logged under the old generation has finished writing (KeyLog)
+        TailProgress.CatchUp caught = tail.awaitCatchUp(switched, tailBound(), CATCH_UP_LIMIT);
+        if (!caught.reached()) return new Round(0, switched, caught);
+        Set<String> keys = log.keys(old);
         List<Difference> differ = verifier.compareKeys(pg, keys, config.verify().parallel());
         // writes go on, so a difference may be a change in flight: the window compares it again, with nothing moving
         log.add(gen, differ.stream().map(Difference::id).toList());
         log.drop(old);
         generations.remove(old);
-        return keys.size();
+        return new Round(keys.size(), switched, caught);
+    }
+
+    /** @param keys the keys compared; @param switched the WAL position at the switch; @param tail the wait for it */
+    private record Round(int keys, long switched, TailProgress.CatchUp tail) {}
+
+    private Result behind(Round r) {
+        long applied = r.tail().applied();
+        return new Result(
+                false,
+                "the tail fell behind the writes: it did not apply WAL position " + Lsn.text(r.switched()) + " ("
+                        + r.tail().why()
+                        + (applied > 0
+                                ? "; applied up to " + Lsn.text(applied) + ", "
+                                        + Math.max(0, r.switched() - applied) / 1024 + " KiB of WAL short"
+                                : "")
+                        + "). Writes were not blocked; run the cutover again once `rebalance status` shows the tail"
+                        + " keeping up");
     }
 
     @Override

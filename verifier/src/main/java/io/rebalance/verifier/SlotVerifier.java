@@ -77,7 +77,7 @@ final class SlotVerifier {
         String lsn = SourceFingerprints.walLsn(c);
         Fingerprint pg = source.slot(c, slot);
         SlotItems.Read dynamo = items.read(slot);
-        if (pg.equals(dynamo.fingerprint())) return match(slot, pg, lsn, at);
+        if (pg.equals(dynamo.fingerprint())) return match(slot, pg, lsn, at, System.currentTimeMillis() - at);
         List<Suspect> suspects = pinpointer.find(c, slot, dynamo.hashes(), pg);
         inFlight.awaitPast(lsn);
         hook.run(slot, suspects);
@@ -98,19 +98,24 @@ final class SlotVerifier {
                 List.of());
     }
 
-    /** A slot's Postgres fingerprint taken with its span's ({@link HourSpans}): the WAL position before it, and when. */
-    record Spanned(Fingerprint fingerprint, String lsn, long at) {}
+    /**
+     * A slot's Postgres fingerprint taken with its span's ({@link HourSpans}): the WAL position before it, when, and
+     * this slot's share of the span's query time (the query's time divided by the span's slots).
+     */
+    record Spanned(Fingerprint fingerprint, String lsn, long at, long shareMillis) {}
 
     /**
      * Verifies a slot whose Postgres fingerprint was taken with its span's: equal to its items' is a MATCH, as {@link
      * #verify(Connection, Slot)} finds one; otherwise the slot is verified alone, from a fingerprint taken now.
      */
     SlotResult verify(Connection c, Slot slot, Spanned pg) throws Exception {
+        long start = System.currentTimeMillis();
         if (!pg.fingerprint().equals(items.read(slot).fingerprint())) return verify(c, slot);
-        return match(slot, pg.fingerprint(), pg.lsn(), pg.at());
+        // the slot's own time: its share of the span's query and its items' read, not the time since the span began
+        return match(slot, pg.fingerprint(), pg.lsn(), pg.at(), pg.shareMillis() + System.currentTimeMillis() - start);
     }
 
-    private static SlotResult match(Slot slot, Fingerprint both, String lsn, long at) {
+    private static SlotResult match(Slot slot, Fingerprint both, String lsn, long at, long took) {
         return new SlotResult(
                 slot.name(),
                 SlotResult.Verdict.MATCH,
@@ -122,7 +127,7 @@ final class SlotVerifier {
                 0,
                 lsn,
                 at,
-                System.currentTimeMillis() - at,
+                took,
                 null,
                 List.of());
     }

@@ -294,9 +294,10 @@ public final class Verifier {
         String lsn = SourceFingerprints.walLsn(c); // before the read: a change committed before it is in it
         Map<Slot, Fingerprint> hours =
                 source.hours(c, HourSpans.oldest(span), HourSpans.newest(span), HourSpans.TIMEOUT_SECONDS);
+        long share = (System.currentTimeMillis() - at) / span.size(); // each slot's part of the one query
         Map<Slot, SlotVerifier.Spanned> out = new HashMap<>();
         for (Slot slot : span) {
-            out.put(slot, new SlotVerifier.Spanned(hours.getOrDefault(slot, Fingerprint.EMPTY), lsn, at));
+            out.put(slot, new SlotVerifier.Spanned(hours.getOrDefault(slot, Fingerprint.EMPTY), lsn, at, share));
         }
         return out;
     }

@@ -78,11 +78,18 @@ class HourSpansIT {
                     .hasSize(24));
 
             long scans = f.scans();
+            long began = System.currentTimeMillis();
             List<SlotResult> clean = verifier.verify(newestFirst, 2, false, r -> {});
+            long wall = System.currentTimeMillis() - began;
             assertThat(clean).hasSize(HOURS).allSatisfy(r -> {
                 assertThat(r.verdict()).as(r.toString()).isEqualTo(SlotResult.Verdict.MATCH);
                 assertThat(r.sourceRows()).as(r.slot()).isEqualTo(PER_HOUR);
             });
+            // each slot's ms is its own (its share of the span's query and its items' read), not the time since its
+            // span's query began: on two threads, the slots' times add up to at most twice the call's
+            assertThat(clean.stream().mapToLong(SlotResult::tookMillis).sum())
+                    .as("the slots' ms added up, the call taking %d ms", wall)
+                    .isLessThanOrEqualTo(2 * wall);
             // two spans, and on the table never analyzed the count of its rows
             assertThat(f.scansSince(scans)).as("Postgres scans of the table").isLessThanOrEqualTo(3);
 

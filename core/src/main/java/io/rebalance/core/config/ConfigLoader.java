@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Collectors;
+import org.yaml.snakeyaml.error.MarkedYAMLException;
 
 /**
  * Builds a {@link MigrationConfig} from four layers, later ones winning: the built-in defaults, a YAML file,
@@ -64,10 +65,13 @@ public final class ConfigLoader {
     public MigrationConfig load(Path file, Map<String, String> overrides) {
         ObjectNode tree = defaults();
         Map<String, String> origins = new LinkedHashMap<>(); // dotted key -> where its value was set
+        // every problem at once, not one per run: unknown keys are left out, values of the wrong type set back to
+        // their defaults, and what the rest means is validated too
+        List<String> wrong = new ArrayList<>();
         if (file != null) {
             Map<String, String> lines = YamlLocations.of(file, YAML);
             lines.forEach((k, where) -> origins.put(k, file + " " + where));
-            merge(tree, readFile(file), "", origins);
+            merge(tree, readFile(file), "", origins, wrong);
         }
         List<String> keys = leafKeys(tree, "");
         for (String key : keys) {
@@ -79,18 +83,21 @@ public final class ConfigLoader {
         }
         warnUnknownVariables(keys);
         overrides.forEach((k, v) -> {
-            set(tree, k, v, "override " + k + "=" + v);
-            origins.put(k, "--set " + k);
+            try {
+                set(tree, k, v, "override " + k + "=" + v);
+                origins.put(k, "--set " + k);
+            } catch (RebalanceException unknown) {
+                wrong.add(unknown.getMessage());
+            }
         });
-        // every value of the wrong type at once, not one per run: each found is set back to its default and the
-        // binding tried again
-        List<String> wrong = new ArrayList<>();
+        // each value of the wrong type is set back to its default and the binding tried again
         JsonProcessingException first = null;
         ObjectNode fallback = defaults();
         for (int attempt = 0; attempt < 50; attempt++) {
             try {
                 MigrationConfig config = YAML.treeToValue(tree, MigrationConfig.class);
                 if (wrong.isEmpty()) return config;
+                wrong.addAll(ConfigValidator.problems(config)); // what the values that did bind mean
                 break;
             } catch (JsonProcessingException e) {
                 if (first == null) first = e;
@@ -199,33 +206,50 @@ public final class ConfigLoader {
             }
             return node;
         } catch (IOException e) {
-            String where = e instanceof JsonProcessingException j && j.getLocation() != null
-                    ? " at line " + j.getLocation().getLineNr() + ", column "
-                            + j.getLocation().getColumnNr()
-                    : "";
-            String why = e instanceof JsonProcessingException j ? j.getOriginalMessage() : e.getMessage();
             throw new RebalanceException(
-                    ErrorCode.CONFIG_INVALID,
-                    "config file " + file + " is not valid YAML" + where + ": "
-                            + why.lines().findFirst().orElse(""),
-                    e);
+                    ErrorCode.CONFIG_INVALID, "config file " + file + " is not valid YAML" + yamlProblem(e), e);
         }
     }
 
-    private static void merge(ObjectNode base, JsonNode over, String path, Map<String, String> origins) {
+    /**
+     * Where the YAML parser found the problem, and what it was. The parser's own mark is taken over Jackson's location
+     * (the end of the last event that parsed, often the line before), and a tab named as one: YAML refuses tabs as
+     * indentation, and nothing on the screen shows them.
+     */
+    private static String yamlProblem(IOException e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof MarkedYAMLException m && m.getProblemMark() != null) {
+                String problem = m.getProblem() == null ? m.getContext() : m.getProblem();
+                if (problem != null && (problem.contains("(TAB)") || problem.indexOf('\t') >= 0)) {
+                    problem = "a tab, and YAML indents with spaces only; replace the tab with spaces";
+                }
+                return " at line " + (m.getProblemMark().getLine() + 1) + ", column "
+                        + (m.getProblemMark().getColumn() + 1) + ": " + problem;
+            }
+        }
+        String where = e instanceof JsonProcessingException j && j.getLocation() != null
+                ? " at line " + j.getLocation().getLineNr() + ", column "
+                        + j.getLocation().getColumnNr()
+                : "";
+        String why = e instanceof JsonProcessingException j ? j.getOriginalMessage() : e.getMessage();
+        return where + ": " + why.lines().findFirst().orElse("");
+    }
+
+    /** Merges {@code over} into {@code base}; a key {@code base} does not have is left out and named in {@code wrong}. */
+    private static void merge(
+            ObjectNode base, JsonNode over, String path, Map<String, String> origins, List<String> wrong) {
         Iterator<Map.Entry<String, JsonNode>> it = over.fields();
         while (it.hasNext()) {
             Map.Entry<String, JsonNode> e = it.next();
             String key = path.isEmpty() ? e.getKey() : path + "." + e.getKey();
             JsonNode current = base.get(e.getKey());
             if (current == null) {
-                RebalanceException unknown = unknownKey(key);
-                if (!origins.containsKey(key)) throw unknown;
-                throw new RebalanceException(
-                        ErrorCode.CONFIG_INVALID, "in " + origins.get(key) + ": " + unknown.getMessage());
+                String unknown = unknownKey(key).getMessage();
+                wrong.add(origins.containsKey(key) ? "in " + origins.get(key) + ": " + unknown : unknown);
+                continue;
             }
             if (current.isObject() && e.getValue().isObject()) {
-                merge((ObjectNode) current, e.getValue(), key, origins);
+                merge((ObjectNode) current, e.getValue(), key, origins, wrong);
             } else {
                 base.set(e.getKey(), e.getValue());
             }

@@ -42,6 +42,15 @@ public final class ConfigValidator {
         return c;
     }
 
+    /** Every problem {@link #validate} would name, for a report that lists them with others. */
+    static List<String> problems(MigrationConfig c) {
+        ConfigValidator v = new ConfigValidator();
+        v.check(c);
+        List<String> all = new ArrayList<>(v.problems);
+        all.addAll(v.rangeProblems);
+        return all;
+    }
+
     private void check(MigrationConfig c) {
         var s = c.source();
         require(

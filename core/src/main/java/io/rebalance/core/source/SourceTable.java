@@ -75,10 +75,14 @@ public record SourceTable(
         var src = config.source();
         String regclass = regclass(c, src.table());
         if (regclass == null) {
+            List<String> near = NearTables.to(c, src.table());
             throw new RebalanceException(
                     ErrorCode.SOURCE_TABLE_MISSING,
-                    "source table '" + src.table() + "' does not exist in " + c.getCatalog() + "; create it, or set"
-                            + " source.table (REBALANCE_SOURCE_TABLE) to an existing table such as public.room_events");
+                    "source table '" + src.table() + "' does not exist in " + c.getCatalog() + "; set source.table"
+                            + " (REBALANCE_SOURCE_TABLE) to one that does"
+                            + (near.isEmpty()
+                                    ? " (the database has no table outside the system schemas), or create it"
+                                    : " (nearest: " + String.join(", ", near) + "), or create it"));
         }
         Map<String, ColumnSpec> all = columns(c, regclass);
         List<String> wanted = src.columns().isEmpty() ? new ArrayList<>(all.keySet()) : src.columns();

@@ -97,6 +97,37 @@ class ConfigLoaderTest {
                 .hasMessageNotContaining("JsonToken");
     }
 
+    /**
+     * docs/config.md promises every problem at once: unknown keys (in the file and in --set), a value of the wrong type
+     * and a value out of range came one per run, each hiding the next.
+     */
+    @Test
+    void unknownKeysWrongTypesAndBadValuesAreNamedInOneRun() throws Exception {
+        Path file = Files.writeString(
+                dir.resolve("all.yaml"), "mover:\n  worker: 4\n  pageSize: lots\n  batchSize: 26\nslot:\n  x: 1\n");
+        assertThatThrownBy(() -> new ConfigLoader(Map.of()).load(file, Map.of("tail.heartbeet", "1s")))
+                .isInstanceOfSatisfying(
+                        RebalanceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CONFIG_INVALID))
+                .hasMessageStartingWith("5 config keys are invalid:")
+                .hasMessageContaining("mover.worker")
+                .hasMessageContaining(file + " line 2, column 3")
+                .hasMessageContaining("'slot'")
+                .hasMessageContaining("tail.heartbeet")
+                .hasMessageContaining("config key 'mover.pageSize' has value 'lots'")
+                .hasMessageContaining("mover.batchSize='26'");
+    }
+
+    /** A tab used as indentation is named, at its own line (the parser's location is the line before). */
+    @Test
+    void aTabIsNamedAtItsLine() throws Exception {
+        Path tabbed = Files.writeString(dir.resolve("tab.yaml"), "source:\n  table: a\n\tjdbcUrl: x\n");
+        assertThatThrownBy(() -> new ConfigLoader(Map.of()).load(tabbed, Map.of()))
+                .isInstanceOfSatisfying(
+                        RebalanceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CONFIG_INVALID))
+                .hasMessageContaining("is not valid YAML at line 3, column 1: a tab")
+                .hasMessageContaining("spaces");
+    }
+
     @Test
     void validationListsEveryProblemAtOnce() {
         MigrationConfig c = new ConfigLoader(Map.of())

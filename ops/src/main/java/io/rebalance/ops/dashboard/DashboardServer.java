@@ -34,6 +34,7 @@ public final class DashboardServer implements AutoCloseable {
     private final HttpServer server;
     private final ExecutorService executor;
     private final Callable<Map<String, Object>> state;
+    private Map<String, Object> cachedState;
     private byte[] cached;
     private long cachedAt;
 
@@ -81,28 +82,40 @@ public final class DashboardServer implements AutoCloseable {
             return;
         }
         try (InputStream in = DashboardServer.class.getResourceAsStream(name)) {
-            String type = name.endsWith(".html")
-                    ? "text/html; charset=utf-8"
-                    : name.endsWith(".js") ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8";
+            if (name.endsWith(".html")) {
+                // drawn with the run's state already in it: a reader without JavaScript, a screenshot taken at once
+                // and a slow first request all see the run, not "loading"; the script takes over from there
+                String page = FirstRender.fill(new String(in.readAllBytes(), StandardCharsets.UTF_8), snapshot());
+                send(x, 200, "text/html; charset=utf-8", page.getBytes(StandardCharsets.UTF_8));
+                return;
+            }
+            String type = name.endsWith(".js") ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8";
             send(x, 200, type, in.readAllBytes());
         }
+    }
+
+    /** The run's state, read at most once a second; null while the state store does not answer. */
+    private synchronized Map<String, Object> snapshot() {
+        long now = System.currentTimeMillis();
+        if (now - cachedAt >= FRESH_MS) {
+            try {
+                cachedState = state.call();
+                cached = JSON.writeValueAsBytes(cachedState);
+            } catch (Exception e) { // Redis away: the page says so and keeps asking, at most once a second
+                log.warn("reading the run's state failed: {}", e.toString());
+                cachedState = null;
+                cached = null;
+            }
+            cachedAt = now;
+        }
+        return cachedState;
     }
 
     private void state(HttpExchange x) throws IOException {
         byte[] body;
         int status = 200;
         synchronized (this) {
-            long now = System.currentTimeMillis();
-            if (now - cachedAt >= FRESH_MS) {
-                try {
-                    cached = JSON.writeValueAsBytes(state.call());
-                    cachedAt = now;
-                } catch (Exception e) { // Redis away: the page says so and keeps asking, at most once a second
-                    log.warn("reading the run's state failed: {}", e.toString());
-                    cached = null;
-                    cachedAt = now;
-                }
-            }
+            snapshot();
             body = cached;
         }
         if (body == null) {

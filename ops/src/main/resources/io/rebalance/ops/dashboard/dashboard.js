@@ -80,7 +80,9 @@ function legend(state) {
   }
 }
 
-function chart(id, samples, column, scale, unit) {
+// "now" is the live figure the panels show (current, in the chart's unit), not the last sample: samples are 10 s
+// apart, and none is written once a copy has ended, so the last one can be an hour old
+function chart(id, samples, column, scale, unit, current, generatedMs) {
   const svg = $(id);
   svg.replaceChildren();
   const note = $(id + "-note");
@@ -93,8 +95,11 @@ function chart(id, samples, column, scale, unit) {
   const line = document.createElementNS("http://www.w3.org/2000/svg", "polyline");
   line.setAttribute("points", points.join(" "));
   svg.appendChild(line);
-  note.textContent = "now " + num(Math.round(values[values.length - 1] * 10) / 10) + unit
-    + ", max " + num(Math.round(max * 10) / 10) + unit + " over " + duration((t1 - t0) / 1000);
+  const now = current === undefined || current === null || isNaN(current) ? values[values.length - 1] : current;
+  const age = (generatedMs - t1) / 1000;
+  note.textContent = "now " + num(Math.round(now * 10) / 10) + unit
+    + ", max " + num(Math.round(max * 10) / 10) + unit + " over " + duration((t1 - t0) / 1000)
+    + (age > 30 ? "; last sample " + duration(age) + " ago" : "");
 }
 
 // the applications' shadow reads of a scope over the last hour (Router.read): empty while none is sampled or counted
@@ -160,9 +165,10 @@ function render(s) {
       : n + " slots from " + heatmap.newest + ", newest first";
   legend(s);
   drawHeatmap();
-  chart("chart-rate", s.history.copy, 2, 1, " rows/s");
-  chart("chart-lag", s.history.tail, 1, 1000, " s");
-  chart("chart-wal", s.history.tail, 2, 1048576, " MB");
+  chart("chart-rate", s.history.copy, 2, 1, " rows/s", r.perSecond, s.generatedMs);
+  chart("chart-lag", s.history.tail, 1, 1000, " s", t.running ? t.lag_ms / 1000 : undefined, s.generatedMs);
+  chart("chart-wal", s.history.tail, 2, 1048576, " MB",
+    t.retained_bytes === undefined ? undefined : t.retained_bytes / 1048576, s.generatedMs);
   const leases = (s.leases || []).map((l) => ["slot " + l.slot, l.holder, num(l.rows) + " rows, last id " + (l.lastId || "-")]);
   if (t.leaseHolder) leases.push(["tail", t.leaseHolder, t.applied_lsn || ""]);
   for (const sc of scopes) if (sc.exclusive) leases.push(["cutover " + sc.scope, sc.exclusive, ""]);
