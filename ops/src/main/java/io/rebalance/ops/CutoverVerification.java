@@ -236,7 +236,7 @@ public final class CutoverVerification implements WindowVerification {
         long applied = r.tail().applied();
         return new Result(
                 false,
-                "the tail fell behind the writes: it did not apply WAL position " + Lsn.text(r.switched()) + " ("
+                "the tail did not reach WAL position " + Lsn.text(r.switched()) + " before the window ("
                         + r.tail().why()
                         + (applied > 0
                                 ? "; applied up to " + Lsn.text(applied) + ", "
