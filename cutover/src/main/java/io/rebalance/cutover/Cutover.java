@@ -77,12 +77,12 @@ public final class Cutover {
         this.failure = new FailedStep(settings, routes, journal, stores);
     }
 
-    /** An empty log of the keys applications write to DynamoDB under the TARGET route of {@code epoch}. */
     /** Reads the target's key attributes now, before the window, so that FLIP asks DynamoDB nothing for them. */
     void knowKeyAttributes() {
         partitionKey.get();
     }
 
+    /** Starts an empty log of the keys applications write to DynamoDB under the TARGET route of {@code epoch}. */
     void beginWriteLog(long epoch) {
         writeLog.begin(epoch, settings.targetTable(), partitionKey.get());
     }

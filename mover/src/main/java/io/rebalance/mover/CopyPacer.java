@@ -24,8 +24,8 @@ import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
  * {@link #METER_EVERY}, the others' estimates scaled by those), summed here and reported with the heartbeat, and
  * throttling, reported at once so that every process slows down.
  *
- * <p>A Redis failure lets the batch through, as the rows limiter does: a pacer must not stop a copy that Redis will
- * stop anyway at its next progress save.
+ * <p>A coordinator failure lets the batch through, as the rows limiter does: a pacer must not stop a copy that the
+ * coordinator will stop anyway at its next progress save.
  */
 final class CopyPacer implements WritePacer {
     private static final Logger log = LoggerFactory.getLogger(CopyPacer.class);

@@ -4,7 +4,7 @@ import org.slf4j.Logger;
 
 /**
  * Logs a repeating background failure once when it starts, once a minute while it lasts, and once when it ends,
- * instead of at every tick: during a 10 s Redis outage the keeper would otherwise log thirty identical warnings.
+ * instead of at every tick: during a 10 s coordinator outage the keeper would otherwise log thirty identical warnings.
  */
 final class FailureStreak {
     private static final long REPEAT_MS = 60_000;

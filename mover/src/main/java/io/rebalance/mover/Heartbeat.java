@@ -58,7 +58,7 @@ final class Heartbeat implements AutoCloseable {
 
     /** One beat; a failure is counted and logged (as a streak), and the next beat tries again. */
     void beat() {
-        counters.ticked(); // even while Redis is away: that is not being wedged
+        counters.ticked(); // even while the coordinator is away: that is not being wedged
         MDC.put("phase", "heartbeat"); // removed after: start() runs it on the manager's thread too
         try {
             status.accept(run.status());

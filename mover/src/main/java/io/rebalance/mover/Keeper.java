@@ -23,8 +23,8 @@ import org.slf4j.LoggerFactory;
  *       holds a slot;
  *   <li>compacts: walks from the watermark towards older slots while they are FINISHED, moves the watermark
  *       first and then lets the slot store forget them ({@link SlotStore#forget}), so Redis holds a few keys
- *       whatever the run's length (the order matters: a worker that acquires a slot re-reads the watermark, see
- *       {@link SlotWorker});
+ *       whatever the run's length, Postgres its rows (the order matters: a worker that acquires a slot re-reads the
+ *       watermark, see {@link SlotWorker});
  *   <li>marks the run FINISHED when the watermark reaches the oldest slot;
  *   <li>publishes progress (rows, rows/s, ETA, slots) for `rebalance status` and logs it.
  * </ol>

@@ -35,7 +35,8 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
  * One {@code rebalance copy} process: a manager (the thread that calls {@link #run()}) that hands slots to a pool
- * of worker threads, a keeper candidate, and a heartbeat. Any number of these processes cooperate through Redis.
+ * of worker threads, a keeper candidate, and a heartbeat. Any number of these processes cooperate through the
+ * coordinator (Redis or Postgres).
  *
  * <p>The three layers of recovery: each service call retries with backoff ({@link Retrier}); a failed slot step is
  * retried by its worker after {@code mover.slotRetryDelay} from the saved progress ({@link SlotWorker}); and the
@@ -111,7 +112,6 @@ public final class MoverProcess implements AutoCloseable {
                 codec,
                 reader,
                 new SourceSession(config.source()),
-                writer,
                 new KeyRefresher(reader, codec, writer),
                 refused,
                 retrier,

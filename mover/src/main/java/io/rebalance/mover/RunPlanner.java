@@ -25,8 +25,8 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 /**
  * The preflight of a copy and the plan it agrees on. It reads only, in this order: the source table and its key,
  * the target table and its key schema, the time range. Then (the first writes) it creates the target table if
- * asked, and stores the plan in Redis unless another process already stored one, which must then describe the
- * same run. So a bad input fails before anything is written anywhere.
+ * asked, and stores the plan with the coordinator unless another process already stored one, which must then
+ * describe the same run. So a bad input fails before anything is written anywhere.
  */
 public final class RunPlanner {
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(RunPlanner.class);

@@ -3,6 +3,7 @@ package io.rebalance.mover;
 import io.rebalance.core.codec.RowCodec;
 import io.rebalance.core.codec.RowRefusedException;
 import io.rebalance.core.codec.SourceRow;
+import io.rebalance.core.dynamo.BatchWriter;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.protocol.RebalanceException;
 import io.rebalance.protocol.lease.LeaseLost;
@@ -15,12 +16,12 @@ import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
-import software.amazon.awssdk.services.dynamodb.model.PutRequest;
 import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
 
 /**
  * Copies one slot, page by page, from its saved {@code last_id} to its end: the middle layer of recovery. A step
- * that fails is abandoned, and the next attempt starts again from the progress saved in Redis.
+ * that fails is abandoned, and the next attempt starts again from the progress the coordinator saved
+ * ({@link SlotStore}).
  *
  * <p>Per page: read (keyset) → encode → renew the lease → write → save progress. The write is bound to the lease:
  * each call and each attempt is checked just before it is sent and given no more time than the lease has left, so
@@ -113,10 +114,7 @@ public final class SlotWorker {
             List<RowRefusedException> refused = new ArrayList<>();
             for (SourceRow row : rows) {
                 try {
-                    puts.add(WriteRequest.builder()
-                            .putRequest(
-                                    PutRequest.builder().item(codec.encode(row)).build())
-                            .build());
+                    puts.add(BatchWriter.put(codec.encode(row)));
                 } catch (RowRefusedException e) {
                     refused.add(e); // one row DynamoDB cannot hold must not hold up the slot: it is listed instead
                 }
@@ -126,7 +124,9 @@ public final class SlotWorker {
             int byDynamo;
             try {
                 ctx.retrier()
-                        .run("renew lease of slot " + slot, lease::renew); // a Redis blip is retried; a loss is not
+                        .run(
+                                "renew lease of slot " + slot,
+                                lease::renew); // a coordinator blip is retried; a loss is not
                 ctx.hooks().at(Phase.BEFORE_WRITE, slot, owner);
                 // Every call and every attempt of this write, resubmissions included, is checked against the lease
                 // and given no more time than it has left (ADR 6): none lands once another worker can hold the slot.

@@ -2,15 +2,14 @@ package io.rebalance.mover;
 
 import io.rebalance.core.codec.RowCodec;
 import io.rebalance.core.copy.KeyRefresher;
-import io.rebalance.core.dynamo.BatchWriter;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.source.PageReader;
 import io.rebalance.core.source.SourceSession;
 
 /**
- * What every worker of a process shares: the Redis state, the source, the codec, the writer (through the refresher,
- * which isolates items DynamoDB refuses) and the refused list.
+ * What every worker of a process shares: the coordinator's slot store and run state, the source, the codec, the
+ * writer (through the refresher, which isolates items DynamoDB refuses) and the refused list.
  */
 record WorkerContext(
         SlotStore slots,
@@ -18,7 +17,6 @@ record WorkerContext(
         RowCodec codec,
         PageReader pageReader,
         SourceSession source,
-        BatchWriter writer,
         KeyRefresher refresher,
         RefusedRows refused,
         Retrier retrier,

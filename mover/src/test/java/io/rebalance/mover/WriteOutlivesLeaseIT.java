@@ -100,13 +100,13 @@ class WriteOutlivesLeaseIT {
                 if (passed.get()) throw new LeaseLost("", "the lease passed to another holder");
                 return Duration.ofSeconds(60);
             };
-            List<Map<String, AttributeValue>> items = new ArrayList<>();
-            for (int i = 0; i < 25; i++) items.add(Map.of("id", AttributeValue.fromS("paused-" + i)));
+            List<WriteRequest> items = new ArrayList<>();
+            for (int i = 0; i < 25; i++) items.add(BatchWriter.put(Map.of("id", AttributeValue.fromS("paused-" + i))));
             BatchWriter writer =
                     new BatchWriter(f.dynamo(List.of(stall)), f.table, 25, Retrier.standard(), WritePacer.NONE);
             CompletableFuture<Void> write = CompletableFuture.runAsync(() -> {
                 try {
-                    writer.write(items, fence);
+                    writer.apply(items, fence);
                 } catch (InterruptedException e) {
                     throw new IllegalStateException(e);
                 }
@@ -117,10 +117,12 @@ class WriteOutlivesLeaseIT {
 
             assertThatThrownBy(() -> write.get(60, TimeUnit.SECONDS)).hasRootCauseInstanceOf(LeaseLost.class);
             DynamoDbClient d = f.dynamo(List.of());
-            for (Map<String, AttributeValue> item : items)
+            for (WriteRequest request : items) {
+                Map<String, AttributeValue> item = request.putRequest().item();
                 assertThat(d.getItem(g -> g.tableName(f.table).key(item)).hasItem())
                         .as("item " + item.get("id").s() + " of the half-sent write")
                         .isFalse();
+            }
         }
     }
 

@@ -29,9 +29,13 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The cutover's pre-checks, each with a reason a person can act on: the copy is FINISHED, the tail runs and keeps up,
- * every slot of the run has a recent MATCH, the reverse stream runs (so the cutover can be rolled back), no
- * application role can change the Postgres fence, and Redis keeps what the cutover writes to it ({@link RedisChecks}).
+ * The cutover's pre-checks, in the order they run, each with a reason a person can act on: the copy is FINISHED; the
+ * source table still has the columns the run was planned with; no copy process runs and no slot lease is held; the
+ * tail runs and keeps up; every slot of the run has a recent MATCH; no row is listed as refused; the reverse stream
+ * runs (so the cutover can be rolled back); every row is in a slot; the reverse stream can write rows back; the fence
+ * trigger guards the table and its partitions; no application role can change the Postgres fence; Redis keeps what
+ * the cutover writes to it, persisted and not evicted ({@link RedisChecks}); and, with {@code cutover.shadowWindow}
+ * set, the applications' shadow reads compared enough reads and none differed.
  */
 public final class CutoverChecks implements PreChecks {
     private final MigrationConfig config;

@@ -11,6 +11,7 @@ import io.rebalance.core.slot.Slot;
 import io.rebalance.core.source.PageReader;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
+import io.rebalance.protocol.lease.WriteFence;
 import io.rebalance.testkit.SharedServices;
 import io.rebalance.testkit.TestMigration;
 import java.sql.Connection;
@@ -19,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
 
 /**
  * A source table and its DynamoDB copy for verifier tests, over the kit's {@link TestMigration}. The copy is written through the codec and the batch
@@ -72,9 +74,9 @@ final class VerifierFixture implements AutoCloseable {
                 while (true) {
                     List<SourceRow> page = reader.page(c, slot, last, 500);
                     if (page.isEmpty()) break;
-                    List<Map<String, AttributeValue>> items = new ArrayList<>();
-                    for (SourceRow row : page) items.add(codec.encode(row));
-                    writer.write(items);
+                    List<WriteRequest> items = new ArrayList<>();
+                    for (SourceRow row : page) items.add(BatchWriter.put(codec.encode(row)));
+                    writer.apply(items, WriteFence.NONE);
                     last = page.get(page.size() - 1).key();
                 }
             }

@@ -24,7 +24,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Collectors;
-import org.yaml.snakeyaml.error.MarkedYAMLException;
 
 /**
  * Builds a {@link MigrationConfig} from four layers, later ones winning: the built-in defaults, a YAML file,
@@ -207,32 +206,8 @@ public final class ConfigLoader {
             return node;
         } catch (IOException e) {
             throw new RebalanceException(
-                    ErrorCode.CONFIG_INVALID, "config file " + file + " is not valid YAML" + yamlProblem(e), e);
+                    ErrorCode.CONFIG_INVALID, "config file " + file + " is not valid YAML" + YamlProblem.of(e), e);
         }
-    }
-
-    /**
-     * Where the YAML parser found the problem, and what it was. The parser's own mark is taken over Jackson's location
-     * (the end of the last event that parsed, often the line before), and a tab named as one: YAML refuses tabs as
-     * indentation, and nothing on the screen shows them.
-     */
-    private static String yamlProblem(IOException e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof MarkedYAMLException m && m.getProblemMark() != null) {
-                String problem = m.getProblem() == null ? m.getContext() : m.getProblem();
-                if (problem != null && (problem.contains("(TAB)") || problem.indexOf('\t') >= 0)) {
-                    problem = "a tab, and YAML indents with spaces only; replace the tab with spaces";
-                }
-                return " at line " + (m.getProblemMark().getLine() + 1) + ", column "
-                        + (m.getProblemMark().getColumn() + 1) + ": " + problem;
-            }
-        }
-        String where = e instanceof JsonProcessingException j && j.getLocation() != null
-                ? " at line " + j.getLocation().getLineNr() + ", column "
-                        + j.getLocation().getColumnNr()
-                : "";
-        String why = e instanceof JsonProcessingException j ? j.getOriginalMessage() : e.getMessage();
-        return where + ": " + why.lines().findFirst().orElse("");
     }
 
     /** Merges {@code over} into {@code base}; a key {@code base} does not have is left out and named in {@code wrong}. */

@@ -21,7 +21,6 @@ import java.util.Set;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.DeleteRequest;
 import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
-import software.amazon.awssdk.services.dynamodb.model.PutRequest;
 import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
 
 /**
@@ -65,9 +64,7 @@ public final class KeyRefresher {
         for (SourceRow row : rows) {
             withRow.add(row.key());
             try {
-                requests.add(WriteRequest.builder()
-                        .putRequest(PutRequest.builder().item(codec.encode(row)).build())
-                        .build());
+                requests.add(BatchWriter.put(codec.encode(row)));
             } catch (RowRefusedException e) {
                 refused.add(e); // one row DynamoDB cannot hold must not hold up the others
             }

@@ -4,7 +4,6 @@ import io.rebalance.core.retry.Backoff;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.protocol.lease.LeaseLost;
 import io.rebalance.protocol.lease.WriteFence;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -43,32 +42,19 @@ public final class BatchWriter {
         this.unprocessedBackoff = Backoff.DEFAULT;
     }
 
-    /** Writes every item, or throws once retries are spent (nothing is silently dropped). */
-    public void write(List<Map<String, AttributeValue>> items) throws InterruptedException {
-        write(items, WriteFence.NONE);
+    /** An item as a put request, the one way every writer wraps an item it sends. */
+    public static WriteRequest put(Map<String, AttributeValue> item) {
+        return WriteRequest.builder()
+                .putRequest(PutRequest.builder().item(item).build())
+                .build();
     }
 
     /**
-     * As {@link #write(List)}, every call and every attempt bound to {@code fence} (a lease holder's writes, ADR 6).
+     * Sends puts and deletes in batches, every call and every attempt bound to {@code fence} (a lease holder's writes,
+     * ADR 6; {@link WriteFence#NONE} for none), or throws once retries are spent (nothing is silently dropped).
      *
-     * @throws LeaseLost when the lease is gone before every item is written; what was written stays
+     * @throws LeaseLost when the lease is gone before every request is written; what was written stays
      */
-    public void write(List<Map<String, AttributeValue>> items, WriteFence fence) throws InterruptedException {
-        List<WriteRequest> requests = new ArrayList<>(items.size());
-        for (Map<String, AttributeValue> item : items) {
-            requests.add(WriteRequest.builder()
-                    .putRequest(PutRequest.builder().item(item).build())
-                    .build());
-        }
-        apply(requests, fence);
-    }
-
-    /** Sends puts and deletes (a repair), in batches, with the same resubmission and rate limit as items. */
-    public void apply(List<WriteRequest> requests) throws InterruptedException {
-        apply(requests, WriteFence.NONE);
-    }
-
-    /** As {@link #apply(List)}, bound to {@code fence}. @throws LeaseLost when the lease is gone first */
     public void apply(List<WriteRequest> requests, WriteFence fence) throws InterruptedException {
         for (int i = 0; i < requests.size(); i += batchSize) {
             List<WriteRequest> batch = requests.subList(i, Math.min(requests.size(), i + batchSize));
