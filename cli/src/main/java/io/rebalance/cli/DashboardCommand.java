@@ -15,13 +15,15 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code rebalance dashboard}: serves one page over the run, refreshing itself, until stopped. It reads Redis only.
+ * {@code rebalance dashboard}: serves one page over the run, refreshing itself, until stopped. It reads the run's
+ * state store only.
  */
 @Command(
         name = "dashboard",
         description = "Serve a status page over the run until stopped: every slot by state, rows/s and ETA, the tail's"
                 + " lag and retained WAL over the last hour, the route, lease holders, refused rows and the last"
-                + " cutover's steps. Reads the run's Redis only, never the source table nor DynamoDB.",
+                + " cutover's steps. Reads the run's state store only (Redis, or the Postgres coordinator's schema),"
+                + " never the source table nor DynamoDB.",
         footerHeading = "%nExamples:%n",
         footer = {
             "  rebalance dashboard -c migration.yaml                      # http://127.0.0.1:8080/",
