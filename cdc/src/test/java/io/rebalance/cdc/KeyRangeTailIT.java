@@ -27,7 +27,9 @@ class KeyRangeTailIT {
     void changesLandWithTheRangePostgresPutsTheirKeyIn() throws Exception {
         try (TailFixture f = new TailFixture().set("slots.timeFrom", "none").set("slots.rowsPerSlot", "1000")) {
             // 3,000 rows planned into 3 ranges, kept, then gone: the tail's changes are all there is to compare
-            for (int i = 1; i <= 3000; i++) f.insert(ChangeKindsIT.id(i * 7 % 3001), "message", null, i);
+            try (Connection c = f.postgres()) {
+                for (int i = 1; i <= 3000; i++) f.insert(c, ChangeKindsIT.id(i * 7 % 3001), "message", null, i);
+            }
             f.sql("ANALYZE " + f.table);
             KeyRanges ranges = (KeyRanges) f.sourceTable().keyspace();
             assertThat(ranges.stored()).isTrue();
@@ -37,7 +39,9 @@ class KeyRangeTailIT {
             List<Future<?>> outcomes = new ArrayList<>();
             Tail tail = f.startTail("tail-a", outcomes);
             f.awaitStreaming();
-            for (int i = 1; i <= 600; i++) f.insert(ChangeKindsIT.id(i * 5), "message", "{\"i\":" + i + "}", i);
+            try (Connection c = f.postgres()) { // each insert still its own transaction, so its own change
+                for (int i = 1; i <= 600; i++) f.insert(c, ChangeKindsIT.id(i * 5), "message", "{\"i\":" + i + "}", i);
+            }
             f.sql("UPDATE " + f.table + " SET seq = seq + 1000 WHERE seq % 3 = 0");
             f.sql("DELETE FROM " + f.table + " WHERE seq % 7 = 0");
             f.insert(ChangeKindsIT.id(9999), "marker", null, 0);

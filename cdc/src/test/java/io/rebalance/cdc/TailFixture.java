@@ -134,9 +134,15 @@ final class TailFixture implements AutoCloseable {
     }
 
     void insert(String id, String kind, String dataJson, int seq) throws Exception {
-        try (Connection c = postgres();
-                PreparedStatement ps = c.prepareStatement(
-                        "INSERT INTO " + table + " VALUES (?, gen_random_uuid(), ?, ?::jsonb, now(), ?)")) {
+        try (Connection c = postgres()) {
+            insert(c, id, kind, dataJson, seq);
+        }
+    }
+
+    /** An insert of its own transaction on {@code c}: a test inserting thousands of rows opens one session, not one each. */
+    void insert(Connection c, String id, String kind, String dataJson, int seq) throws Exception {
+        try (PreparedStatement ps =
+                c.prepareStatement("INSERT INTO " + table + " VALUES (?, gen_random_uuid(), ?, ?::jsonb, now(), ?)")) {
             ps.setString(1, id);
             ps.setString(2, kind);
             ps.setString(3, dataJson);
