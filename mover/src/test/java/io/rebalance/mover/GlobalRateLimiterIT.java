@@ -25,7 +25,7 @@ class GlobalRateLimiterIT {
     private static RateWindows windows(String kind, String run) {
         return kind.equals("redis")
                 ? new RedisRateWindows(services.redis(), new Keyspace(run).run())
-                : new PostgresRateWindows(services::postgres, COORDINATOR.schema, run);
+                : new PostgresRateWindows(COORDINATOR.sessions(), COORDINATOR.schema, run);
     }
 
     @ParameterizedTest

@@ -34,7 +34,7 @@ class KeeperIT {
                 ? new RedisCoordinator(
                         new Keyspace(prefix), redis, Retrier.standard(), Duration.ofSeconds(20), Duration.ofDays(1))
                 : new PostgresCoordinator(
-                        services::postgres, COORDINATOR.schema, prefix, Retrier.standard(), Duration.ofSeconds(20));
+                        COORDINATOR.sessions(), COORDINATOR.schema, prefix, Retrier.standard(), Duration.ofSeconds(20));
     }
 
     private List<Slot> slots() {

@@ -37,7 +37,7 @@ class LeaseStoresIT {
     private static LeaseStore store(String kind) {
         return kind.equals("redis")
                 ? new RedisLeaseStore(services.redis())
-                : new PostgresLeaseStore(services::postgres, COORDINATOR.schema.leases());
+                : new PostgresLeaseStore(COORDINATOR.sessions(), COORDINATOR.schema.leases());
     }
 
     private static String key() {

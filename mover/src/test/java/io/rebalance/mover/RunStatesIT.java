@@ -37,14 +37,14 @@ class RunStatesIT {
     private static RunState state(String kind, String run) {
         return kind.equals("redis")
                 ? new RedisRunState(services.redis(), new Keyspace(run).run(), Retrier.standard())
-                : new PostgresRunState(services::postgres, COORDINATOR.schema, run, Retrier.standard());
+                : new PostgresRunState(COORDINATOR.sessions(), COORDINATOR.schema, run, Retrier.standard());
     }
 
     private static SlotStore slots(String kind, String run, Duration ttl) {
         return kind.equals("redis")
                 ? new RedisSlotStore(
                         services.redis(), new Keyspace(run).run(), Retrier.standard(), ttl, Duration.ofDays(1))
-                : new PostgresSlotStore(services::postgres, COORDINATOR.schema, run, Retrier.standard(), ttl);
+                : new PostgresSlotStore(COORDINATOR.sessions(), COORDINATOR.schema, run, Retrier.standard(), ttl);
     }
 
     private static RunPlan plan(String table) {

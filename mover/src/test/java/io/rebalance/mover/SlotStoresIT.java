@@ -45,7 +45,7 @@ class SlotStoresIT {
     }
 
     private static PostgresSlotStore postgres(String run, Duration ttl) {
-        return new PostgresSlotStore(services::postgres, COORDINATOR.schema, run, Retrier.standard(), ttl);
+        return new PostgresSlotStore(COORDINATOR.sessions(), COORDINATOR.schema, run, Retrier.standard(), ttl);
     }
 
     @ParameterizedTest

@@ -200,7 +200,7 @@ class WriteUnitBudgetIT {
     private WriteUnitBudget budget(String kind) {
         return kind.equals("redis")
                 ? new RedisWriteUnitBudget(REDIS, new Keyspace(prefix).run())
-                : new PostgresWriteUnitBudget(services::postgres, COORDINATOR.schema, prefix);
+                : new PostgresWriteUnitBudget(COORDINATOR.sessions(), COORDINATOR.schema, prefix);
     }
 
     /** Dates the start of the reported consumption 6 s back, and the last cut long ago. */
