@@ -33,14 +33,7 @@ public final class TailProgress {
      * @return true once it has; false when no tail runs or {@code timeout} passed first
      */
     public boolean awaitApplied(long lsn, Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (true) {
-            OptionalLong applied = applied();
-            if (applied.isEmpty()) return false;
-            if (applied.getAsLong() >= lsn) return true;
-            if (System.nanoTime() > deadline) return false;
-            Thread.sleep(100); // polls what the tail publishes once a second
-        }
+        return awaitCatchUp(lsn, timeout, timeout).reached(); // standing still for the whole timeout is the timeout
     }
 
     /**
@@ -70,7 +63,7 @@ public final class TailProgress {
             if (now - start > limit.toNanos()) {
                 return new CatchUp(false, at, "it was still catching up after " + limit.toSeconds() + " s");
             }
-            Thread.sleep(100); // polls what the tail publishes once a second
+            Thread.sleep(100); // a poll: the tail publishes to Redis once a second, and no notice reaches this process
         }
     }
 

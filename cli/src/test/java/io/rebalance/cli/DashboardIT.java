@@ -150,10 +150,7 @@ class DashboardIT {
             dashboard.cancel(true);
         } finally {
             threads.shutdownNow();
-            try (Connection pg = services.postgres();
-                    Statement st = pg.createStatement()) {
-                st.execute("DROP TABLE IF EXISTS " + table);
-            }
+            sql("DROP TABLE IF EXISTS " + table);
         }
     }
 
@@ -238,11 +235,7 @@ class DashboardIT {
             dashboard.cancel(true);
         } finally {
             threads.shutdownNow();
-            try (Connection pg = services.postgres();
-                    Statement st = pg.createStatement()) {
-                st.execute("DROP TABLE IF EXISTS " + table);
-                st.execute("DROP TABLE IF EXISTS rebalance_ranges_" + table);
-            }
+            sql("DROP TABLE IF EXISTS " + table, "DROP TABLE IF EXISTS rebalance_ranges_" + table);
         }
     }
 
@@ -287,11 +280,7 @@ class DashboardIT {
             dashboard.cancel(true);
         } finally {
             threads.shutdownNow();
-            try (Connection pg = services.postgres();
-                    Statement st = pg.createStatement()) {
-                st.execute("DROP TABLE IF EXISTS " + table);
-                st.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
-            }
+            sql("DROP TABLE IF EXISTS " + table, "DROP SCHEMA IF EXISTS " + schema + " CASCADE");
         }
     }
 
@@ -331,10 +320,7 @@ class DashboardIT {
             dashboard.cancel(true);
         } finally {
             threads.shutdownNow();
-            try (Connection pg = services.postgres();
-                    Statement st = pg.createStatement()) {
-                st.execute("DROP TABLE IF EXISTS " + table);
-            }
+            sql("DROP TABLE IF EXISTS " + table);
         }
     }
 
@@ -346,6 +332,13 @@ class DashboardIT {
                 .ignoreExceptions()
                 .until(() -> MetricsIT.get(port, "/api/state").statusCode() == 200);
         return running;
+    }
+
+    private void sql(String... statements) throws Exception {
+        try (Connection pg = services.postgres();
+                Statement st = pg.createStatement()) {
+            for (String s : statements) st.execute(s);
+        }
     }
 
     private static String[] concat(String[] a, String[] b) {
