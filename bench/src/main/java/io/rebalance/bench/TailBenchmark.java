@@ -8,6 +8,7 @@ import io.rebalance.cdc.Tail;
 import io.rebalance.cdc.TailPreflight;
 import io.rebalance.core.codec.RowCodec;
 import io.rebalance.core.config.ConfigLoader;
+import io.rebalance.core.config.Durations;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.DynamoClients;
 import io.rebalance.core.dynamo.SlotIndex;
@@ -526,7 +527,7 @@ public final class TailBenchmark {
         System.out.println();
         System.out.printf(
                 "commit-to-item latency at %,d writes/s for %d s (every %dth write probed; tail.pollInterval %s):%n",
-                rate, seconds, PROBE_EVERY, config.tail().pollInterval());
+                rate, seconds, PROBE_EVERY, Durations.format(config.tail().pollInterval()));
         List<Double> p50s = new ArrayList<>();
         List<Double> p99s = new ArrayList<>();
         for (List<Long> run : viaTailRuns) {

@@ -76,11 +76,10 @@ final class DebeziumSettings {
         p.setProperty("tombstones.on.delete", "false");
         p.setProperty("skipped.operations", "none"); // TRUNCATE arrives, to be reported (ChangeHandler#truncated)
         p.setProperty("slot.drop.on.stop", "false");
-        p.setProperty("poll.interval.ms", Long.toString(t.pollIntervalDuration().toMillis()));
+        p.setProperty("poll.interval.ms", Long.toString(t.pollInterval().toMillis()));
         p.setProperty("max.batch.size", Integer.toString(t.maxBatch()));
         p.setProperty("max.queue.size", Integer.toString(t.maxBatch() * 4));
-        p.setProperty(
-                "heartbeat.interval.ms", Long.toString(t.heartbeatDuration().toMillis()));
+        p.setProperty("heartbeat.interval.ms", Long.toString(t.heartbeat().toMillis()));
         // An idle table gets no events, and Postgres 15's pgoutput sends nothing for other tables' transactions, so
         // the slot would pin WAL forever. Each heartbeat writes a logical message instead (no table, no row): the
         // slot decodes it, the tail passes it, and the confirmed position follows the server's.

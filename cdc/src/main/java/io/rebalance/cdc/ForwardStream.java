@@ -215,7 +215,7 @@ final class ForwardStream {
     /** The scopes the tail holds by: the table's, or its parts' (ADR 20). */
     private TailScopes scopes() {
         return new TailScopes(
-                config.cutover().scopeOr(config.target().table()),
+                config.cutover().scope(),
                 config.redis().keyspace().handoff(),
                 config.cutover().partMap(),
                 table.key());

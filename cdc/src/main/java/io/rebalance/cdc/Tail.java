@@ -53,7 +53,7 @@ public final class Tail implements AutoCloseable {
         this.dynamo = dynamo;
         this.redis = redis;
         this.keys = config.redis().keyspace().tail();
-        this.lease = new TailLease(redis, keys, owner, config.tail().leaseTtlDuration());
+        this.lease = new TailLease(redis, keys, owner, config.tail().leaseTtl());
         this.members = new TailMembers(redis, keys);
         this.slotGuard = new SlotGuard(config, redis, keys, lease.ttl());
     }

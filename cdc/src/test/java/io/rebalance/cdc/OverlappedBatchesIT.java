@@ -303,10 +303,7 @@ class OverlappedBatchesIT {
             keyLog = new KeyLog(f.redis, config.redis().keyspace().handoff());
             bypassed = new BypassedWrites(f.redis, config.redis().keyspace().handoff());
             scopes = new TailScopes(
-                    config.cutover().scopeOr(config.target().table()),
-                    config.redis().keyspace().handoff(),
-                    PartMap.WHOLE,
-                    table.key());
+                    config.cutover().scope(), config.redis().keyspace().handoff(), PartMap.WHOLE, table.key());
             tailHold = new TailHold(
                     scopes, f.redis, session, new PostgresFence(config.cutover().pgFence()), stats::appliedLsn);
             changed = new ChangedSlots(f.redis, keys, table.keyspace());

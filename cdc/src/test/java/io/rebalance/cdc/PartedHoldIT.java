@@ -161,7 +161,7 @@ class PartedHoldIT {
     }
 
     private static String scope(TailFixture f, String part) {
-        return PartMap.scope(f.config().cutover().scopeOr(f.config().target().table()), part);
+        return PartMap.scope(f.config().cutover().scope(), part);
     }
 
     /** The test's ids, split by the part each falls in: both parts get some. */

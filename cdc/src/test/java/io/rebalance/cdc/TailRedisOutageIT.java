@@ -26,7 +26,7 @@ class TailRedisOutageIT {
                 TailFixture f = new TailFixture();
                 UnifiedJedis redis = RedisConnector.connect(own.url, 16)) {
             f.set("redis.url", own.url);
-            Duration ttl = f.config().tail().leaseTtlDuration();
+            Duration ttl = f.config().tail().leaseTtl();
             Tail tail = new Tail(f.config(), f.sourceTable(), f.dynamo, redis, "tail-redis-outage");
             f.tails.add(tail);
             List<Future<?>> outcomes = new ArrayList<>();

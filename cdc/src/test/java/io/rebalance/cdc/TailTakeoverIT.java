@@ -38,7 +38,7 @@ class TailTakeoverIT {
             assertThat(second.stats().events()).isZero();
             // status counts the standby (it had no way to know one stood by); the active tail is not counted
             TailMembers members = new TailMembers(f.redis, first.keys());
-            Duration ttl = f.config().tail().leaseTtlDuration();
+            Duration ttl = f.config().tail().leaseTtl();
             Awaitility.await()
                     .atMost(Duration.ofSeconds(10))
                     .until(() ->
@@ -146,7 +146,7 @@ class TailTakeoverIT {
             f.sql(
                     "ALTER TABLE " + f.table + " DROP CONSTRAINT " + f.table + "_pkey",
                     "CREATE UNIQUE INDEX " + f.table + "_id ON " + f.table + " (id)");
-            f.set("source.keyColumn", "id"); // no primary key: the key is named
+            f.set("source.keyColumns", "id"); // no primary key: the key is named
             Tail noKey = new Tail(f.config(), f.sourceTable(), f.dynamo, f.redis, "x");
             assertThatThrownBy(noKey::run)
                     .isInstanceOfSatisfying(RebalanceException.class, e -> assertThat(e.code())

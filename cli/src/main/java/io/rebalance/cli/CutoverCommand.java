@@ -150,9 +150,8 @@ final class CutoverCommand implements Callable<Integer> {
                     + " --yes to close the window. [" + ErrorCode.CONFIG_INVALID + "]");
             return ErrorCode.CONFIG_INVALID.exitCode();
         }
-        Duration block =
-                maxWriteBlock == null ? config.cutover().maxWriteBlockDuration() : Durations.parse(maxWriteBlock);
-        String scope = config.cutover().scopeOr(config.target().table());
+        Duration block = maxWriteBlock == null ? config.cutover().maxWriteBlock() : Durations.parse(maxWriteBlock);
+        String scope = config.cutover().scope();
         CutoverSettings settings = new CutoverSettings(
                 scope,
                 config.source().table(),

@@ -114,10 +114,8 @@ final class ResetCommand implements Callable<Integer> {
         long rows = copy ? pg.forget(true) : 0;
         String byPart =
                 parts.stream().map(p -> p + " " + (p == Part.copy ? rows : 0)).collect(Collectors.joining(", "));
-        Map<String, String> live = copy
-                ? c.runState()
-                        .liveProcesses(c.config().mover().leaseTtlDuration().toMillis())
-                : Map.<String, String>of();
+        Map<String, String> live =
+                copy ? c.runState().liveProcesses(c.config().mover().leaseTtl().toMillis()) : Map.<String, String>of();
         String running = live.isEmpty()
                 ? ""
                 : live.size() + " copy process(es) still run in " + pg.where() + " (" + String.join(", ", live.keySet())

@@ -46,7 +46,7 @@ final class StopCommand implements Callable<Integer> {
                 return 0;
             }
             run.setStatus(RunStatus.TO_STOP);
-            long leaseMs = config.mover().leaseTtlDuration().toMillis();
+            long leaseMs = config.mover().leaseTtl().toMillis();
             long deadline = System.nanoTime() + wait.toNanos();
             while (System.nanoTime() < deadline) {
                 if (run.liveProcesses(leaseMs).isEmpty()) { // no keeper alive to settle it: settle it here

@@ -122,23 +122,43 @@ class BadInputIT {
         createSource("CREATE TABLE %s (id text NOT NULL, body text)");
         assertRefused(copy(), ErrorCode.SOURCE_KEY_TYPE, "has no primary key", "source.keyColumn");
         assertRefused(
-                copy("--set", "source.keyColumn=id"),
+                copy("--set", "source.keyColumns=id"),
                 ErrorCode.SOURCE_KEY_TYPE,
-                "source.keyColumn names id, which is not unique",
+                "source.keyColumns names id, which is not unique",
                 "add a unique index on id");
+        // the old spelling of a one-column key is still read, and said to be old before the refusal
+        CliRun old = copy("--set", "source.keyColumn=id");
+        assertThat(old.exitCode()).isEqualTo(ErrorCode.SOURCE_KEY_TYPE.exitCode());
+        assertThat(old.err())
+                .startsWith("warning: source.keyColumn (in --set source.keyColumn) is deprecated and read as"
+                        + " source.keyColumns")
+                .contains("error: source.keyColumns names id, which is not unique");
+    }
+
+    /** No table is assumed (the demo's name is no default): a run naming none is refused before it connects. */
+    @Test
+    void aRunThatNamesNoTableIsRefusedNamingTheKey() {
+        CliRun run = CliRun.of("copy", "--no-progress", "--set", "redis.prefix=" + prefix);
+        assertThat(run.exitCode()).as(run.err()).isEqualTo(ErrorCode.CONFIG_INVALID.exitCode());
+        assertThat(run.err())
+                .contains("source.table is not set")
+                .contains("REBALANCE_SOURCE_TABLE")
+                .doesNotContain("room_events")
+                .doesNotContain("target.table");
     }
 
     @Test
     void aNamedKeyThatMayBeNullIsRefused() throws Exception {
         createSource("CREATE TABLE %s (id text UNIQUE, body text)");
-        assertRefused(copy("--set", "source.keyColumn=id"), ErrorCode.SOURCE_KEY_TYPE, "may be NULL", "SET NOT NULL");
+        assertRefused(copy("--set", "source.keyColumns=id"), ErrorCode.SOURCE_KEY_TYPE, "may be NULL", "SET NOT NULL");
     }
 
     @Test
     void aPartitionedTableWhosePrimaryKeyHoldsItsTimestampIsAskedForItsKey() throws Exception {
         createSource("CREATE TABLE %s (id text NOT NULL, created_at timestamptz NOT NULL, body text,"
                 + " PRIMARY KEY (id, created_at)) PARTITION BY RANGE (created_at)");
-        assertRefused(copy(), ErrorCode.SOURCE_KEY_TYPE, "holds its partition key created_at", "source.keyColumn: id");
+        assertRefused(
+                copy(), ErrorCode.SOURCE_KEY_TYPE, "holds its partition key created_at", "source.keyColumns: [id]");
     }
 
     @Test
@@ -146,10 +166,10 @@ class BadInputIT {
         // used to say "tenant_id has no unique index that starts with it", whose fix could not apply
         createSource("CREATE TABLE %s (tenant_id int, id bigint, body text, PRIMARY KEY (tenant_id, id))");
         assertRefused(
-                copy("--set", "source.keyColumn=tenant_id"),
+                copy("--set", "source.keyColumns=tenant_id"),
                 ErrorCode.SOURCE_KEY_TYPE,
                 "primary key is (tenant_id, id)",
-                "leave source.keyColumn and source.keyColumns unset to use the primary key");
+                "leave source.keyColumns unset to use the primary key");
     }
 
     @Test

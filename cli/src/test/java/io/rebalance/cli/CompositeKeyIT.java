@@ -169,7 +169,7 @@ class CompositeKeyIT {
             RowCodec codec = t.source.codec(t.config.target());
             long written = id(17L * 300 + 3, 9);
             try (WriteGuard guard = new WriteGuard(t.redis, t.dynamo, t.guard())) {
-                String scope = t.config.cutover().scopeOr(table);
+                String scope = t.config.cutover().scope();
                 for (int tenant : new int[] {1, 6}) { // 1 shares ids with other tenants; 6 is new
                     Object[] values = {
                         Integer.toString(tenant),

@@ -194,7 +194,7 @@ class KeyRangesIT {
             Map<String, AttributeValue> gone = t.source.key().dynamoKey(keys.get(1));
             String slotAttribute = t.config.target().slotAttribute();
             try (WriteGuard guard = new WriteGuard(t.redis, t.dynamo, t.guard())) {
-                String scope = t.config.cutover().scopeOr(table);
+                String scope = t.config.cutover().scope();
                 Target where = guard.write(scope, permit -> {
                     for (Map<String, AttributeValue> item : List.of(changed, added)) {
                         Map<String, AttributeValue> unslotted = new HashMap<>(item);

@@ -39,7 +39,7 @@ class PartitionedTableIT {
     private Map<String, String> settings() {
         Map<String, String> s = TailedTable.settings(services, table, prefix);
         s.put("target.endpoint", dynamo.endpoint());
-        s.put("source.keyColumn", "id"); // the primary key holds the partition key too: the key is named
+        s.put("source.keyColumns", "id"); // the primary key holds the partition key too: the key is named
         // the plan covers August 31st, whose partition is attached later
         s.put("slots.from", "2024-08-31T00:00:00Z");
         s.put("slots.to", "2024-10-02T00:00:00Z");

@@ -210,13 +210,7 @@ class BypassingWritesIT {
             try {
                 MigrationConfig.Source own = f.config().source();
                 MigrationConfig.Source asStranger = new MigrationConfig.Source(
-                        own.jdbcUrl(),
-                        stranger.name,
-                        "",
-                        own.table(),
-                        own.keyColumn(),
-                        own.keyColumns(),
-                        own.columns());
+                        own.jdbcUrl(), stranger.name, "", own.table(), own.keyColumns(), own.columns());
                 String fence = f.pgFence + "_other";
                 CutoverParts parts = new CutoverParts(
                         new CutoverSettings(

@@ -2,6 +2,7 @@ package io.rebalance.demo;
 
 import io.rebalance.cli.RebalanceCommand;
 import io.rebalance.client.GuardSettings;
+import io.rebalance.core.config.Durations;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.redis.RedisFitness;
 import io.rebalance.core.source.SourceSession;
@@ -138,7 +139,7 @@ final class CutoverLifecycle {
                     && app.staleReads().isEmpty();
         }
         out.println("   write-blocked windows, each bounded by cutover.maxWriteBlock ("
-                + config.cutover().maxWriteBlock() + "):");
+                + Durations.format(config.cutover().maxWriteBlock()) + "):");
         windows.forEach((command, ms) -> out.printf("     %-40s %5d ms%n", command, ms));
         return ok;
     }

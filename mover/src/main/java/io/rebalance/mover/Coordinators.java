@@ -25,11 +25,7 @@ public final class Coordinators {
         var m = config.mover();
         if (!m.coordinatedByPostgres()) {
             return new RedisCoordinator(
-                    config.redis().keyspace(),
-                    redis.get(),
-                    Retrier.standard(),
-                    m.leaseTtlDuration(),
-                    m.stateTtlDuration());
+                    config.redis().keyspace(), redis.get(), Retrier.standard(), m.leaseTtl(), m.stateTtl());
         }
         CoordinatorPool pool = new CoordinatorPool(config, sessions);
         CoordinatorSchema schema = new CoordinatorSchema(config.coordinator().schema());
@@ -52,6 +48,6 @@ public final class Coordinators {
             throw e;
         }
         return new PostgresCoordinator(
-                pool, schema, schema.name(), Retrier.standard(), m.leaseTtlDuration(), where, pool::close);
+                pool, schema, schema.name(), Retrier.standard(), m.leaseTtl(), where, pool::close);
     }
 }

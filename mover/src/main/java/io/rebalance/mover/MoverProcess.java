@@ -117,18 +117,18 @@ public final class MoverProcess implements AutoCloseable {
                 retrier,
                 hooks,
                 m.pageSize(),
-                m.leaseTtlDuration(),
+                m.leaseTtl(),
                 counters);
         this.schemaWatch = new SchemaWatch(new SourceSession(config.source()), config, table.schema());
         this.processId = ProcessId.create();
-        this.keeper = new Keeper(coordinator, plan, processId, m.leaseTtlDuration(), Duration.ofSeconds(10));
+        this.keeper = new Keeper(coordinator, plan, processId, m.leaseTtl(), Duration.ofSeconds(10));
         this.keeperTicks = new KeeperTicks(keeper, background, s -> status = s);
         // Postgres hands out the next slot in one statement; Redis has no queue, so the walk asks slot by slot
         this.picker = slots instanceof PostgresSlotStore queue
                 ? new ClaimPicker(queue, plan.range(), this::newOwner)
                 : new SlotPicker(plan.range(), slots, run, this::newOwner);
         this.idleWorkers = new Semaphore(m.workers());
-        this.freeSlot = new FreeSlotWait(m.slotRetryDelayDuration(), run);
+        this.freeSlot = new FreeSlotWait(m.slotRetryDelay(), run);
         this.workers = new java.util.ArrayList<>();
         for (int i = 0; i < m.workers(); i++) {
             SlotWorker w = new SlotWorker(shared, "w" + i);
@@ -159,7 +159,7 @@ public final class MoverProcess implements AutoCloseable {
             run.setRateLimit(config.mover().rateLimit());
         retrier.run("start the write-unit budget", () -> pacer.start(config, dynamo));
         heartbeat.start();
-        keeperTicks.start(config.mover().keeperIntervalDuration().toMillis());
+        keeperTicks.start(config.mover().keeperInterval().toMillis());
         background.scheduleWithFixedDelay(this::watchSchema, 1, 1, TimeUnit.SECONDS);
         workers.forEach(Thread::start);
         try {
@@ -207,9 +207,9 @@ public final class MoverProcess implements AutoCloseable {
             } catch (Exception e) {
                 log.warn(
                         "manager step failed; retrying in {}: {}",
-                        config.mover().slotRetryDelay(),
+                        Durations.format(config.mover().slotRetryDelay()),
                         e.toString());
-                done.await(config.mover().slotRetryDelayDuration().toMillis(), TimeUnit.MILLISECONDS);
+                done.await(config.mover().slotRetryDelay().toMillis(), TimeUnit.MILLISECONDS);
             }
         }
     }
@@ -271,9 +271,9 @@ public final class MoverProcess implements AutoCloseable {
                         "slot {} step failed ({}); retrying from saved progress in {}",
                         a.slot(),
                         SlotWorker.describe(e),
-                        config.mover().slotRetryDelay());
+                        Durations.format(config.mover().slotRetryDelay()));
                 worker.closeConnection();
-                if (!pause(config.mover().slotRetryDelayDuration())) {
+                if (!pause(config.mover().slotRetryDelay())) {
                     releaseQuietly(a);
                     return;
                 }

@@ -156,7 +156,7 @@ public final class CheckRun {
         PostgresFence fence = new PostgresFence(config.cutover().pgFence());
         FenceTrigger trigger = fence.trigger();
         String table = config.source().table();
-        String scope = config.cutover().scopeOr(config.target().table());
+        String scope = config.cutover().scope();
         if (fence.find(c, scope).isPresent() && trigger.enforced(c, table, scope)) {
             return Finding.ok(
                     "fence trigger",

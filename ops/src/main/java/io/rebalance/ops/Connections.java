@@ -137,7 +137,7 @@ public final class Connections implements AutoCloseable {
      * cutover opens DynamoDB to applications. Every write of Postgres rows into DynamoDB asks first.
      */
     public StoreOfRecord storeOfRecord() throws SQLException {
-        String base = config.cutover().scopeOr(config.target().table());
+        String base = config.cutover().scope();
         try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
             // a table moved part by part: DynamoDB holds the truth of the table's rows once any part left SOURCE
             StoreOfRecord first = null;
@@ -187,7 +187,7 @@ public final class Connections implements AutoCloseable {
     public PartRows keptRows(SourceTable table) throws SQLException {
         PartMap parts = config.cutover().partMap();
         if (!parts.parted()) return PartRows.ALL;
-        String base = config.cutover().scopeOr(config.target().table());
+        String base = config.cutover().scope();
         Map<String, FenceState> fences;
         try (Connection pg = new SourceSession(config.source()).openForPreflight()) {
             fences = new PostgresFence(config.cutover().pgFence()).findAll(pg, parts.scopes(base));

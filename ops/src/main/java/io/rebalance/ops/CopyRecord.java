@@ -26,10 +26,7 @@ final class CopyRecord {
         this.config = config;
         this.fence = new PostgresFence(config.cutover().pgFence());
         // a table moved part by part has one copy: its record is kept on the first part's row
-        this.scope = config.cutover()
-                .partMap()
-                .scopes(config.cutover().scopeOr(config.target().table()))
-                .get(0);
+        this.scope = config.cutover().partMap().scopes(config.cutover().scope()).get(0);
     }
 
     /**

@@ -3,6 +3,7 @@ package io.rebalance.ops;
 import io.rebalance.cdc.ChangedSlots;
 import io.rebalance.cdc.TailStatus;
 import io.rebalance.cdc.reverse.ReverseWritesPreflight;
+import io.rebalance.core.config.Durations;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.copy.RunStatus;
@@ -89,20 +90,20 @@ public final class CutoverChecks implements PreChecks {
         out.add(parts.fenceTrigger());
         out.add(parts.fenceGrants());
         out.addAll(RedisChecks.run(c.redis(), config.redis(), parts.settings().scope(), allowRedisWithoutAof));
-        if (!config.cutover().shadowWindowDuration().isZero()) out.add(shadowReads());
+        if (!config.cutover().shadowWindow().isZero()) out.add(shadowReads());
         return out;
     }
 
     /** The applications' shadow reads of the window compared enough reads, and none differed (off at 0s). */
     private PreCheck shadowReads() {
         String scope = parts.settings().scope();
-        Duration window = config.cutover().shadowWindowDuration();
+        Duration window = config.cutover().shadowWindow();
         Map<ShadowOutcome, Long> n = new ShadowLog(c.redis(), config.redis().keyspace()).counts(scope, window);
         long mismatched = n.get(ShadowOutcome.MISMATCH);
         long compared = n.get(ShadowOutcome.MATCH) + mismatched;
-        String seen =
-                compared + " reads compared in the last " + config.cutover().shadowWindow() + " ("
-                        + n.get(ShadowOutcome.ERROR) + " errors, " + n.get(ShadowOutcome.SKIPPED) + " skipped)";
+        String seen = compared + " reads compared in the last "
+                + Durations.format(config.cutover().shadowWindow()) + " (" + n.get(ShadowOutcome.ERROR) + " errors, "
+                + n.get(ShadowOutcome.SKIPPED) + " skipped)";
         if (mismatched > 0) {
             return PreCheck.fail(
                     "shadow reads",
@@ -185,13 +186,13 @@ public final class CutoverChecks implements PreChecks {
             return PreCheck.fail("tail", "no tail is running; start `rebalance tail` (the cutover waits for it)");
         }
         long lag = s.lagMs();
-        Duration max = config.cutover().maxTailLagDuration();
+        Duration max = config.cutover().maxTailLag();
         return lag <= max.toMillis()
                 ? PreCheck.pass("tail", "lag " + lag + " ms")
                 : PreCheck.fail(
                         "tail",
                         "lag " + lag + " ms is over cutover.maxTailLag "
-                                + config.cutover().maxTailLag()
+                                + Durations.format(config.cutover().maxTailLag())
                                 + "; wait until `rebalance status` shows the tail caught up");
     }
 
@@ -202,7 +203,7 @@ public final class CutoverChecks implements PreChecks {
      */
     private PreCheck copyProcesses() {
         Map<String, String> live =
-                c.runState().liveProcesses(config.mover().leaseTtlDuration().toMillis());
+                c.runState().liveProcesses(config.mover().leaseTtl().toMillis());
         if (!live.isEmpty()) {
             return PreCheck.fail(
                     "copy processes",
@@ -217,7 +218,7 @@ public final class CutoverChecks implements PreChecks {
                     leases.size() + " slot lease" + (leases.size() == 1 ? " is" : "s are") + " still held ("
                             + leases.get(0) + (leases.size() > 1 ? ", ..." : "") + "): a copy worker that died may"
                             + " still have a write in flight until it lapses, within mover.leaseTtl "
-                            + config.mover().leaseTtl() + "; run again after that");
+                            + Durations.format(config.mover().leaseTtl()) + "; run again after that");
         }
         return PreCheck.pass("copy processes", "none runs, no slot lease is held");
     }
@@ -238,8 +239,8 @@ public final class CutoverChecks implements PreChecks {
         Map<String, VerificationStore.Stored> all =
                 new VerificationStore(c.redis(), config.redis().keyspace()).all();
         long truncated = truncatedAt();
-        long oldest = System.currentTimeMillis()
-                - config.cutover().verifyMaxAgeDuration().toMillis();
+        long oldest =
+                System.currentTimeMillis() - config.cutover().verifyMaxAge().toMillis();
         List<String> missing = new ArrayList<>();
         long slots = 0;
         for (Slot slot : plan.range()) {
@@ -254,7 +255,8 @@ public final class CutoverChecks implements PreChecks {
         if (missing.isEmpty()) {
             return PreCheck.pass(
                     "verification",
-                    slots + " slots MATCH within " + config.cutover().verifyMaxAge());
+                    slots + " slots MATCH within "
+                            + Durations.format(config.cutover().verifyMaxAge()));
         }
         return PreCheck.fail(
                 "verification",

@@ -338,7 +338,7 @@ public final class CutoverVerification implements WindowVerification {
 
     /** How long the tail may take to answer: a heartbeat brings the position on an idle table. */
     private Duration tailBound() {
-        return config.tail().heartbeatDuration().multipliedBy(2).plus(Duration.ofSeconds(5));
+        return config.tail().heartbeat().multipliedBy(2).plus(Duration.ofSeconds(5));
     }
 
     /**

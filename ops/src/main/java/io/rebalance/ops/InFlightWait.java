@@ -15,14 +15,12 @@ public final class InFlightWait {
      * without one, after {@code verify.settle}.
      */
     public static InFlight of(MigrationConfig config, Connections c) {
-        InFlight settle = InFlight.settle(config.verify().settleDuration());
+        InFlight settle = InFlight.settle(config.verify().settle());
         if (config.mover().coordinatedByPostgres()) return settle; // no tail runs beside a copy coordinated so
         TailProgress tail =
                 new TailProgress(c.redis(), config.redis().keyspace().tail());
-        java.time.Duration bound = config.tail()
-                .heartbeatDuration()
-                .multipliedBy(2)
-                .plus(config.verify().settleDuration());
+        java.time.Duration bound =
+                config.tail().heartbeat().multipliedBy(2).plus(config.verify().settle());
         return lsn -> {
             if (!tail.awaitApplied(Lsn.parse(lsn), bound)) settle.awaitPast(lsn);
         };

@@ -41,7 +41,7 @@ public record PartChoice(String base, PartMap parts, String part) {
      */
     public static PartChoice of(
             MigrationConfig config, String part, boolean partRequired, Function<String, Optional<RouteStatus>> routes) {
-        String base = config.cutover().scopeOr(config.target().table());
+        String base = config.cutover().scope();
         PartMap parts = config.cutover().partMap();
         if (part != null && !parts.parted()) {
             throw new RebalanceException(

@@ -90,8 +90,7 @@ public final class RunReset {
     public void refuseWhileInUse(Set<ResetGroup> groups, boolean everything) {
         String prefix = keyspace.prefix();
         if (groups.contains(ResetGroup.COPY)) {
-            var live =
-                    c.runState().liveProcesses(config.mover().leaseTtlDuration().toMillis());
+            var live = c.runState().liveProcesses(config.mover().leaseTtl().toMillis());
             if (!live.isEmpty()) {
                 throw new RebalanceException(
                         ErrorCode.RUN_CONFLICT,

@@ -50,8 +50,7 @@ public final class StatusView {
         CopyStatus progress = run.progress();
         List<Map<String, Object>> processes = new ArrayList<>();
         List<Map<String, Object>> leased = new ArrayList<>();
-        for (var e :
-                run.liveProcesses(config.mover().leaseTtlDuration().toMillis()).entrySet()) {
+        for (var e : run.liveProcesses(config.mover().leaseTtl().toMillis()).entrySet()) {
             JsonNode info = JSON.readTree(e.getValue());
             Map<String, Object> p = new LinkedHashMap<>();
             p.put("id", e.getKey());
@@ -101,7 +100,7 @@ public final class StatusView {
         } else {
             v.put(
                     "tail",
-                    tail(c, config.redis().keyspace().tail(), config.tail().leaseTtlDuration()));
+                    tail(c, config.redis().keyspace().tail(), config.tail().leaseTtl()));
             Map<String, Object> routing =
                     RoutingStatus.of(c.redis(), config.redis().keyspace());
             routing.put("fenceTrigger", fenceTrigger(config));
@@ -129,9 +128,8 @@ public final class StatusView {
             boolean prepared = false;
             boolean closed = false;
             List<String> gaps = new java.util.ArrayList<>();
-            for (String scope : config.cutover()
-                    .partMap()
-                    .scopes(config.cutover().scopeOr(config.target().table()))) {
+            for (String scope :
+                    config.cutover().partMap().scopes(config.cutover().scope())) {
                 var state = fence.find(pg, scope);
                 if (state.isEmpty()) continue;
                 prepared = true;

@@ -31,7 +31,7 @@ public final class WindowCloseChecks implements WindowClosing {
             now = CutoverVerification.walNow(pg, "rebalance.close-window");
         }
         // a heartbeat moves the position on an idle table; the message above moves it at once
-        Duration bound = config.tail().heartbeatDuration().multipliedBy(2).plus(Duration.ofSeconds(5));
+        Duration bound = config.tail().heartbeat().multipliedBy(2).plus(Duration.ofSeconds(5));
         TailProgress tail =
                 new TailProgress(c.redis(), config.redis().keyspace().tail());
         if (tail.awaitApplied(now, bound)) return Optional.empty();

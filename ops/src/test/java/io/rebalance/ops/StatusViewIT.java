@@ -55,7 +55,7 @@ class StatusViewIT {
                         keys.tail().lease(),
                         "tail-host:1:cd#3",
                         SetParams.setParams().px(30_000));
-                new RoutingTable(redis, keys).create(config.cutover().scopeOr(m.table), RouteStatus.TARGET, 2);
+                new RoutingTable(redis, keys).create(config.cutover().scope(), RouteStatus.TARGET, 2);
                 new ReverseStatus(redis, keys.handoff()).round(ReverseStatus.STREAMING, 120, 9, 1, 2, "");
 
                 Map<String, Object> v = StatusView.of(config, c);

@@ -102,7 +102,7 @@ public final class AppSimulator implements AutoCloseable {
 
     public AppSimulator(
             MigrationConfig config, SourceTable source, UnifiedJedis redis, DynamoDbClient dynamo, GuardSettings g) {
-        this.scope = config.cutover().scopeOr(config.target().table());
+        this.scope = config.cutover().scope();
         this.table = source.name(); // as the tail's own statements use it: qualified and quoted
         this.targetTable = config.target().table();
         this.session = new SourceSession(config.source());

@@ -104,7 +104,7 @@ public final class Verifier {
      * and repairs read the source. Only for {@code rebalance verify}: the cutover compares the stores as they are.
      */
     public Verifier readFrom(MigrationConfig.Source standby) {
-        return readFrom(standby, config.verify().settleDuration().plus(STANDBY_CATCHUP));
+        return readFrom(standby, config.verify().settle().plus(STANDBY_CATCHUP));
     }
 
     /** @param catchupBound how long a re-check waits for the standby to replay the primary's position */

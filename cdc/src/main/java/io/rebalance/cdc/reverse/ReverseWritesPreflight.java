@@ -59,7 +59,7 @@ public final class ReverseWritesPreflight {
                                 + (key
                                         ? "it is part of the key the reverse stream writes rows by, so this table"
                                                 + " cannot be rolled back: migrate it by a key column that is not"
-                                                + " generated (source.keyColumn)"
+                                                + " generated (source.keyColumns)"
                                         : "leave it out of source.columns (Postgres computes it again on every row"
                                                 + " the reverse stream writes), before the copy"));
                     } else {

@@ -51,7 +51,7 @@ class ReverseWritesPreflightIT {
         sql("CREATE TABLE " + table
                 + " (id text NOT NULL, ek text GENERATED ALWAYS AS ('k' || id) STORED PRIMARY KEY)");
         try (Connection c = services.postgres()) {
-            List<String> problems = ReverseWritesPreflight.problems(c, inspect(Map.of("source.keyColumn", "ek")));
+            List<String> problems = ReverseWritesPreflight.problems(c, inspect(Map.of("source.keyColumns", "ek")));
             assertThat(problems)
                     .singleElement()
                     .asString()

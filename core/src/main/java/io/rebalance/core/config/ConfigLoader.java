@@ -4,9 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.exc.InvalidFormatException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
-import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
@@ -33,13 +31,16 @@ import java.util.stream.Collectors;
  * {@link ConfigValidator}'s job; this class only guarantees shape.
  */
 public final class ConfigLoader {
-    private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory())
+    private static final ObjectMapper YAML = ConfigTypes.on(new ObjectMapper(new YAMLFactory())
             .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
-            .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES);
+            .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES));
 
     /** Environment variables of the tool itself, not config keys. */
     private static final List<String> OWN_VARIABLES =
             List.of("REBALANCE_CONFIG", "REBALANCE_LOG_LEVEL", "REBALANCE_JAVA_OPTS");
+
+    /** Keys renamed, old spelling first: still read into the new key (a one-column list), each use warned of. */
+    private static final Map<String, String> RENAMED = Map.of("source.keyColumn", "source.keyColumns");
 
     private final Map<String, String> env;
     private final List<String> warnings = new ArrayList<>();
@@ -62,6 +63,7 @@ public final class ConfigLoader {
      * @param overrides {@code dotted.key -> value}, applied last; may be empty, never null
      */
     public MigrationConfig load(Path file, Map<String, String> overrides) {
+        warnings.clear();
         ObjectNode tree = defaults();
         Map<String, String> origins = new LinkedHashMap<>(); // dotted key -> where its value was set
         // every problem at once, not one per run: unknown keys are left out, values of the wrong type set back to
@@ -70,7 +72,9 @@ public final class ConfigLoader {
         if (file != null) {
             Map<String, String> lines = YamlLocations.of(file, YAML);
             lines.forEach((k, where) -> origins.put(k, file + " " + where));
-            merge(tree, readFile(file), "", origins, wrong);
+            JsonNode read = readFile(file);
+            RENAMED.forEach((old, now) -> renameIn(read, old, now, file.toString(), wrong));
+            merge(tree, read, "", origins, wrong);
         }
         List<String> keys = leafKeys(tree, "");
         for (String key : keys) {
@@ -80,10 +84,22 @@ public final class ConfigLoader {
                 origins.put(key, "environment variable " + envName(key));
             }
         }
+        RENAMED.forEach((old, now) -> {
+            String value = env.get(envName(old));
+            if (value == null) return;
+            if (env.get(envName(now)) != null) {
+                wrong.add(envName(old) + " and " + envName(now) + " are both set; keep " + envName(now));
+                return;
+            }
+            set(tree, now, value, "environment variable " + envName(old));
+            warnings.add(renamed(old, now, "environment variable " + envName(old)));
+        });
         warnUnknownVariables(keys);
-        overrides.forEach((k, v) -> {
+        overrides.forEach((given, v) -> {
+            String k = RENAMED.getOrDefault(given, given);
+            if (!k.equals(given)) warnings.add(renamed(given, k, "--set " + given));
             try {
-                set(tree, k, v, "override " + k + "=" + v);
+                set(tree, k, v, "override " + given + "=" + v);
                 origins.put(k, "--set " + k);
             } catch (RebalanceException unknown) {
                 wrong.add(unknown.getMessage());
@@ -92,20 +108,26 @@ public final class ConfigLoader {
         // each value of the wrong type is set back to its default and the binding tried again
         JsonProcessingException first = null;
         ObjectNode fallback = defaults();
+        List<String> named = new ArrayList<>();
         for (int attempt = 0; attempt < 50; attempt++) {
             try {
                 MigrationConfig config = YAML.treeToValue(tree, MigrationConfig.class);
                 if (wrong.isEmpty()) return config;
-                wrong.addAll(ConfigValidator.problems(config)); // what the values that did bind mean
+                // what the values that did bind mean; a key already named (set back to its default) is not named twice
+                ConfigValidator.problems(config).stream()
+                        .filter(p -> named.stream().noneMatch(k -> p.startsWith(k + "=") || p.startsWith(k + " ")))
+                        .forEach(wrong::add);
                 break;
             } catch (JsonProcessingException e) {
                 if (first == null) first = e;
-                String key = keyOf(e);
-                String where = origins.getOrDefault(key, origins.get(settingOf(key)));
+                String key = BindingProblem.keyOf(e);
+                String where = origins.getOrDefault(key, origins.get(BindingProblem.settingOf(key)));
                 String origin = where != null ? " (set in " + where + ")" : "";
-                wrong.add(describe(e, at(tree, key)) + origin);
+                wrong.add(BindingProblem.describe(e, at(tree, key)) + origin);
+                named.add(BindingProblem.settingOf(key));
                 // a value inside a list (an entry of cutover.parts) sets the whole list back
-                if (!(e instanceof MismatchedInputException) || !reset(tree, fallback, settingOf(key))) break;
+                if (!(e instanceof MismatchedInputException) || !reset(tree, fallback, BindingProblem.settingOf(key)))
+                    break;
             }
         }
         String message = wrong.size() == 1
@@ -136,9 +158,31 @@ public final class ConfigLoader {
         return true;
     }
 
+    /** Moves an old key's value in a file to its new key, a list of it; both given is a problem. */
+    private void renameIn(JsonNode file, String old, String now, String where, List<String> wrong) {
+        String section = old.substring(0, old.indexOf('.'));
+        String oldLeaf = old.substring(section.length() + 1);
+        if (!(file.get(section) instanceof ObjectNode node) || !node.has(oldLeaf)) return;
+        JsonNode value = node.remove(oldLeaf);
+        String nowLeaf = now.substring(section.length() + 1);
+        if (node.has(nowLeaf)) {
+            wrong.add("in " + where + ": " + old + " and " + now + " are both set; keep " + now);
+            return;
+        }
+        ArrayNode list = node.putArray(nowLeaf);
+        if (!value.asText().isBlank()) list.add(value.asText());
+        warnings.add(renamed(old, now, where));
+    }
+
+    private static String renamed(String old, String now, String where) {
+        return old + " (in " + where + ") is deprecated and read as " + now + "; write " + now
+                + " instead, a list of the key's columns";
+    }
+
     private void warnUnknownVariables(List<String> keys) {
-        warnings.clear();
-        List<String> known = keys.stream().map(ConfigLoader::envName).toList();
+        List<String> known = java.util.stream.Stream.concat(keys.stream(), RENAMED.keySet().stream())
+                .map(ConfigLoader::envName)
+                .toList();
         env.keySet().stream()
                 .filter(v -> v.startsWith("REBALANCE_") && !known.contains(v) && !OWN_VARIABLES.contains(v))
                 .filter(v -> !v.startsWith("REBALANCE_TEST_")) // the test suite's own settings
@@ -280,7 +324,7 @@ public final class ConfigLoader {
         return out;
     }
 
-    private static RebalanceException unknownKey(String key) {
+    static RebalanceException unknownKey(String key) {
         return new RebalanceException(
                 ErrorCode.CONFIG_INVALID,
                 "unknown config key '" + key + "'; the keys are listed in docs/config.md (" + closest(key) + ")");
@@ -316,61 +360,5 @@ public final class ConfigLoader {
             cur = t;
         }
         return prev[b.length()];
-    }
-
-    private static String keyOf(JsonProcessingException e) {
-        if (!(e instanceof MismatchedInputException mi)) return "?";
-        StringBuilder key = new StringBuilder();
-        for (var r : mi.getPath()) {
-            if (r.getFieldName() != null)
-                key.append(key.length() == 0 ? "" : ".").append(r.getFieldName());
-            else key.append('[').append(r.getIndex()).append(']');
-        }
-        return key.toString();
-    }
-
-    /** The key a value inside a list belongs to: {@code cutover.parts} for {@code cutover.parts[1].values}. */
-    private static String settingOf(String key) {
-        int i = key.indexOf('[');
-        return i < 0 ? key : key.substring(0, i);
-    }
-
-    /** What is wrong with a key's value, in the words of the configuration, never Jackson's. */
-    private static String describe(JsonProcessingException e, JsonNode value) {
-        String key = keyOf(e);
-        if (e instanceof UnrecognizedPropertyException u && !key.equals(settingOf(key))) {
-            return "unknown key '" + key + "' in an entry of " + settingOf(key) + "; an entry has "
-                    + String.join(
-                            ", ",
-                            u.getKnownPropertyIds().stream()
-                                    .map(String::valueOf)
-                                    .sorted()
-                                    .toList())
-                    + " (docs/config.md)";
-        }
-        if (e instanceof UnrecognizedPropertyException) return unknownKey(key).getMessage();
-        String fix = "; fix it in the YAML file, in " + envName(settingOf(key)) + ", or in the flag that set it";
-        if (e instanceof InvalidFormatException ife) {
-            return "config key '" + key + "' has value '" + ife.getValue() + "', which is not a "
-                    + typeName(ife.getTargetType()) + fix;
-        }
-        if (e instanceof MismatchedInputException mi && mi.getTargetType() != null && value != null) {
-            String found = value.isArray() ? "a list" : value.isObject() ? "a map of keys" : "'" + value.asText() + "'";
-            return "config key '" + key + "' is " + found + " (" + value + ") where "
-                    + (java.util.Collection.class.isAssignableFrom(mi.getTargetType())
-                            ? "a list"
-                            : "one " + typeName(mi.getTargetType()))
-                    + " belongs" + fix;
-        }
-        return "config key '" + key + "' is not valid (" + (value == null ? "no value" : value.toString()) + ")" + fix;
-    }
-
-    private static String typeName(Class<?> type) {
-        if (type == String.class) return "text value";
-        if (type == int.class || type == long.class || type == Integer.class || type == Long.class)
-            return "whole number";
-        if (type == boolean.class || type == Boolean.class) return "true or false";
-        if (type == double.class || type == Double.class) return "number";
-        return type.getSimpleName().toLowerCase(Locale.ROOT);
     }
 }

@@ -11,7 +11,7 @@ import java.util.Map;
 
 /** The effective configuration as {@code rebalance config} prints it: YAML or JSON, secrets masked. */
 public final class ConfigPrinter {
-    private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+    private static final ObjectMapper YAML = ConfigTypes.on(new ObjectMapper(new YAMLFactory()));
 
     private ConfigPrinter() {}
 

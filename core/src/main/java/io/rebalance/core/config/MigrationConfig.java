@@ -1,11 +1,14 @@
 package io.rebalance.core.config;
 
+import io.rebalance.core.codec.ColumnForms;
+import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.protocol.part.PartMap;
 import io.rebalance.protocol.part.PartSpec;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.OptionalInt;
+import java.util.Set;
 
 /**
  * One migration, as described by YAML + environment + flags (see {@link ConfigLoader} and docs/config.md).
@@ -25,6 +28,15 @@ public record MigrationConfig(
         Metrics metrics,
         Log log) {
 
+    /**
+     * The defaults that depend on other keys, resolved here once: {@code target.table} empty is the source table's
+     * name without its schema, and {@code cutover.scope} empty is {@code target.table}.
+     */
+    public MigrationConfig {
+        if (target != null && source != null && target.table().isEmpty()) target = target.named(source.bareTable());
+        if (cutover != null && target != null && cutover.scope().isEmpty()) cutover = cutover.withScope(target.table());
+    }
+
     /** This configuration with other slot settings. */
     public MigrationConfig withSlots(Slots other) {
         return new MigrationConfig(
@@ -33,30 +45,30 @@ public record MigrationConfig(
 
     /**
      * Where rows come from. {@code columns} empty means every column of the table. The row key is {@code keyColumns}
-     * (one or two columns), or {@code keyColumn} (one), or, with both empty, the table's primary key.
+     * (one or two columns), or, empty, the table's primary key ({@code source.keyColumn}, its old spelling for one
+     * column, is still read: {@link ConfigLoader}).
      */
     public record Source(
-            String jdbcUrl,
-            String user,
-            String password,
-            String table,
-            String keyColumn,
-            List<String> keyColumns,
-            List<String> columns) {
+            String jdbcUrl, String user, String password, String table, List<String> keyColumns, List<String> columns) {
         /** The same settings for another server of the source (a replica, one host of several). */
         public Source at(String otherJdbcUrl) {
-            return new Source(otherJdbcUrl, user, password, table, keyColumn, keyColumns, columns);
+            return new Source(otherJdbcUrl, user, password, table, keyColumns, columns);
         }
 
         @Override
         public String toString() { // never print the password
-            return "Source[jdbcUrl=" + Redact.url(jdbcUrl) + ", user=" + user + ", table=" + table + ", keyColumn="
-                    + keyColumn + ", keyColumns=" + keyColumns + ", columns=" + columns + "]";
+            return "Source[jdbcUrl=" + Redact.url(jdbcUrl) + ", user=" + user + ", table=" + table + ", keyColumns="
+                    + keyColumns + ", columns=" + columns + "]";
         }
 
         /** The key columns the configuration names: empty means the table's primary key. */
         public List<String> namedKey() {
-            return !keyColumns.isEmpty() ? keyColumns : keyColumn.isEmpty() ? List.of() : List.of(keyColumn);
+            return keyColumns;
+        }
+
+        /** The table's name without its schema: what {@code target.table} defaults to. */
+        String bareTable() {
+            return table.substring(table.indexOf('.') + 1);
         }
     }
 
@@ -67,8 +79,8 @@ public record MigrationConfig(
      * an hourly run (ISO-8601 instants, to exclusive); empty means found from the table's min/max.
      */
     public record Slots(
-            String timeFrom,
-            String idFormat,
+            TimeFrom timeFrom,
+            IdFormat idFormat,
             String timeColumn,
             Snowflake snowflake,
             String from,
@@ -76,17 +88,17 @@ public record MigrationConfig(
             long rowsPerSlot) {
 
         public boolean fromColumn() {
-            return "column".equals(timeFrom);
+            return timeFrom == TimeFrom.COLUMN;
         }
 
         /** Slots are ranges of the primary key: nothing in a row tells time. */
         public boolean keyRanges() {
-            return "none".equals(timeFrom);
+            return timeFrom == TimeFrom.NONE;
         }
 
         /** These settings with {@code timeFrom: none} (no window: ranges hold every key). */
         public Slots asKeyRanges() {
-            return new Slots("none", idFormat, timeColumn, snowflake, "", "", rowsPerSlot);
+            return new Slots(TimeFrom.NONE, idFormat, timeColumn, snowflake, "", "", rowsPerSlot);
         }
 
         public Instant fromInstant() {
@@ -125,7 +137,7 @@ public record MigrationConfig(
             String secretAccessKey,
             String partitionKey,
             String sortKey,
-            String json,
+            JsonForm json,
             List<String> jsonAsString,
             List<String> numbersAsString,
             String slotAttribute,
@@ -136,6 +148,26 @@ public record MigrationConfig(
             return "embedded".equals(endpoint);
         }
 
+        /** These settings for another DynamoDB table. */
+        public Target named(String other) {
+            return new Target(
+                    other,
+                    endpoint,
+                    region,
+                    profile,
+                    accessKeyId,
+                    secretAccessKey,
+                    partitionKey,
+                    sortKey,
+                    json,
+                    jsonAsString,
+                    numbersAsString,
+                    slotAttribute,
+                    slotIndex,
+                    slotShards,
+                    warmWriteUnits);
+        }
+
         @Override
         public String toString() { // never print the secret key
             return "Target[table=" + table + ", endpoint=" + endpoint + ", region=" + region + ", profile=" + profile
@@ -143,13 +175,12 @@ public record MigrationConfig(
         }
 
         public boolean jsonAsMap() {
-            return "map".equals(json);
+            return json == JsonForm.MAP;
         }
 
         /** The columns stored in another form than their kind's: the way out for refused rows (docs/codec.md). */
-        public io.rebalance.core.codec.ColumnForms forms() {
-            return new io.rebalance.core.codec.ColumnForms(
-                    jsonAsMap(), java.util.Set.copyOf(jsonAsString), java.util.Set.copyOf(numbersAsString));
+        public ColumnForms forms() {
+            return new ColumnForms(jsonAsMap(), Set.copyOf(jsonAsString), Set.copyOf(numbersAsString));
         }
     }
 
@@ -162,19 +193,19 @@ public record MigrationConfig(
     public record Redis(
             String url,
             String prefix,
-            String mode,
+            RedisMode mode,
             String sentinelMaster,
             String password,
             String sentinelPassword,
             boolean durable) {
         /** The run's keys: the one place a key is built from {@code prefix}. */
-        public io.rebalance.protocol.keyspace.Keyspace keyspace() {
-            return new io.rebalance.protocol.keyspace.Keyspace(prefix);
+        public Keyspace keyspace() {
+            return new Keyspace(prefix);
         }
 
         @Override
         public String toString() {
-            return "Redis[url=" + Redact.url(url) + ", prefix=" + prefix + ", mode=" + mode
+            return "Redis[url=" + Redact.url(url) + ", prefix=" + prefix + ", mode=" + mode.text()
                     + (sentinelMaster.isEmpty() ? "" : ", sentinelMaster=" + sentinelMaster)
                     + (durable ? ", durable" : "") + ']';
         }
@@ -190,31 +221,15 @@ public record MigrationConfig(
             int batchSize,
             long rateLimit,
             long writeUnits,
-            String leaseTtl,
-            String stateTtl,
-            String slotRetryDelay,
-            String keeperInterval,
-            String coordinator) {
+            Duration leaseTtl,
+            Duration stateTtl,
+            Duration slotRetryDelay,
+            Duration keeperInterval,
+            CoordinatorKind coordinator) {
 
         /** Whether the copy is coordinated through Postgres tables instead of Redis. */
         public boolean coordinatedByPostgres() {
-            return "postgres".equals(coordinator);
-        }
-
-        public Duration leaseTtlDuration() {
-            return Durations.parse(leaseTtl);
-        }
-
-        public Duration stateTtlDuration() {
-            return Durations.parse(stateTtl);
-        }
-
-        public Duration slotRetryDelayDuration() {
-            return Durations.parse(slotRetryDelay);
-        }
-
-        public Duration keeperIntervalDuration() {
-            return Durations.parse(keeperInterval);
+            return coordinator == CoordinatorKind.POSTGRES;
         }
     }
 
@@ -245,18 +260,15 @@ public record MigrationConfig(
      * @param jdbcUrl a hot standby of the source to read fingerprints from, with {@code source.user} and its password;
      *     empty reads the source itself
      */
-    public record Verify(int parallel, String settle, String jdbcUrl) {
+    public record Verify(int parallel, Duration settle, String jdbcUrl) {
         public Verify {
             jdbcUrl = jdbcUrl == null ? "" : jdbcUrl; // `jdbcUrl: ~` in YAML means empty
         }
 
-        public Duration settleDuration() {
-            return Durations.parse(settle);
-        }
-
         @Override
         public String toString() { // a URL may carry a password
-            return "Verify[parallel=" + parallel + ", settle=" + settle + ", jdbcUrl=" + Redact.url(jdbcUrl) + "]";
+            return "Verify[parallel=" + parallel + ", settle=" + Durations.format(settle) + ", jdbcUrl="
+                    + Redact.url(jdbcUrl) + "]";
         }
 
         /** The source connection settings with the URL fingerprints are read from. */
@@ -280,29 +292,18 @@ public record MigrationConfig(
     public record Tail(
             String slotName,
             String publication,
-            String leaseTtl,
-            String heartbeat,
+            Duration leaseTtl,
+            Duration heartbeat,
             long retentionWarnMb,
             int applyThreads,
             int maxBatch,
-            String pollInterval) {
-        public Duration leaseTtlDuration() {
-            return Durations.parse(leaseTtl);
-        }
-
-        public Duration heartbeatDuration() {
-            return Durations.parse(heartbeat);
-        }
-
-        public Duration pollIntervalDuration() {
-            return Durations.parse(pollInterval);
-        }
-    }
+            Duration pollInterval) {}
 
     /**
      * {@code rebalance cutover} and the reverse stream (ADR 7, docs/cutover.md).
      *
-     * @param scope the name applications guard their writes under; empty means {@code target.table}
+     * @param scope the name applications guard their writes under; {@code target.table} where the configuration
+     *     leaves it empty (resolved once, when the configuration is built)
      * @param pgFence the fence table in the source database, schema-qualified
      * @param dynamoFence the DynamoDB fence table
      * @param dynamoFenceStripes the items a scope's DynamoDB fence gets at {@code --prepare} (ADR 19): 1, or more for a
@@ -321,41 +322,36 @@ public record MigrationConfig(
             String pgFence,
             String dynamoFence,
             int dynamoFenceStripes,
-            String maxWriteBlock,
-            String maxTailLag,
-            String verifyMaxAge,
+            Duration maxWriteBlock,
+            Duration maxTailLag,
+            Duration verifyMaxAge,
             List<String> applicationRoles,
             List<PartSpec> parts,
-            String shadowWindow,
+            Duration shadowWindow,
             int shadowMinReads) {
         public Cutover {
             parts = parts == null ? List.of() : parts;
         }
 
-        public String scopeOr(String table) {
-            return scope.isEmpty() ? table : scope;
+        /** These settings with another scope. */
+        public Cutover withScope(String other) {
+            return new Cutover(
+                    other,
+                    pgFence,
+                    dynamoFence,
+                    dynamoFenceStripes,
+                    maxWriteBlock,
+                    maxTailLag,
+                    verifyMaxAge,
+                    applicationRoles,
+                    parts,
+                    shadowWindow,
+                    shadowMinReads);
         }
 
         /** The table's parts ({@link PartMap#WHOLE} for none); call after {@link ConfigValidator} accepted them. */
         public PartMap partMap() {
             return PartMap.of(parts);
-        }
-
-        public Duration maxWriteBlockDuration() {
-            return Durations.parse(maxWriteBlock);
-        }
-
-        public Duration maxTailLagDuration() {
-            return Durations.parse(maxTailLag);
-        }
-
-        public Duration verifyMaxAgeDuration() {
-            return Durations.parse(verifyMaxAge);
-        }
-
-        /** The shadow-read gate's window; zero when the gate is off. */
-        public Duration shadowWindowDuration() {
-            return Durations.parse(shadowWindow);
         }
     }
 
@@ -371,9 +367,9 @@ public record MigrationConfig(
     }
 
     /** How log lines are written: {@code text} (one line each) or {@code json} (one JSON object each). */
-    public record Log(String format) {
+    public record Log(LogForm format) {
         public boolean json() {
-            return "json".equals(format);
+            return format == LogForm.JSON;
         }
     }
 }

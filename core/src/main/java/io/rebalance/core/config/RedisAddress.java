@@ -36,7 +36,7 @@ public record RedisAddress(
 
     /** @throws IllegalArgumentException naming the key, the value (credentials masked) and what would do */
     public static RedisAddress of(MigrationConfig.Redis r) {
-        RedisMode mode = RedisMode.of(r.mode());
+        RedisMode mode = r.mode();
         String url = r.url();
         String shown = Redact.url(url);
         int schemeEnd = url.indexOf("://");

@@ -43,7 +43,7 @@ public record RunPlan(
     public List<String> conflictsWith(RunPlan other) {
         List<String> out = new ArrayList<>();
         if (!table.equals(other.table)) out.add("source.table: " + table + " vs " + other.table);
-        if (!keyColumn.equals(other.keyColumn)) out.add("source.keyColumn: " + keyColumn + " vs " + other.keyColumn);
+        if (!keyColumn.equals(other.keyColumn)) out.add("source.keyColumns: " + keyColumn + " vs " + other.keyColumn);
         if (!targetTable.equals(other.targetTable))
             out.add("target.table: " + targetTable + " vs " + other.targetTable);
         if (targetEndpoint != null && !targetEndpoint.equals(other.targetEndpoint))

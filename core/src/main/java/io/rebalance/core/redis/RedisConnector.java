@@ -25,7 +25,7 @@ public final class RedisConnector {
 
     /** A standalone Redis at {@code url}, as {@link #connect(MigrationConfig.Redis, int)} opens it. */
     public static UnifiedJedis connect(String url, int poolSize) {
-        return connect(new MigrationConfig.Redis(url, "", "standalone", "", "", "", false), poolSize);
+        return connect(new MigrationConfig.Redis(url, "", RedisMode.STANDALONE, "", "", "", false), poolSize);
     }
 
     /**

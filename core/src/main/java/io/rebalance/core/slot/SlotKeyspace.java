@@ -1,5 +1,6 @@
 package io.rebalance.core.slot;
 
+import io.rebalance.core.config.IdFormat;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.protocol.KeyText;
 import java.time.Instant;
@@ -98,8 +99,8 @@ public sealed interface SlotKeyspace permits SlotKeyspace.Hours, KeyRanges {
         var slots = config.slots();
         String key = quote(timeColumn);
         if (slots.fromColumn()) return new TimeColumn(quote(slots.timeColumn()));
-        boolean snowflake =
-                slots.idFormat().equals("snowflake") || (slots.idFormat().equals("auto") && keyType == KeyType.BIGINT);
+        boolean snowflake = slots.idFormat() == IdFormat.SNOWFLAKE
+                || (slots.idFormat() == IdFormat.AUTO && keyType == KeyType.BIGINT);
         if (snowflake) return new SnowflakeIds(key, slots.snowflake(), keyParts);
         return keyType == KeyType.UUID ? new UlidUuids(key, keyParts) : new UlidTexts(key, keyParts);
     }

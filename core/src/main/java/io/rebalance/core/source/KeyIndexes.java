@@ -17,7 +17,7 @@ import java.util.function.Predicate;
  * catalog: what decides the row key. Unset, the key is the primary key, which is unique by construction; named, it
  * must be NOT NULL and unique by an index of exactly its columns. On a partitioned table Postgres makes every unique
  * index include the partition key, so {@code PRIMARY KEY (id, created_at)} is the usual key of a table partitioned by
- * month: there the key is named ({@code source.keyColumn: id}), unique by the ids' making (ULIDs and time-ordered ids
+ * month: there the key is named ({@code source.keyColumns: [id]}), unique by the ids' making (ULIDs and time-ordered ids
  * are), and the upsert's conflict target keeps the partition key (docs/partitioned-tables.md). Which column is
  * unique by its making only the user knows ({@code (device_id, ts)} has the same shape), so it is never guessed. Two
  * rows of one id would be one item: verify reports such a slot.
@@ -110,7 +110,7 @@ final class KeyIndexes {
                 ? " has no primary key"
                 : "'s primary key is (" + String.join(", ", primary.columns()) + ")";
         String way = primary != null && primary.columns().size() <= 2
-                ? "leave source.keyColumn and source.keyColumns unset to use the primary key"
+                ? "leave source.keyColumns unset to use the primary key"
                 : "name a unique key of one or two columns in source.keyColumns";
         throw new RebalanceException(
                 ErrorCode.SOURCE_KEY_TYPE,
@@ -128,8 +128,8 @@ final class KeyIndexes {
         if (primary == null) {
             throw new RebalanceException(
                     ErrorCode.SOURCE_KEY_TYPE,
-                    table + " has no primary key, which is the row key when source.keyColumn and source.keyColumns are"
-                            + " unset; set source.keyColumn to a column with a unique index, or add a primary key");
+                    table + " has no primary key, which is the row key when source.keyColumns is"
+                            + " unset; set source.keyColumns to a column with a unique index, or add a primary key");
         }
         List<String> pk = primary.columns();
         List<String> partitionKeys = pk.subList(1, pk.size()).stream()
@@ -141,9 +141,9 @@ final class KeyIndexes {
                     "the primary key of " + table + " is (" + String.join(", ", pk)
                             + "), which holds its partition key "
                             + String.join(", ", partitionKeys) + " because Postgres requires it of a partitioned"
-                            + " table's unique keys; name the key in source.keyColumn (a column unique by its making,"
-                            + " such as a ULID or time-ordered id: source.keyColumn: " + pk.get(0) + ") or"
-                            + " source.keyColumns (docs/partitioned-tables.md)");
+                            + " table's unique keys; name the key in source.keyColumns (a column unique by its making,"
+                            + " such as a ULID or time-ordered id: source.keyColumns: [" + pk.get(0) + "]), or two"
+                            + " (docs/partitioned-tables.md)");
         }
         if (pk.size() > 2) {
             throw new RebalanceException(
@@ -151,7 +151,7 @@ final class KeyIndexes {
                     "the primary key of " + table + " is (" + String.join(", ", pk) + "): " + pk.size() + " columns,"
                             + " while a DynamoDB item has a partition key and at most a sort key; set"
                             + " source.keyColumns to two columns that are unique together (with a unique index on"
-                            + " them), or source.keyColumn to one unique column");
+                            + " them), or to one unique column");
         }
         return new Found(pk, pk);
     }

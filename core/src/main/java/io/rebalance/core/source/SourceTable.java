@@ -7,6 +7,7 @@ import io.rebalance.core.codec.RowDecoder;
 import io.rebalance.core.codec.RowSlot;
 import io.rebalance.core.codec.ValueCodec;
 import io.rebalance.core.codec.ValueRefusedException;
+import io.rebalance.core.config.IdFormat;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.slot.KeyRanges;
@@ -89,7 +90,7 @@ public record SourceTable(
         for (String col : wanted) {
             if (!all.containsKey(col)) throw missingColumn("source.columns", col, regclass, all);
         }
-        String keySetting = src.keyColumns().isEmpty() ? "source.keyColumn" : "source.keyColumns";
+        String keySetting = "source.keyColumns";
         for (String col : src.namedKey()) {
             if (!all.containsKey(col)) throw missingColumn(keySetting, col, regclass, all);
         }
@@ -270,15 +271,15 @@ public record SourceTable(
             }
             return;
         }
-        String format = slots.idFormat();
-        if (format.equals("snowflake") && keyType != KeyType.BIGINT) {
+        IdFormat format = slots.idFormat();
+        if (format == IdFormat.SNOWFLAKE && keyType != KeyType.BIGINT) {
             throw new RebalanceException(
                     ErrorCode.SOURCE_KEY_TYPE,
                     "slots.idFormat is snowflake but key column "
                             + timeColumn
                             + " is not an integer; use idFormat ulid, or slots.timeFrom: column");
         }
-        if (format.equals("ulid") && keyType == KeyType.BIGINT) {
+        if (format == IdFormat.ULID && keyType == KeyType.BIGINT) {
             throw new RebalanceException(
                     ErrorCode.SOURCE_KEY_TYPE,
                     "slots.idFormat is ulid but key column " + timeColumn

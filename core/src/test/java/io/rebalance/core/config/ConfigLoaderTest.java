@@ -24,7 +24,7 @@ class ConfigLoaderTest {
         assertThat(c.source().table()).isEqualTo("public.events");
         assertThat(c.mover().workers()).isEqualTo(6);
         assertThat(c.mover().batchSize()).isEqualTo(20);
-        assertThat(c.mover().leaseTtlDuration().getSeconds()).isEqualTo(30);
+        assertThat(c.mover().leaseTtl().getSeconds()).isEqualTo(30);
         assertThat(c.redis().prefix()).isEqualTo("mgre:");
     }
 
@@ -105,7 +105,8 @@ class ConfigLoaderTest {
     void unknownKeysWrongTypesAndBadValuesAreNamedInOneRun() throws Exception {
         Path file = Files.writeString(
                 dir.resolve("all.yaml"), "mover:\n  worker: 4\n  pageSize: lots\n  batchSize: 26\nslot:\n  x: 1\n");
-        assertThatThrownBy(() -> new ConfigLoader(Map.of()).load(file, Map.of("tail.heartbeet", "1s")))
+        assertThatThrownBy(() ->
+                        new ConfigLoader(Map.of()).load(file, Map.of("tail.heartbeet", "1s", "source.table", "events")))
                 .isInstanceOfSatisfying(
                         RebalanceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CONFIG_INVALID))
                 .hasMessageStartingWith("5 config keys are invalid:")
@@ -130,35 +131,109 @@ class ConfigLoaderTest {
 
     @Test
     void validationListsEveryProblemAtOnce() {
-        MigrationConfig c = new ConfigLoader(Map.of())
-                .load(
-                        null,
-                        Map.of(
-                                "mover.batchSize",
-                                "26",
-                                "slots.timeFrom",
-                                "clock",
-                                "redis.url",
-                                "http://x",
-                                "target.table",
-                                "ab",
-                                "cutover.dynamoFenceStripes",
-                                "100"));
-        assertThatThrownBy(() -> ConfigValidator.validate(c))
+        assertThatThrownBy(() -> new ConfigLoader(Map.of())
+                        .load(
+                                null,
+                                Map.of(
+                                        "mover.batchSize",
+                                        "26",
+                                        "slots.timeFrom",
+                                        "clock",
+                                        "redis.url",
+                                        "http://x",
+                                        "target.table",
+                                        "ab",
+                                        "cutover.dynamoFenceStripes",
+                                        "100")))
                 .isInstanceOfSatisfying(
                         RebalanceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CONFIG_INVALID))
                 .hasMessageContaining("mover.batchSize='26'")
-                .hasMessageContaining("slots.timeFrom='clock'")
+                .hasMessageContaining("slots.timeFrom='clock' is not valid; expected one of column, id, none")
                 .hasMessageContaining("redis.url")
                 .hasMessageContaining("target.table='ab'")
-                .hasMessageContaining("cutover.dynamoFenceStripes='100'");
+                .hasMessageContaining("cutover.dynamoFenceStripes='100'")
+                .hasMessageContaining("source.table is not set");
+    }
+
+    /** Choices and durations are typed: a value outside them is named with what to write, in one run with the rest. */
+    @Test
+    void aChoiceOrDurationOutsideItsTypeIsNamedWithTheForms() {
+        assertThatThrownBy(() -> new ConfigLoader(Map.of("REBALANCE_TAIL_HEARTBEAT", "soon"))
+                        .load(
+                                null,
+                                Map.of("redis.mode", "clustered", "source.table", "events", "mover.leaseTtl", "20")))
+                .isInstanceOfSatisfying(
+                        RebalanceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CONFIG_INVALID))
+                .hasMessageStartingWith("3 config keys are invalid:")
+                .hasMessageContaining(
+                        "redis.mode='clustered' is not valid; expected one of cluster, sentinel, standalone")
+                .hasMessageContaining("tail.heartbeat: 'soon' is not a duration; write it like 500ms, 20s, 5m")
+                .hasMessageContaining("REBALANCE_TAIL_HEARTBEAT")
+                .hasMessageContaining("mover.leaseTtl: '20' is not a duration");
+        MigrationConfig c = new ConfigLoader(Map.of())
+                .load(null, Map.of("source.table", "t", "slots.timeFrom", "none", "log.format", "json"));
+        assertThat(c.slots().timeFrom()).isEqualTo(TimeFrom.NONE);
+        assertThat(c.log().format()).isEqualTo(LogForm.JSON);
+        assertThat(c.tail().heartbeat()).isEqualTo(java.time.Duration.ofSeconds(5));
+        assertThat(ConfigPrinter.toYaml(c)).contains("timeFrom: \"none\"").contains("heartbeat: \"5s\"");
+        assertThat(ConfigPrinter.toJson(c)).contains("\"leaseTtl\" : \"20s\"").contains("\"mode\" : \"standalone\"");
+    }
+
+    /** The defaults that depend on another key are resolved once, where the configuration is built. */
+    @Test
+    void noTableIsAssumedAndTheTargetAndScopeDefaultToTheSourcesName() {
+        assertThatThrownBy(() -> ConfigValidator.validate(new ConfigLoader(Map.of()).load(null, Map.of())))
+                .isInstanceOfSatisfying(
+                        RebalanceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CONFIG_INVALID))
+                .hasMessageContaining("source.table is not set")
+                .hasMessageContaining("REBALANCE_SOURCE_TABLE")
+                .hasMessageNotContaining("target.table");
+        MigrationConfig c = new ConfigLoader(Map.of()).load(null, Map.of("source.table", "billing.invoices"));
+        assertThat(c.target().table()).isEqualTo("invoices");
+        assertThat(c.cutover().scope()).isEqualTo("invoices");
+        MigrationConfig named = new ConfigLoader(Map.of())
+                .load(null, Map.of("source.table", "billing.invoices", "target.table", "inv"));
+        assertThat(named.cutover().scope()).isEqualTo("inv");
+        assertThat(new ConfigLoader(Map.of())
+                        .load(null, Map.of("source.table", "t", "cutover.scope", "app"))
+                        .cutover()
+                        .scope())
+                .isEqualTo("app");
+    }
+
+    /** {@code source.keyColumn}, the old spelling of a one-column key, is read as {@code source.keyColumns}, warned of. */
+    @Test
+    void theOldKeyColumnSpellingIsReadWithAWarning() throws Exception {
+        Path file = Files.writeString(dir.resolve("old.yaml"), "source:\n  table: t\n  keyColumn: event_id\n");
+        ConfigLoader fromFile = new ConfigLoader(Map.of());
+        assertThat(fromFile.load(file, Map.of()).source().keyColumns()).containsExactly("event_id");
+        assertThat(fromFile.warnings())
+                .singleElement()
+                .asString()
+                .contains("source.keyColumn (in " + file + ") is deprecated")
+                .contains("write source.keyColumns");
+        ConfigLoader fromEnv = new ConfigLoader(Map.of("REBALANCE_SOURCE_KEY_COLUMN", "id"));
+        assertThat(fromEnv.load(null, Map.of("source.table", "t")).source().keyColumns())
+                .containsExactly("id");
+        assertThat(fromEnv.warnings()).singleElement().asString().contains("REBALANCE_SOURCE_KEY_COLUMN");
+        ConfigLoader fromFlag = new ConfigLoader(Map.of());
+        assertThat(fromFlag.load(null, Map.of("source.table", "t", "source.keyColumn", "k"))
+                        .source()
+                        .keyColumns())
+                .containsExactly("k");
+        assertThat(fromFlag.warnings()).singleElement().asString().contains("--set source.keyColumn");
+        Path both = Files.writeString(
+                dir.resolve("both.yaml"), "source:\n  table: t\n  keyColumn: a\n  keyColumns: [a, b]\n");
+        assertThatThrownBy(() -> new ConfigLoader(Map.of()).load(both, Map.of()))
+                .hasMessageContaining("source.keyColumn and source.keyColumns are both set; keep source.keyColumns");
+        assertThat(ConfigLoader.keys()).doesNotContain("source.keyColumn");
     }
 
     @Test
     void partsAreReadFromTheFileOrInFlowFormFromAFlagOrVariable() throws Exception {
         Path file = Files.writeString(
                 dir.resolve("parts.yaml"),
-                "cutover:\n  parts:\n    - {name: pilot, values: [42]}\n    - {name: early, hashFrom: 0, hashTo: 10}\n"
+                "source:\n  table: events\ncutover:\n  parts:\n    - {name: pilot, values: [42]}\n    - {name: early, hashFrom: 0, hashTo: 10}\n"
                         + "    - name: band\n      from: 100\n      to: 200\n    - {name: rest}\n");
         MigrationConfig fromFile = new ConfigLoader(Map.of()).load(file, Map.of());
         ConfigValidator.validate(fromFile);
@@ -213,7 +288,15 @@ class ConfigLoaderTest {
     @Test
     void anInvertedRangeHasItsOwnCode() {
         MigrationConfig c = new ConfigLoader(Map.of())
-                .load(null, Map.of("slots.from", "2024-10-20T00:00:00Z", "slots.to", "2024-10-19T00:00:00Z"));
+                .load(
+                        null,
+                        Map.of(
+                                "source.table",
+                                "events",
+                                "slots.from",
+                                "2024-10-20T00:00:00Z",
+                                "slots.to",
+                                "2024-10-19T00:00:00Z"));
         assertThatThrownBy(() -> ConfigValidator.validate(c))
                 .isInstanceOfSatisfying(
                         RebalanceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.TIME_RANGE_INVALID))

@@ -6,13 +6,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import java.util.HashMap;
+import java.util.Locale;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** {@code redis.url} with {@code redis.mode} and the keys beside it: what each topology accepts and refuses. */
 class RedisAddressTest {
     private static MigrationConfig.Redis redis(String url, String mode, String master, String password) {
-        return new MigrationConfig.Redis(url, "mgre:", mode, master, password, "", false);
+        return new MigrationConfig.Redis(
+                url, "mgre:", RedisMode.valueOf(mode.toUpperCase(Locale.ROOT)), master, password, "", false);
     }
 
     @Test
@@ -81,9 +83,6 @@ class RedisAddressTest {
                 .hasValueSatisfying(p -> assertThat(p).contains("redis.sentinelMaster is empty"));
         assertThat(RedisAddress.problem(redis("redis://a:1", "standalone", "mymaster", "")))
                 .hasValueSatisfying(p -> assertThat(p).contains("redis.sentinelMaster='mymaster'"));
-        assertThat(RedisAddress.problem(redis("redis://a:1", "clustered", "", "")))
-                .hasValueSatisfying(
-                        p -> assertThat(p).contains("redis.mode='clustered'").contains("cluster"));
         assertThat(RedisAddress.problem(redis("http://u:secret@a:1", "standalone", "", "")))
                 .hasValueSatisfying(p -> assertThat(p).contains("redis://").doesNotContain("secret"));
         assertThat(RedisAddress.problem(redis("redis://a:99999", "standalone", "", "")))

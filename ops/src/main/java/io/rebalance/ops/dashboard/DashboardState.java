@@ -67,7 +67,7 @@ public final class DashboardState {
                         ? List.of()
                         : samples(new SampleLog(c.redis(), keyspace.tail().history())));
         v.put("history", history);
-        String scope = config.cutover().scopeOr(config.target().table());
+        String scope = config.cutover().scope();
         v.put(
                 "cutover",
                 copyOnly ? Map.of() : CutoverSteps.read(new CutoverJournal(c.redis(), keyspace.scope(scope)), now));

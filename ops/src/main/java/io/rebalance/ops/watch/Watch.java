@@ -150,11 +150,7 @@ public final class Watch implements AutoCloseable {
     public void copy(MoverProcess process, MigrationConfig config, RunState run) {
         if (!on()) return;
         CopyMeters.bind(
-                registry,
-                refresher,
-                process,
-                run,
-                config.mover().leaseTtlDuration().toMillis());
+                registry, refresher, process, run, config.mover().leaseTtl().toMillis());
         health.live("loop", () -> ticking("heartbeat", process.counters()::lastTickMs));
         services(config);
         started.set(true);
@@ -171,9 +167,7 @@ public final class Watch implements AutoCloseable {
                 new ReverseStatus(redis(config), config.redis().keyspace().handoff()),
                 new io.rebalance.protocol.route.RoutingTable(
                         redis(config), config.redis().keyspace()),
-                config.cutover()
-                        .partMap()
-                        .scopes(config.cutover().scopeOr(config.target().table())));
+                config.cutover().partMap().scopes(config.cutover().scope()));
         health.live("loop", () -> ticking("tail loop", stats::lastTickMs));
         health.ready(
                 "lease",
