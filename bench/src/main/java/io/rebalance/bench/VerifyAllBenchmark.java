@@ -11,6 +11,7 @@ import io.rebalance.core.source.SourceTable;
 import io.rebalance.verifier.InFlight;
 import io.rebalance.verifier.SlotResult;
 import io.rebalance.verifier.Verifier;
+import io.rebalance.verifier.VerifyOptions;
 import java.io.File;
 import java.nio.file.Files;
 import java.sql.Connection;
@@ -155,7 +156,11 @@ public final class VerifyAllBenchmark {
     private static void cutoverVerification(
             MigrationConfig config, SourceTable source, DynamoDbClient dynamo, List<Slot> slots, int threads)
             throws Exception {
-        Verifier cutover = new Verifier(config, source, dynamo, InFlight.settle(Duration.ZERO)).settleByRows();
+        Verifier cutover = new Verifier(
+                config,
+                source,
+                dynamo,
+                VerifyOptions.of(InFlight.settle(Duration.ZERO)).settlingByRows());
         for (SlotResult r : cutover.verify(slots, threads, false, x -> {}))
             if (r.verdict() != SlotResult.Verdict.MATCH)
                 throw new IllegalStateException("the cutover's verification found " + r.verdict() + " in " + r.slot());

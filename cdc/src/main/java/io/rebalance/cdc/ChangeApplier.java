@@ -1,7 +1,7 @@
 package io.rebalance.cdc;
 
 import io.rebalance.core.codec.RowRefusedException;
-import io.rebalance.core.copy.KeyRefresher;
+import io.rebalance.core.copy.ItemWriter;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.protocol.handoff.ForwardHold;
@@ -36,14 +36,13 @@ import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
  * Within a call the keys are distinct and written by several threads.
  */
 final class ChangeApplier implements AutoCloseable {
-    private static final int BATCH = 25;
     /** Keys read from Postgres at once; small enough that writing starts soon, large enough to read cheaply. */
     private static final int READ_CHUNK = 500;
     /** A delivered commit not visible by then is not the proc-array window: the batch fails and is retried. */
     private static final Duration VISIBLE_WITHIN = Duration.ofSeconds(30);
 
     private final SourceSession session;
-    private final KeyRefresher refresher;
+    private final ItemWriter refresher;
     private final TouchedKeys touched;
     private final TailLease lease;
     private final ExecutorService writers;
@@ -62,7 +61,7 @@ final class ChangeApplier implements AutoCloseable {
 
     ChangeApplier(
             SourceSession session,
-            KeyRefresher refresher,
+            ItemWriter refresher,
             TouchedKeys touched,
             TailLease lease,
             int threads,
@@ -152,16 +151,14 @@ final class ChangeApplier implements AutoCloseable {
         boolean sent = false;
         try {
             for (int i = 0; i < distinct.size(); i += READ_CHUNK) {
-                KeyRefresher.Refresh refresh = read(distinct.subList(i, Math.min(distinct.size(), i + READ_CHUNK)));
+                ItemWriter.Refresh refresh = read(distinct.subList(i, Math.min(distinct.size(), i + READ_CHUNK)));
                 refusedRows.record(refresh.refused(), "tail", lsnOf);
                 for (RowRefusedException e : refresh.refused()) refused.add(e.key());
-                List<WriteRequest> requests = refresh.requests();
-                for (int j = 0; j < requests.size(); j += BATCH) {
-                    List<WriteRequest> part = requests.subList(j, Math.min(requests.size(), j + BATCH));
+                for (List<WriteRequest> part : refresher.batches(refresh.requests())) {
                     // every attempt bound to the tail's lease (ADR 6); rows DynamoDB itself refuses come back
                     pending.add(writers.submit(() -> refresher.write(part, lease)));
                 }
-                written += requests.size();
+                written += refresh.requests().size();
             }
             sent = true;
         } finally {
@@ -316,7 +313,7 @@ final class ChangeApplier implements AutoCloseable {
         }
     }
 
-    private KeyRefresher.Refresh read(List<String> keys) throws SQLException {
+    private ItemWriter.Refresh read(List<String> keys) throws SQLException {
         try {
             if (connection == null || connection.isClosed()) connection = session.open();
             return refresher.read(connection, keys);

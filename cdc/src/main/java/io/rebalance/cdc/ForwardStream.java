@@ -5,24 +5,15 @@ import io.debezium.engine.ChangeEvent;
 import io.debezium.engine.DebeziumEngine;
 import io.rebalance.cdc.reverse.ReverseLoop;
 import io.rebalance.core.config.MigrationConfig;
-import io.rebalance.core.copy.CopyProgress;
-import io.rebalance.core.copy.KeyRefresher;
-import io.rebalance.core.dynamo.BatchWriter;
-import io.rebalance.core.dynamo.WritePacer;
-import io.rebalance.core.refused.RefusedRows;
-import io.rebalance.core.retry.Retrier;
-import io.rebalance.core.source.PageReader;
-import io.rebalance.core.source.SchemaWatch;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
-import io.rebalance.protocol.fence.PostgresFence;
 import io.rebalance.protocol.handoff.BypassedWrites;
-import io.rebalance.protocol.keyspace.RunKeys;
 import io.rebalance.protocol.keyspace.TailKeys;
 import io.rebalance.protocol.lease.LeaseLost;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
@@ -83,142 +74,116 @@ final class ForwardStream {
     }
 
     void run() throws Exception {
-        var target = config.target();
-        var t = config.tail();
         try (Connection c = session.openForPreflight()) {
             slotGuard.refuseLost(c);
             slotGuard.awaitFree(c, stopped);
         }
-        RunKeys runKeys = config.redis().keyspace().run();
-        TouchedKeys touched =
-                new TouchedKeys(redis, keys, new CopyProgress(redis, runKeys), table.keyspace(), runKeys.status());
-        KeyRefresher refresher = new KeyRefresher(
-                new PageReader(table),
-                table.codec(target),
-                new BatchWriter(dynamo, target.table(), 25, Retrier.standard(), WritePacer.NONE));
+        AtomicReference<Throwable> leaseLost = new AtomicReference<>();
+        AtomicReference<String> schemaChange = new AtomicReference<>();
         ScheduledExecutorService timers = Executors.newScheduledThreadPool(5, r -> {
             Thread th = new Thread(r, "tail-timer");
             th.setDaemon(true);
             return th;
         });
-        RefusedRows refused = new RefusedRows(redis, config.redis().keyspace());
-        TailStatus status =
-                new TailStatus(redis, keys, session, t.slotName(), t.retentionWarnMb(), stats, lease.owner(), refused);
-        AtomicReference<Throwable> leaseLost = new AtomicReference<>();
-        TailScopes scopes = scopes();
-        try (SchemaWatch watch = new SchemaWatch(session, config, table.schema());
-                PartitionWatch partitions = new PartitionWatch(
-                        table, session, redis, keys, new ChangedSlots(redis, keys, table.keyspace()));
-                TailHold hold = new TailHold(
-                        scopes,
-                        redis,
-                        session,
-                        new PostgresFence(config.cutover().pgFence()),
-                        stats::appliedLsn);
-                ChangeApplier applier = new ChangeApplier(
-                        session,
-                        refresher,
-                        touched,
-                        lease,
-                        t.applyThreads(),
-                        stats.commitWaits::incrementAndGet,
-                        hold,
-                        scopes,
-                        redis,
-                        refused,
-                        stats.stages)) {
-            Reconciler reconciler = new Reconciler(touched, applier, stats);
-            long third = lease.ttl().toMillis() / 3;
-            timers.scheduleWithFixedDelay(
-                    () -> {
-                        try {
-                            lease.renew();
-                        } catch (LeaseLost e) {
-                            leaseLost.set(e);
-                            closeEngine(engine);
-                        } catch (RuntimeException e) {
-                            log.warn("renewing the tail lease failed: {}", e.toString());
-                            try {
-                                lease.check(); // past its deadline the lease is gone: stop even with no batch due
-                            } catch (LeaseLost lapsed) {
-                                leaseLost.compareAndSet(null, lapsed);
-                                closeEngine(engine);
-                            }
-                        }
-                    },
-                    third,
-                    third,
-                    TimeUnit.MILLISECONDS);
-            timers.scheduleWithFixedDelay(
-                    () -> Tail.quietly("publish status", () -> status.publish(touched.pending())),
-                    0,
-                    1,
-                    TimeUnit.SECONDS);
-            timers.scheduleWithFixedDelay(
-                    () -> Tail.quietly("reconcile", () -> reconciler.runOnce()), 1, 1, TimeUnit.SECONDS);
-            AtomicReference<String> schemaChange = new AtomicReference<>();
-            timers.scheduleWithFixedDelay(
-                    () -> watch.changed().ifPresent(change -> {
-                        if (schemaChange.compareAndSet(null, change))
-                            closeEngine(engine); // before more rows in the old shape
-                    }),
-                    1,
-                    1,
-                    TimeUnit.SECONDS);
-            if (id.partitioned()) {
-                timers.scheduleWithFixedDelay(
-                        () -> Tail.quietly("watch partitions", partitions::check), 0, 1, TimeUnit.SECONDS);
+        try (StreamParts parts = new StreamParts(tail, session)) {
+            try {
+                schedule(timers, parts, leaseLost, schemaChange);
+                restartUntilDone(parts.applier, leaseLost, schemaChange);
+            } finally {
+                timers.shutdownNow(); // before the parts they use are closed
             }
-            RepairQueue repairs = new RepairQueue(redis, keys);
-            timers.execute(() -> new RepairLoop(repairs, bypassed(scopes), applier, stopped)
-                    .run(() -> !tail.stopping() && leaseLost.get() == null));
-            timers.execute(() -> new ReverseLoop(config, table, dynamo, redis, lease, streamsOf)
-                    .run(hold, () -> !tail.stopping() && leaseLost.get() == null, stopped));
-            while (!tail.stopping() && leaseLost.get() == null) {
-                if (schemaChange.get() != null) throw schemaChanged(schemaChange.get()); // seen while none ran
-                Throwable failure = runEngine(
-                        applier, () -> tail.stopping() || leaseLost.get() != null || schemaChange.get() != null);
-                applier.drain(); // a batch the engine left landing is delivered again: its writes end first
-                if (schemaChange.get() != null) throw schemaChanged(schemaChange.get());
-                if (tail.stopping() || leaseLost.get() != null) break;
-                if (SlotGuard.offsetsGone(failure)) {
-                    throw new RebalanceException(
-                            ErrorCode.TAIL_OFFSETS_GONE,
-                            "the tail's saved position (" + keys.offsets() + ") is older than anything replication"
-                                    + " slot '" + config.tail().slotName() + "' still holds: the slot was dropped or"
-                                    + " recreated, so the changes in between never reached DynamoDB. Start over:"
-                                    + " `rebalance tail --drop-slot`, `rebalance reset`, then `rebalance tail` and"
-                                    + " `rebalance copy` again");
-                }
-                LeaseLost lost = LeaseLost.in(failure); // a write refused by its fence stopped the stream
-                if (lost != null) throw lost;
-                lease.check();
-                try (Connection c = session.openForPreflight()) {
-                    slotGuard.refuseLost(
-                            c); // restarting a stream whose slot is gone would loop, or start from a new slot
-                } catch (java.sql.SQLException unreachable) {
-                    // Postgres is away: the restart below finds out again, and this check runs before the next one
-                }
-                stats.restarts.incrementAndGet();
-                log.warn(
-                        "the change stream stopped ({}); starting it again from the saved offsets in 2 s",
-                        failure == null ? "no error" : failure.toString());
-                if (stopped.await(2, TimeUnit.SECONDS)) break; // backoff before reconnecting to Postgres
-            }
-        } finally {
-            timers.shutdownNow();
-            status.close();
         }
         if (leaseLost.get() != null) throw (LeaseLost) leaseLost.get();
     }
 
-    /** The scopes the tail holds by: the table's, or its parts' (ADR 20). */
-    private TailScopes scopes() {
-        return new TailScopes(
-                config.cutover().scope(),
-                config.redis().keyspace().handoff(),
-                config.cutover().partMap(),
-                table.key());
+    /**
+     * The stream's timers (lease renewal, status, reconciliation, the schema and partition watches) and its two loops
+     * (repairs, the reverse stream), on {@code timers}.
+     */
+    private void schedule(
+            ScheduledExecutorService timers,
+            StreamParts parts,
+            AtomicReference<Throwable> leaseLost,
+            AtomicReference<String> schemaChange) {
+        long third = lease.ttl().toMillis() / 3;
+        timers.scheduleWithFixedDelay(() -> renewLease(leaseLost), third, third, TimeUnit.MILLISECONDS);
+        timers.scheduleWithFixedDelay(
+                () -> Tail.quietly("publish status", () -> parts.status.publish(parts.touched.pending())),
+                0,
+                1,
+                TimeUnit.SECONDS);
+        timers.scheduleWithFixedDelay(
+                () -> Tail.quietly("reconcile", parts.reconciler::runOnce), 1, 1, TimeUnit.SECONDS);
+        timers.scheduleWithFixedDelay(
+                () -> parts.watch.changed().ifPresent(change -> {
+                    if (schemaChange.compareAndSet(null, change))
+                        closeEngine(engine); // before more rows in the old shape
+                }),
+                1,
+                1,
+                TimeUnit.SECONDS);
+        if (id.partitioned()) {
+            timers.scheduleWithFixedDelay(
+                    () -> Tail.quietly("watch partitions", parts.partitions::check), 0, 1, TimeUnit.SECONDS);
+        }
+        BooleanSupplier holding = () -> !tail.stopping() && leaseLost.get() == null;
+        timers.execute(
+                () -> new RepairLoop(parts.repairs, bypassed(parts.scopes), parts.applier, stopped).run(holding));
+        timers.execute(() ->
+                new ReverseLoop(config, table, dynamo, redis, lease, streamsOf).run(parts.hold, holding, stopped));
+    }
+
+    private void renewLease(AtomicReference<Throwable> leaseLost) {
+        try {
+            lease.renew();
+        } catch (LeaseLost e) {
+            leaseLost.set(e);
+            closeEngine(engine);
+        } catch (RuntimeException e) {
+            log.warn("renewing the tail lease failed: {}", e.toString());
+            try {
+                lease.check(); // past its deadline the lease is gone: stop even with no batch due
+            } catch (LeaseLost lapsed) {
+                leaseLost.compareAndSet(null, lapsed);
+                closeEngine(engine);
+            }
+        }
+    }
+
+    /** Runs the engine, and again from the saved offsets after it stops on an error, until a reason to end holds. */
+    private void restartUntilDone(
+            ChangeApplier applier, AtomicReference<Throwable> leaseLost, AtomicReference<String> schemaChange)
+            throws Exception {
+        while (!tail.stopping() && leaseLost.get() == null) {
+            if (schemaChange.get() != null) throw schemaChanged(schemaChange.get()); // seen while none ran
+            Throwable failure =
+                    runEngine(applier, () -> tail.stopping() || leaseLost.get() != null || schemaChange.get() != null);
+            applier.drain(); // a batch the engine left landing is delivered again: its writes end first
+            if (schemaChange.get() != null) throw schemaChanged(schemaChange.get());
+            if (tail.stopping() || leaseLost.get() != null) return;
+            if (SlotGuard.offsetsGone(failure)) {
+                throw new RebalanceException(
+                        ErrorCode.TAIL_OFFSETS_GONE,
+                        "the tail's saved position (" + keys.offsets() + ") is older than anything replication"
+                                + " slot '" + config.tail().slotName() + "' still holds: the slot was dropped or"
+                                + " recreated, so the changes in between never reached DynamoDB. Start over:"
+                                + " `rebalance tail --drop-slot`, `rebalance reset`, then `rebalance tail` and"
+                                + " `rebalance copy` again");
+            }
+            LeaseLost lost = LeaseLost.in(failure); // a write refused by its fence stopped the stream
+            if (lost != null) throw lost;
+            lease.check();
+            try (Connection c = session.openForPreflight()) {
+                slotGuard.refuseLost(c); // restarting a stream whose slot is gone would loop, or start from a new slot
+            } catch (SQLException unreachable) {
+                // Postgres is away: the restart below finds out again, and this check runs before the next one
+            }
+            stats.restarts.incrementAndGet();
+            log.warn(
+                    "the change stream stopped ({}); starting it again from the saved offsets in 2 s",
+                    failure == null ? "no error" : failure.toString());
+            if (stopped.await(2, TimeUnit.SECONDS)) return; // backoff before reconnecting to Postgres
+        }
     }
 
     private List<BypassedWrites> bypassed(TailScopes scopes) {

@@ -7,7 +7,7 @@ import io.debezium.engine.ChangeEvent;
 import io.debezium.engine.DebeziumEngine;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.CopyProgress;
-import io.rebalance.core.copy.KeyRefresher;
+import io.rebalance.core.copy.ItemWriter;
 import io.rebalance.core.dynamo.BatchWriter;
 import io.rebalance.core.dynamo.DynamoClients;
 import io.rebalance.core.dynamo.WritePacer;
@@ -309,7 +309,7 @@ class OverlappedBatchesIT {
             changed = new ChangedSlots(f.redis, keys, table.keyspace());
             applier = new ChangeApplier(
                     session,
-                    new KeyRefresher(
+                    new ItemWriter(
                             new PageReader(table),
                             table.codec(config.target()),
                             new BatchWriter(client, config.target().table(), 25, Retrier.standard(), WritePacer.NONE)),

@@ -1,7 +1,7 @@
 package io.rebalance.cli;
 
 import io.rebalance.core.config.MigrationConfig;
-import io.rebalance.mover.PostgresCoordinator;
+import io.rebalance.mover.postgres.PostgresCoordinator;
 import io.rebalance.ops.Connections;
 import io.rebalance.ops.RunReset;
 import io.rebalance.protocol.ErrorCode;

@@ -7,7 +7,7 @@ import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.ops.Connections;
 import io.rebalance.ops.CopyOnly;
-import io.rebalance.ops.StatusView;
+import io.rebalance.ops.status.StatusView;
 import java.io.PrintWriter;
 import java.util.List;
 import java.util.Map;

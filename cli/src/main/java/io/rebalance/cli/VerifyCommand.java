@@ -7,7 +7,7 @@ import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotRange;
 import io.rebalance.core.source.UnslottedRows;
-import io.rebalance.ops.VerifyRun;
+import io.rebalance.ops.verify.VerifyRun;
 import io.rebalance.ops.watch.Watch;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.retry.Retrier;
-import io.rebalance.mover.RedisRunState;
 import io.rebalance.mover.RunState;
+import io.rebalance.mover.redis.RedisRunState;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.protocol.lock.SharedExclusiveLock;

@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
-import io.rebalance.mover.RedisRunState;
-import io.rebalance.mover.RedisSlotStore;
 import io.rebalance.mover.RunState;
 import io.rebalance.mover.SlotStore;
+import io.rebalance.mover.redis.RedisRunState;
+import io.rebalance.mover.redis.RedisSlotStore;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.testkit.SharedServices;
 import java.sql.Connection;

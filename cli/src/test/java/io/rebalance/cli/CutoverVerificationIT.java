@@ -6,7 +6,7 @@ import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.cutover.WindowVerification;
 import io.rebalance.ops.Connections;
-import io.rebalance.ops.CutoverVerification;
+import io.rebalance.ops.cutover.CutoverVerification;
 import io.rebalance.protocol.handoff.KeyLog;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.testkit.SharedServices;

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Ulid;
-import io.rebalance.mover.RedisRunState;
 import io.rebalance.mover.RunState;
+import io.rebalance.mover.redis.RedisRunState;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.testkit.SharedServices;
 import java.sql.Connection;

@@ -144,7 +144,8 @@ class VerifyCommandIT {
         // while a copy is still running, slots it has not finished are said to be so
         try (var redis = services.redis()) {
             var keys = new io.rebalance.protocol.keyspace.Keyspace(prefix).run();
-            var run = new io.rebalance.mover.RedisRunState(redis, keys, io.rebalance.core.retry.Retrier.standard());
+            var run =
+                    new io.rebalance.mover.redis.RedisRunState(redis, keys, io.rebalance.core.retry.Retrier.standard());
             run.setStatus(io.rebalance.core.copy.RunStatus.IN_PROGRESS);
             run.setWatermark(io.rebalance.core.slot.Slot.parse("20241020.03"));
             redis.del(keys.slotState(

@@ -15,22 +15,22 @@ final class CommandRun implements AutoCloseable {
     final String op;
     final Map<CutoverStep, Long> stepMs = new LinkedHashMap<>();
     final Set<CutoverStep> begun = EnumSet.noneOf(CutoverStep.class);
-    HeldLease lease;
-    long blockStartNanos;
-    long stepStart;
-    CutoverStep current;
+    private HeldLease lease;
+    private long blockStartNanos;
+    private long stepStart;
+    private CutoverStep current;
     /** The epoch this command's flip recorded on the fences (0 before it did). */
-    long recordedEpoch;
+    private long recordedEpoch;
     /**
      * The fences' epochs as this command's own fence writes found them under its exclusive lease (-1 until one did):
      * only a holder of that lease records an epoch, so they stay current until this command's flip, which then needs
      * to ask neither store again inside the window.
      */
-    long postgresEpoch = -1;
+    private long postgresEpoch = -1;
 
-    long dynamoEpoch = -1;
+    private long dynamoEpoch = -1;
     /** What the outcome adds: a route change no replica confirmed. */
-    String unreplicated = "";
+    private String unreplicated = "";
 
     private final CutoverSettings settings;
     private final SharedExclusiveLock lock;
@@ -89,6 +89,50 @@ final class CommandRun implements AutoCloseable {
                 : blockStartNanos + settings.maxWriteBlock().toNanos();
         lease = HeldLease.acquire(lock, owner, settings.leaseTtl(), deadline, waitForOthers);
         journal.set("token", Long.toString(lease.token()));
+    }
+
+    /** The step running, or null between steps. */
+    CutoverStep current() {
+        return current;
+    }
+
+    /** The exclusive lease {@link #acquire} took; null before. */
+    HeldLease lease() {
+        return lease;
+    }
+
+    /** The write-block budget counts from the next {@link #acquire} (a log restarted before the window gave back). */
+    void budgetFromNextAcquire() {
+        blockStartNanos = 0;
+    }
+
+    /** The Postgres fence's epoch as this command's own write to it found it. */
+    void postgresFenceAt(long epoch) {
+        postgresEpoch = epoch;
+    }
+
+    /** The DynamoDB fence's epoch as this command's own write to it found it. */
+    void dynamoFenceAt(long epoch) {
+        dynamoEpoch = epoch;
+    }
+
+    /** The fences' newest epoch as this command's own writes found them, or -1 when it wrote neither. */
+    long fencesSeen() {
+        return postgresEpoch >= 0 ? Math.max(postgresEpoch, dynamoEpoch) : -1;
+    }
+
+    /** This command's flip recorded {@code epoch} on the fences. */
+    void recorded(long epoch) {
+        recordedEpoch = epoch;
+    }
+
+    long recordedEpoch() {
+        return recordedEpoch;
+    }
+
+    /** A route change no replica confirmed, in the outcome's words. */
+    void unreplicated(String why) {
+        unreplicated = why;
     }
 
     /** What is left of the write-block budget; fails once it is spent. */

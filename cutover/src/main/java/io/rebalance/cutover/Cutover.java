@@ -222,10 +222,10 @@ public final class Cutover {
     void flip(CommandRun run, Route start, RouteStatus to) throws Exception {
         long epoch = nextEpoch(run, start);
         hooks.inside(AlignInstruction.RECORD_ROUTE);
-        run.recordedEpoch = epoch;
+        run.recorded(epoch);
         // back to Postgres, the DynamoDB fence's copy waits until writes resume (recordBackOnDynamo): the Postgres
         // record is the newer and decides, and no guarded write checks the DynamoDB fence under SOURCE
-        long token = run.lease.token();
+        long token = run.lease().token();
         if (to == RouteStatus.SOURCE) stores.recordOnPostgres(to, epoch, token, run.remaining());
         else stores.record(to, epoch, token, run.remaining());
         setRoute(run, start, to);
@@ -241,12 +241,12 @@ public final class Cutover {
         hooks.inside(AlignInstruction.BEGIN_WRITE_LOG);
         beginWriteLog(epoch);
         hooks.inside(AlignInstruction.RECORD_ROUTE);
-        run.recordedEpoch = epoch;
+        run.recorded(epoch);
         // refused when a command took the lease and set the fence since: nothing is recorded for a flip given up
         stores.recordOnPostgres(RouteStatus.TARGET, epoch, token, run.remaining());
         hooks.inside(AlignInstruction.OPEN_DYNAMO);
-        run.dynamoEpoch =
-                stores.openDynamoAndRecord(token, RouteStatus.TARGET, epoch).epoch();
+        run.dynamoFenceAt(
+                stores.openDynamoAndRecord(token, RouteStatus.TARGET, epoch).epoch());
     }
 
     /**
@@ -256,8 +256,8 @@ public final class Cutover {
      */
     private long nextEpoch(CommandRun run, Route start) throws SQLException {
         long redisEpoch = start.epoch(); // read when the command started: only the exclusive lease's holder changes it
-        long fenceEpoch = run.postgresEpoch >= 0
-                ? Math.max(run.postgresEpoch, run.dynamoEpoch) // seen by this command's fence writes, under its lease
+        long fenceEpoch = run.fencesSeen() >= 0
+                ? run.fencesSeen() // seen by this command's fence writes, under its lease
                 : stores.fenced().map(FencedRoute::epoch).orElse(0L);
         return Math.max(redisEpoch, fenceEpoch) + 1;
     }
@@ -265,9 +265,9 @@ public final class Cutover {
     /** The flip's last instruction: the route recorded on the fences becomes Redis' (the point of no return). */
     void setRoute(CommandRun run, Route start, RouteStatus to) throws Exception {
         RouteStatus from = start.status();
-        long epoch = run.recordedEpoch;
+        long epoch = run.recordedEpoch();
         hooks.inside(AlignInstruction.SET_ROUTE);
-        RoutingTable.SetResult r = routes.set(run.lease.lease(), from, to, epoch);
+        RoutingTable.SetResult r = routes.set(run.lease().lease(), from, to, epoch);
         if (r instanceof RoutingTable.LeaseGone g) {
             throw new StepFailed("the exclusive lease lapsed before the flip (now held by '" + g.holder() + "')");
         }
@@ -284,12 +284,12 @@ public final class Cutover {
     void recordBackOnDynamo(CommandRun run) throws Exception {
         hooks.inside(AlignInstruction.RECORD_ON_DYNAMO);
         try {
-            stores.recordOnDynamo(RouteStatus.SOURCE, run.recordedEpoch);
+            stores.recordOnDynamo(RouteStatus.SOURCE, run.recordedEpoch());
         } catch (RuntimeException e) {
             log.warn(
                     "recording the route back on the DynamoDB fence failed; the Postgres fence's newer record"
                             + " (epoch {}) is the route: {}",
-                    run.recordedEpoch,
+                    run.recordedEpoch(),
                     e.toString());
         }
     }
@@ -298,12 +298,15 @@ public final class Cutover {
     void awaitReplica(CommandRun run) {
         try {
             if (replicas.after(lock.keys().route())) return;
-            run.unreplicated = "; no Redis replica confirmed the new route within " + ReplicaWait.TIMEOUT.toSeconds()
+            String why = "; no Redis replica confirmed the new route within " + ReplicaWait.TIMEOUT.toSeconds()
                     + " s (the fences keep it: a failover before it arrives is undone by --recover)";
+            run.unreplicated(why);
+            log.warn("{}{}", run.op, why);
         } catch (RuntimeException e) {
-            run.unreplicated = "; waiting for a Redis replica failed (" + e + "); the fences keep the route";
+            String why = "; waiting for a Redis replica failed (" + e + "); the fences keep the route";
+            run.unreplicated(why);
+            log.warn("{}{}", run.op, why);
         }
-        log.warn("{}{}", run.op, run.unreplicated);
     }
 
     /** Undoes what the verification arranged; a failure there changes nothing about the outcome, so it is logged. */

@@ -48,16 +48,16 @@ final class FailedStep {
         log.warn(
                 "{}: {} failed ({}), but the route says {}: the flip happened and its reply was lost",
                 run.op,
-                run.current,
+                run.current(),
                 cause.toString(),
                 to);
-        if (run.lease != null) stores.to(to, run.lease.token(), settings.alignWait(), run.hooks);
+        if (run.lease() != null) stores.to(to, run.lease().token(), settings.alignWait(), run.hooks);
         return run.done(done + " (the flip's reply was lost; the route, read again, says " + to + ")");
     }
 
     /** Redis cannot say where the route stands: leave the stores as they are (each half refuses what it must). */
     private RebalanceException unknownRoute(CommandRun run, Exception cause, String unreadable) {
-        String at = run.current == null ? "start" : run.current.name();
+        String at = run.current() == null ? "start" : run.current().name();
         String reason = cause instanceof StepFailed ? cause.getMessage() : cause.toString();
         try {
             journal.end(run.op, "failed", "at " + at + ": " + reason + "; the route could not be read", 0);
@@ -77,17 +77,17 @@ final class FailedStep {
     /** Before the point of no return: align the stores to the route as it is, release, and say so. */
     private RebalanceException abort(CommandRun run, RouteStatus route, Exception cause) {
         String reason = cause instanceof StepFailed ? cause.getMessage() : cause.toString();
-        String at = run.current == null ? "start" : run.current.name();
+        String at = run.current() == null ? "start" : run.current().name();
         try {
-            if (run.lease != null) {
-                long token = run.lease.token();
+            if (run.lease() != null) {
+                long token = run.lease().token();
                 // the flip's record named the route abandoned: a newer record names the one the stores are put back
                 // to, on Postgres before anything else, so the fences give it back even if putting back fails next
-                long undone = run.recordedEpoch + 1;
-                if (run.recordedEpoch > 0) stores.recordOnPostgres(route, undone, token, settings.alignWait());
+                long undone = run.recordedEpoch() + 1;
+                if (run.recordedEpoch() > 0) stores.recordOnPostgres(route, undone, token, settings.alignWait());
                 stores.to(route, token, settings.alignWait(), run.hooks);
-                if (run.recordedEpoch > 0) stores.recordOnDynamo(route, undone);
-                run.lease.release();
+                if (run.recordedEpoch() > 0) stores.recordOnDynamo(route, undone);
+                run.lease().release();
             }
             long blocked = run.blockedMs();
             journal.end(run.op, "aborted", "at " + at + ": " + reason, blocked);

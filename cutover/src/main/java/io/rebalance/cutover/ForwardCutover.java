@@ -25,8 +25,9 @@ import java.util.List;
  * ({@link FailedStep}); after the flip nothing is undone.
  */
 final class ForwardCutover {
-    /** The steps, in the order they run: what {@code --dry-run} prints. */
-    static final List<CutoverStep> STEPS = Step.names(new ForwardCutover(null, null, null).steps());
+    /** The steps, in the order they run: what {@code --dry-run} prints, and the order {@link #steps} keeps. */
+    static final List<CutoverStep> STEPS = List.of(
+            PRECHECK, PRE_VERIFY, ACQUIRE, CLOSE_SOURCE, NOTE_POSITION, AWAIT_TAIL, VERIFY, OPEN_TARGET, FLIP, RELEASE);
 
     private final Cutover c;
     private final PreChecks checks;
@@ -47,7 +48,8 @@ final class ForwardCutover {
     }
 
     List<Step> steps() {
-        return List.of(
+        return Step.inOrder(
+                STEPS,
                 Step.of(PRECHECK, this::precheck),
                 Step.of(PRE_VERIFY, run -> {
                     before = verification.before();
@@ -59,14 +61,14 @@ final class ForwardCutover {
                 }),
                 Step.of(ACQUIRE, run -> {
                     run.acquire(false);
-                    token = run.lease.token();
+                    token = run.lease().token();
                 }),
                 Step.of(
                         CLOSE_SOURCE,
                         () -> "token " + token,
-                        run -> run.postgresEpoch = c.stores
+                        run -> run.postgresFenceAt(c.stores
                                 .setPostgres(FenceWriter.REVERSE, token, run.remaining())
-                                .epoch()),
+                                .epoch())),
                 Step.of(NOTE_POSITION, run -> {
                     marker = c.stores.notePosition();
                     c.journal.set("marker_lsn", Lsn.text(marker));

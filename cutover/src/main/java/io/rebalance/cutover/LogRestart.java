@@ -44,18 +44,18 @@ final class LogRestart {
         long started = System.nanoTime();
         c.lock.seedTokens(c.lock.seedTokens(0) + TOKEN_JUMP);
         run.acquire(false);
-        long token = run.lease.token();
+        long token = run.lease().token();
         try {
             // every permit granted before this one holds a lower token: DynamoDB refuses its writes from now on
             c.stores.setDynamo(FenceWriter.APP, token);
             c.restartWriteLog(route.epoch(), token);
             // still ours now: no permit at or past this token was granted while the log began
-            c.lock.renew(run.lease.lease(), c.settings.leaseTtl());
+            c.lock.renew(run.lease().lease(), c.settings.leaseTtl());
         } finally {
-            run.lease.release();
+            run.lease().release();
         }
         long blockedMs = run.blockedMs();
-        run.blockStartNanos = 0; // the window's budget counts from its own ACQUIRE
+        run.budgetFromNextAcquire(); // the window's budget counts from its own ACQUIRE
         c.journal.note(
                 run.op,
                 "the log of written keys was incomplete (" + lost.incomplete() + "): started it again"

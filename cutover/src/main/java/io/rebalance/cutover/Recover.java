@@ -56,7 +56,7 @@ final class Recover {
                             + " (\"Recovering by hand\")");
         }
         if (fenced.supersedes(before)) {
-            if (!c.routes.restore(run.lease.lease(), fenced.status(), fenced.epoch())) {
+            if (!c.routes.restore(run.lease().lease(), fenced.status(), fenced.epoch())) {
                 throw new StepFailed("the exclusive lease lapsed before the route could be rebuilt");
             }
             if (before.isPresent()
@@ -76,7 +76,7 @@ final class Recover {
             log.warn("recover{}", found);
         }
         Route route = c.routes.get(c.settings.scope()).orElseThrow(c::notPrepared);
-        c.stores.to(route.status(), run.lease.token(), c.settings.alignWait(), run.hooks);
+        c.stores.to(route.status(), run.lease().token(), c.settings.alignWait(), run.hooks);
         found = "the stores follow the route (" + route.status() + ")" + found;
     }
 

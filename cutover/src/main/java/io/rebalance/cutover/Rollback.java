@@ -24,8 +24,9 @@ import java.util.Optional;
 final class Rollback {
     static final String ROLLED_BACK = "reads and writes go to Postgres again";
 
-    /** The steps, in the order they run: what {@code --dry-run} prints for a rollback. */
-    static final List<CutoverStep> STEPS = Step.names(new Rollback(null, null).steps());
+    /** The steps, in the order they run: what {@code --dry-run} prints for a rollback, and the order {@link #steps} keeps. */
+    static final List<CutoverStep> STEPS =
+            List.of(ACQUIRE, CLOSE_TARGET, DRAIN_REVERSE, OPEN_SOURCE, LIFT_HOLD, FLIP_BACK, RELEASE);
 
     private final Cutover c;
     private final DrainProof proof;
@@ -42,16 +43,17 @@ final class Rollback {
     }
 
     List<Step> steps() {
-        return List.of(
+        return Step.inOrder(
+                STEPS,
                 Step.of(ACQUIRE, run -> {
                     run.acquire(false);
-                    token = run.lease.token();
+                    token = run.lease().token();
                 }),
                 Step.of(
                         CLOSE_TARGET,
                         () -> "token " + token,
-                        run -> run.dynamoEpoch =
-                                c.stores.setDynamo(FenceWriter.NONE, token).epoch()),
+                        run -> run.dynamoFenceAt(
+                                c.stores.setDynamo(FenceWriter.NONE, token).epoch())),
                 Step.of(DRAIN_REVERSE, run -> {
                     drained = new RollbackDrain(c.reverse, c.writeLog, c.stores)
                             .drain(run, proof, route.epoch(), restartedLog);
@@ -60,9 +62,9 @@ final class Rollback {
                 Step.of(
                         OPEN_SOURCE,
                         () -> "token " + token,
-                        run -> run.postgresEpoch = c.stores
+                        run -> run.postgresFenceAt(c.stores
                                 .setPostgres(FenceWriter.APP, token, run.remaining())
-                                .epoch()),
+                                .epoch())),
                 Step.of(LIFT_HOLD, run -> {
                     c.stores.liftHold(); // before the flip: once writers resume on Postgres, the tail must carry them
                     run.remaining();

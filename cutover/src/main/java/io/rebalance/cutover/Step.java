@@ -1,5 +1,6 @@
 package io.rebalance.cutover;
 
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -30,7 +31,13 @@ record Step(CutoverStep name, Detail detail, Body body) {
     }
 
     /** The names of {@code steps}, in order. */
-    static List<CutoverStep> names(List<Step> steps) {
-        return steps.stream().map(Step::name).toList();
+    /**
+     * {@code steps}, which must be those {@code order} names in that order: the order is declared once (what {@code
+     * --dry-run} prints, with no command built) and the bodies beside it.
+     */
+    static List<Step> inOrder(List<CutoverStep> order, Step... steps) {
+        List<CutoverStep> names = Arrays.stream(steps).map(Step::name).toList();
+        if (!names.equals(order)) throw new IllegalStateException("steps " + names + " run out of order " + order);
+        return List.of(steps);
     }
 }

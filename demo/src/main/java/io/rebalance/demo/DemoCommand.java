@@ -22,7 +22,7 @@ import io.rebalance.mover.MoverProcess;
 import io.rebalance.mover.RunPlanner;
 import io.rebalance.mover.RunState;
 import io.rebalance.ops.Connections;
-import io.rebalance.ops.StatusView;
+import io.rebalance.ops.status.StatusView;
 import io.rebalance.protocol.handoff.Lsn;
 import io.rebalance.verifier.InFlight;
 import io.rebalance.verifier.SlotResult;

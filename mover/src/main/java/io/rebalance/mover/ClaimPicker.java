@@ -2,6 +2,7 @@ package io.rebalance.mover;
 
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotRange;
+import io.rebalance.mover.postgres.PostgresSlotStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;

@@ -5,8 +5,8 @@ import io.rebalance.protocol.lease.LeaseStore;
 
 /**
  * Where the processes of one copy meet ({@code mover.coordinator}): the run's state, its slots' leases and states, the
- * keeper's lease, the rows limit's windows, the write-unit budget and the progress history. {@link RedisCoordinator}
- * or {@link PostgresCoordinator}; the mover reads and writes the run only through these.
+ * keeper's lease, the rows limit's windows, the write-unit budget and the progress history. {@code RedisCoordinator}
+ * or {@code PostgresCoordinator}; the mover reads and writes the run only through these.
  */
 public interface Coordinator extends AutoCloseable {
     /** {@code redis} or {@code postgres}, as {@code mover.coordinator} names it. */

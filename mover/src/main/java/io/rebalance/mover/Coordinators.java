@@ -4,6 +4,8 @@ import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.coordinator.CoordinatorPool;
 import io.rebalance.core.coordinator.CoordinatorSchema;
 import io.rebalance.core.retry.Retrier;
+import io.rebalance.mover.postgres.PostgresCoordinator;
+import io.rebalance.mover.redis.RedisCoordinator;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import java.sql.Connection;

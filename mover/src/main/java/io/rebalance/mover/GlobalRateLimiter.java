@@ -1,10 +1,8 @@
 package io.rebalance.mover;
 
-import io.rebalance.protocol.keyspace.RunKeys;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import redis.clients.jedis.UnifiedJedis;
 
 /**
  * One rows-per-second limit shared by every process of a run: a count per second ({@link RateWindows}: in Redis, or
@@ -23,10 +21,6 @@ public final class GlobalRateLimiter {
     private final RateWindows windows;
     private final AtomicLong limit = new AtomicLong();
     private final CountDownLatch stopped = new CountDownLatch(1);
-
-    public GlobalRateLimiter(UnifiedJedis redis, RunKeys keys, long initialLimit) {
-        this(new RedisRateWindows(redis, keys), initialLimit);
-    }
 
     public GlobalRateLimiter(RateWindows windows, long initialLimit) {
         this.windows = windows;

@@ -3,7 +3,7 @@ package io.rebalance.mover;
 import io.rebalance.core.codec.RowCodec;
 import io.rebalance.core.config.Durations;
 import io.rebalance.core.config.MigrationConfig;
-import io.rebalance.core.copy.KeyRefresher;
+import io.rebalance.core.copy.ItemWriter;
 import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.dynamo.BatchWriter;
@@ -112,7 +112,7 @@ public final class MoverProcess implements AutoCloseable {
                 codec,
                 reader,
                 new SourceSession(config.source()),
-                new KeyRefresher(reader, codec, writer),
+                new ItemWriter(reader, codec, writer),
                 refused,
                 retrier,
                 hooks,
@@ -123,10 +123,7 @@ public final class MoverProcess implements AutoCloseable {
         this.processId = ProcessId.create();
         this.keeper = new Keeper(coordinator, plan, processId, m.leaseTtl(), Duration.ofSeconds(10));
         this.keeperTicks = new KeeperTicks(keeper, background, s -> status = s);
-        // Postgres hands out the next slot in one statement; Redis has no queue, so the walk asks slot by slot
-        this.picker = slots instanceof PostgresSlotStore queue
-                ? new ClaimPicker(queue, plan.range(), this::newOwner)
-                : new SlotPicker(plan.range(), slots, run, this::newOwner);
+        this.picker = Picker.of(slots, run, plan.range(), this::newOwner);
         this.idleWorkers = new Semaphore(m.workers());
         this.freeSlot = new FreeSlotWait(m.slotRetryDelay(), run);
         this.workers = new java.util.ArrayList<>();

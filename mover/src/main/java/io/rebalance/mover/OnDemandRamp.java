@@ -7,9 +7,9 @@ package io.rebalance.mover;
  * current half hour; the peak counts from the next half hour on. Plain arithmetic on a clock the caller passes, so a
  * test runs hours of it in moments.
  */
-final class OnDemandRamp {
+public final class OnDemandRamp {
     /** A peak becomes the base the cap doubles after this long. */
-    static final long WINDOW_MS = 30 * 60 * 1000L;
+    public static final long WINDOW_MS = 30 * 60 * 1000L;
 
     /**
      * @param warm what the table takes at once, units/s (0: not on-demand, no ramp)
@@ -17,19 +17,19 @@ final class OnDemandRamp {
      * @param base the peak as of the current half hour's start
      * @param baseAtMs when the current half hour began
      */
-    record State(double warm, double peak, double base, long baseAtMs) {}
+    public record State(double warm, double peak, double base, long baseAtMs) {}
 
     private OnDemandRamp() {}
 
     /** The state after seeing {@code consumedPerSecond} at {@code nowMs}. */
-    static State next(State s, double consumedPerSecond, long nowMs) {
+    public static State next(State s, double consumedPerSecond, long nowMs) {
         double peak = Math.max(s.peak(), consumedPerSecond);
         if (nowMs - s.baseAtMs() >= WINDOW_MS) return new State(s.warm(), peak, peak, nowMs);
         return new State(s.warm(), peak, s.base(), s.baseAtMs());
     }
 
     /** The most the copy may ask for now, units/s. */
-    static double cap(State s) {
+    public static double cap(State s) {
         return Math.max(s.warm(), 2 * s.base());
     }
 }

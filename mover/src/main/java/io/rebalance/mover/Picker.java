@@ -1,16 +1,29 @@
 package io.rebalance.mover;
 
 import io.rebalance.core.slot.Slot;
+import io.rebalance.core.slot.SlotRange;
+import io.rebalance.mover.postgres.PostgresSlotStore;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 /**
  * The manager's choice of the next slot to copy, its lease taken: {@link SlotPicker} walks the range and asks for
  * each slot's lease (Redis); {@link ClaimPicker} claims the next slot of the coordinator's queue (Postgres).
  */
 interface Picker {
+    /**
+     * The picker for {@code slots}: Postgres hands out the next slot in one statement; Redis has no queue, so the walk
+     * asks slot by slot.
+     */
+    static Picker of(SlotStore slots, RunState run, SlotRange range, Supplier<String> newOwner) {
+        return slots instanceof PostgresSlotStore queue
+                ? new ClaimPicker(queue, range, newOwner)
+                : new SlotPicker(range, slots, run, newOwner);
+    }
+
     /** Slots whose step failed permanently rest this long before they are offered again. */
     Duration FAILED_SLOT_PAUSE = Duration.ofSeconds(30);
 

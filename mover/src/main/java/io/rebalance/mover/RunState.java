@@ -9,7 +9,7 @@ import java.util.Map;
 
 /**
  * The run-wide state of a copy: status, plan, watermark, rate limit, counters, live processes, events and the
- * progress line. Kept by the coordinator: {@link RedisRunState} or {@link PostgresRunState}, with the same meaning
+ * progress line. Kept by the coordinator: {@code RedisRunState} or {@code PostgresRunState}, with the same meaning
  * in both (a status never set reads NOT_STARTED, the plan is stored once, events come newest first).
  */
 public interface RunState {

@@ -9,7 +9,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A slot's lease and state, kept in Redis ({@link RedisSlotStore}) or in a Postgres table ({@link PostgresSlotStore}).
+ * A slot's lease and state, kept in Redis ({@code RedisSlotStore}) or in a Postgres table ({@code PostgresSlotStore}).
  * A worker can save progress or finish a slot only while it holds the slot's lease (the one lease of {@code
  * protocol/lease}; its member, {@code <owner>#<token>}, names one acquisition), checked in the same step as the write.
  */

@@ -1,7 +1,7 @@
 package io.rebalance.mover;
 
 import io.rebalance.core.codec.RowCodec;
-import io.rebalance.core.copy.KeyRefresher;
+import io.rebalance.core.copy.ItemWriter;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.source.PageReader;
@@ -17,7 +17,7 @@ record WorkerContext(
         RowCodec codec,
         PageReader pageReader,
         SourceSession source,
-        KeyRefresher refresher,
+        ItemWriter refresher,
         RefusedRows refused,
         Retrier retrier,
         PhaseHooks hooks,

@@ -21,7 +21,7 @@ public interface WriteUnitBudget {
             long cuts,
             double rampCap,
             double consumed) {
-        static final Snapshot NONE = new Snapshot(0, 0, 0, 0, 0, 0, 0);
+        public static final Snapshot NONE = new Snapshot(0, 0, 0, 0, 0, 0, 0);
 
         /** Whether the run has a write-unit budget. */
         public boolean on() {

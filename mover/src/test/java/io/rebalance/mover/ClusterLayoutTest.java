@@ -3,6 +3,7 @@ package io.rebalance.mover;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.core.slot.Slot;
+import io.rebalance.mover.redis.RedisSlotStore;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.protocol.keyspace.RunKeys;
 import io.rebalance.protocol.lease.RedisLeaseStore;

@@ -2,6 +2,8 @@ package io.rebalance.mover;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rebalance.mover.postgres.PostgresRateWindows;
+import io.rebalance.mover.redis.RedisRateWindows;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.testkit.SharedServices;
 import java.sql.Connection;
@@ -58,7 +60,7 @@ class GlobalRateLimiterIT {
     void zeroMeansNoLimitAndANewLimitAppliesToTheNextBatch() throws Exception {
         String prefix = SharedServices.unique("rl") + ":";
         try (UnifiedJedis r = SharedServices.get().redis()) {
-            GlobalRateLimiter l = new GlobalRateLimiter(r, new Keyspace(prefix).run(), 0);
+            GlobalRateLimiter l = new GlobalRateLimiter(new RedisRateWindows(r, new Keyspace(prefix).run()), 0);
             for (int i = 0; i < 1000; i++) l.acquire(25); // 25,000 rows, no Redis call, no wait
             assertThat(io.rebalance.core.redis.RedisScan.keys(r, prefix)).isEmpty();
             l.setLimit(100);

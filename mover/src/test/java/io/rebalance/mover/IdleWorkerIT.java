@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.mover.postgres.PostgresSlotStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

@@ -6,6 +6,8 @@ import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.mover.postgres.PostgresCoordinator;
+import io.rebalance.mover.redis.RedisCoordinator;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.protocol.keyspace.RunKeys;
 import io.rebalance.testkit.SharedServices;

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.mover.redis.RedisSlotStore;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.protocol.lease.LeaseLost;
 import io.rebalance.protocol.lease.LeaseStore;

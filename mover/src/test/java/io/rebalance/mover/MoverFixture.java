@@ -1,7 +1,7 @@
 package io.rebalance.mover;
 
 import io.rebalance.core.config.MigrationConfig;
-import io.rebalance.core.copy.KeyRefresher;
+import io.rebalance.core.copy.ItemWriter;
 import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.dynamo.BatchWriter;
 import io.rebalance.core.dynamo.DynamoClients;
@@ -109,12 +109,12 @@ final class MoverFixture implements AutoCloseable {
     }
 
     /** The copy's refresher (its codec, page reader and batch writer) over a client with {@code interceptors}. */
-    KeyRefresher refresher(List<ExecutionInterceptor> interceptors) {
+    ItemWriter refresher(List<ExecutionInterceptor> interceptors) {
         DynamoDbClient dynamo = dynamo(interceptors);
         SourceTable table = new RunPlanner(config())
                 .prepare(coordinator().run(), dynamo, services.dynamo.endpoint(), true)
                 .table();
-        return new KeyRefresher(
+        return new ItemWriter(
                 new PageReader(table),
                 table.codec(config().target()),
                 new BatchWriter(dynamo, config().target().table(), 25, Retrier.standard(), WritePacer.NONE));

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotRange;
+import io.rebalance.mover.redis.RedisRunState;
+import io.rebalance.mover.redis.RedisSlotStore;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.protocol.keyspace.RunKeys;
 import io.rebalance.testkit.SharedServices;

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.mover.postgres.PostgresSlotStore;
+import io.rebalance.mover.redis.RedisSlotStore;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.testkit.SharedServices;
 import java.time.Duration;

@@ -3,7 +3,7 @@ package io.rebalance.mover;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.rebalance.core.copy.KeyRefresher;
+import io.rebalance.core.copy.ItemWriter;
 import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.dynamo.BatchWriter;
 import io.rebalance.core.dynamo.WritePacer;
@@ -137,7 +137,7 @@ class WriteOutlivesLeaseIT {
     void aWritePausedAfterItsLastCheckHasItsKeysWrittenAgainWhenItsLeaseIsFoundGone() throws Exception {
         try (MoverFixture f = MoverFixture.coordinatedBy("redis").generate(100, 1)) {
             PausedSend pause = new PausedSend(true);
-            KeyRefresher refresher = f.refresher(List.of(pause));
+            ItemWriter refresher = f.refresher(List.of(pause));
             AtomicBoolean passed = new AtomicBoolean();
             WriteFence fence = () -> {
                 if (passed.get()) throw new LeaseLost("", "the lease passed to another holder");

@@ -3,6 +3,8 @@ package io.rebalance.mover;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.rebalance.mover.postgres.PostgresWriteUnitBudget;
+import io.rebalance.mover.redis.RedisWriteUnitBudget;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.testkit.SharedServices;
 import java.sql.Connection;

@@ -63,10 +63,6 @@ final class SlotVerifier {
         this.hook = hook;
     }
 
-    SlotVerifier withPinpointer(Pinpointer other) {
-        return new SlotVerifier(source, items, canonical, other, inFlight, hook, catchup);
-    }
-
     /** Suspects are re-read once the session's standby has replayed what the primary holds ({@link StandbyCatchup}). */
     SlotVerifier withCatchup(StandbyCatchup.Wait wait) {
         return new SlotVerifier(source, items, canonical, pinpointer, inFlight, hook, wait);

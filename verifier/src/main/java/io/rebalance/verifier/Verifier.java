@@ -1,20 +1,17 @@
 package io.rebalance.verifier;
 
-import io.rebalance.core.codec.RowCodec;
 import io.rebalance.core.config.MigrationConfig;
-import io.rebalance.core.copy.KeyRefresher;
-import io.rebalance.core.dynamo.BatchWriter;
+import io.rebalance.core.copy.ItemWriter;
 import io.rebalance.core.dynamo.SlotIndex;
-import io.rebalance.core.dynamo.WritePacer;
 import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.KeyRanges;
 import io.rebalance.core.slot.Slot;
-import io.rebalance.core.source.PageReader;
 import io.rebalance.core.source.PartRows;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import java.sql.Connection;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
@@ -39,39 +36,42 @@ public final class Verifier {
     static final int FANOUT = 16;
     static final int LEAF_ROWS = 64;
     /** How long a re-check waits for a standby to replay the primary's position, besides verify.settle. */
-    static final java.time.Duration STANDBY_CATCHUP = java.time.Duration.ofSeconds(30);
+    static final Duration STANDBY_CATCHUP = Duration.ofSeconds(30);
 
     private final MigrationConfig config;
     private final SourceTable table;
-    private volatile SlotVerifier slots;
-    private final KeyRefresher repairer;
-    private volatile Repairs repairs;
+    private final SlotVerifier slots;
+    private final Repairs repairs;
     private final SourceFingerprints source;
     private final SlotItems items;
     private final KeyVerifier keys;
     private final SparseSurvey sparse;
     private final SourceSession primary;
-    /** Where fingerprints are read: the source, or a hot standby of it ({@link #readFrom}). */
-    private volatile SourceSession reads;
-    /** Whether a long span of a sparse table is surveyed first ({@link #surveySparse}). */
-    private volatile boolean survey;
-    /** The rows compared: every row unless {@link #only} names some parts'. */
-    private volatile PartRows rows = PartRows.ALL;
+    /** Where fingerprints are read: the source, or a hot standby of it ({@link VerifyOptions#standby}). */
+    private final SourceSession reads;
 
+    private final VerifyOptions options;
+
+    /** A verifier with the defaults: every row, read from the source, repairs written here. */
     public Verifier(MigrationConfig config, SourceTable table, DynamoDbClient dynamo, InFlight inFlight) {
-        this(config, table, dynamo, inFlight, SlotVerifier.BeforeRecheck.NONE);
+        this(config, table, dynamo, VerifyOptions.of(inFlight));
+    }
+
+    public Verifier(MigrationConfig config, SourceTable table, DynamoDbClient dynamo, VerifyOptions options) {
+        this(config, table, dynamo, options, SlotVerifier.BeforeRecheck.NONE);
     }
 
     Verifier(
             MigrationConfig config,
             SourceTable table,
             DynamoDbClient dynamo,
-            InFlight inFlight,
+            VerifyOptions options,
             SlotVerifier.BeforeRecheck hook) {
         this.config = config;
         this.table = table;
+        this.options = options;
         this.primary = new SourceSession(config.source());
-        this.reads = primary;
+        this.reads = options.standby() == null ? primary : new SourceSession(options.standby());
         var target = config.target();
         CanonicalItem canonical =
                 new CanonicalItem(table.columns(), table.key(), target.slotAttribute(), target.forms());
@@ -80,17 +80,27 @@ public final class Verifier {
         this.source = new SourceFingerprints(table, new CanonicalSql(target.forms()), hash);
         this.items = new SlotItems(
                 dynamo, target.table(), SlotIndex.of(target), table.key(), canonical, hash, Retrier.standard());
-        this.slots =
-                new SlotVerifier(source, items, canonical, new Pinpointer(source, FANOUT, LEAF_ROWS), inFlight, hook);
+        source.only(options.rows());
+        items.only(options.rows());
+        // a slot verified while it is written settles by rows: splitting would descend into every part as it grows
+        int leafRows = options.settleByRows() ? Integer.MAX_VALUE : LEAF_ROWS;
+        SlotVerifier verifier = new SlotVerifier(
+                source, items, canonical, new Pinpointer(source, FANOUT, leafRows), options.inFlight(), hook);
+        if (options.standby() != null) {
+            Duration catchup = options.standbyCatchup() != null
+                    ? options.standbyCatchup()
+                    : config.verify().settle().plus(STANDBY_CATCHUP);
+            verifier = verifier.withCatchup(new StandbyCatchup(primary, catchup)::await);
+        }
+        this.slots = verifier;
         this.keys = new KeyVerifier(source, items, canonical, slots, table.keyspace());
         this.sparse = new SparseSurvey(source, items, this::open);
-        RowCodec codec = table.codec(target);
         // repair re-copies exactly the differing ids from Postgres as it is now: a row is put, a missing row deleted
-        this.repairer = new KeyRefresher(
-                new PageReader(table),
-                codec,
-                new BatchWriter(dynamo, target.table(), 25, Retrier.standard(), WritePacer.NONE));
-        this.repairs = repairer::refresh;
+        ItemWriter repairer = ItemWriter.of(table, target, dynamo, Retrier.standard());
+        RefusedRows refused = options.refused();
+        this.repairs = options.repairs() != null
+                ? options.repairs()
+                : refused != null ? (c, ids) -> repairer.refresh(c, ids, refused, "repair") : repairer::refresh;
     }
 
     /** The row hash of a canonical text, as this verify computes it on both sides (for a client hashing rows). */
@@ -98,75 +108,14 @@ public final class Verifier {
         return source.hashOf(canonical);
     }
 
-    /**
-     * Fingerprints, pinpointing and re-checks read {@code standby} (a hot standby of the source, {@code
-     * verify.jdbcUrl}) instead of the source; a re-check first waits until it has replayed the primary's position,
-     * and repairs read the source. Only for {@code rebalance verify}: the cutover compares the stores as they are.
-     */
-    public Verifier readFrom(MigrationConfig.Source standby) {
-        return readFrom(standby, config.verify().settle().plus(STANDBY_CATCHUP));
-    }
-
-    /** @param catchupBound how long a re-check waits for the standby to replay the primary's position */
-    Verifier readFrom(MigrationConfig.Source standby, java.time.Duration catchupBound) {
-        this.reads = new SourceSession(standby);
-        this.slots = slots.withCatchup(new StandbyCatchup(primary, catchupBound)::await);
-        return this;
-    }
-
-    /**
-     * A long span of a table sparse over its hours is surveyed before slots are verified alone ({@link #verify}); for
-     * {@code rebalance verify}, whose {@code --all} walks every hour of the run. The cutover verifies as before.
-     */
-    public Verifier surveySparse() {
-        this.survey = true;
-        return this;
-    }
-
-    /**
-     * Compares only {@code rows}: for a table moved part by part, the rows of the parts Postgres still keeps (a part
-     * whose window closed is DynamoDB's alone, and its rows in Postgres are left as they were), or of one part.
-     */
-    public Verifier only(PartRows rows) {
-        this.rows = rows;
-        source.only(rows);
-        items.only(rows);
-        return this;
-    }
-
-    /** The rows compared ({@link #only}). */
+    /** The rows compared ({@link VerifyOptions#rows}). */
     public PartRows rows() {
-        return rows;
-    }
-
-    /**
-     * Settles a slot whose fingerprints differ with one query of per-row hashes instead of splitting it: for slots
-     * verified while they are written (the cutover, before its window), where rows in flight are spread over every
-     * part and the splitting would descend into all of them, while the slot grows.
-     */
-    public Verifier settleByRows() {
-        this.slots = slots.withPinpointer(new Pinpointer(source, FANOUT, Integer.MAX_VALUE));
-        return this;
-    }
-
-    /**
-     * Repairs written here list the rows DynamoDB cannot hold in {@code refused} and write the others, instead of
-     * failing the slot on the first such row.
-     */
-    public Verifier recordRefusals(RefusedRows refused) {
-        this.repairs = (c, ids) -> repairer.refresh(c, ids, refused, "repair");
-        return this;
+        return options.rows();
     }
 
     /** Writes {@code ids} again from Postgres as it is now, as a repair would. @return items put or deleted */
     public int repair(Connection source, List<String> ids) throws Exception {
         return repairs.repair(source, ids);
-    }
-
-    /** Repairs go through {@code repairs} instead of being written here (through a running tail, say). */
-    public Verifier repairThrough(Repairs repairs) {
-        this.repairs = repairs;
-        return this;
     }
 
     /**
@@ -184,7 +133,7 @@ public final class Verifier {
         List<Slot> left = slots;
         try {
             java.util.Optional<SparseSurvey.Outcome> surveyed =
-                    survey ? sparse.survey(slots, parallel) : java.util.Optional.empty();
+                    options.surveySparse() ? sparse.survey(slots, parallel) : java.util.Optional.empty();
             if (surveyed.isPresent()) {
                 surveyed.get().matched().forEach(collect);
                 left = surveyed.get().left();
@@ -341,6 +290,7 @@ public final class Verifier {
      * @return what differs, by id
      */
     public List<Difference> compareKeys(Connection c, Collection<String> ids, int parallel) throws Exception {
+        PartRows rows = options.rows();
         List<String> compared = rows.all() ? List.copyOf(ids) : rows.only(List.copyOf(ids));
         return keys.compare(c, compared, parallel, new HashMap<>());
     }

@@ -76,12 +76,11 @@ class SparseSurveyIT {
             AtomicInteger requests = new AtomicInteger();
             try (DynamoDbClient counted = counting(requests, f)) {
                 Verifier verifier = new Verifier(
-                                f.config(),
-                                f.sourceTable(),
-                                counted,
-                                InFlight.settle(Duration.ZERO),
-                                SlotVerifier.BeforeRecheck.NONE)
-                        .surveySparse();
+                        f.config(),
+                        f.sourceTable(),
+                        counted,
+                        VerifyOptions.of(InFlight.settle(Duration.ZERO)).surveyingSparse(),
+                        SlotVerifier.BeforeRecheck.NONE);
 
                 long scans = f.scans();
                 List<SlotResult> clean = verifier.verify(hours, 4, false, r -> {});

@@ -44,8 +44,9 @@ class StandbyVerifyIT {
                     Connection s = DriverManager.getConnection(standby.jdbcUrl)) {
                 awaitReplayed(p, s);
 
-                Verifier verifier = f.verifier(SlotVerifier.BeforeRecheck.NONE)
-                        .readFrom(config.verify().reads(config.source()));
+                Verifier verifier = f.verifier(
+                        SlotVerifier.BeforeRecheck.NONE,
+                        o -> o.readingFrom(config.verify().reads(config.source())));
                 assertThat(verifier.verify(SLOTS, 2, false, r -> {})).hasSize(3).allSatisfy(r -> assertThat(r.verdict())
                         .as(r.toString())
                         .isEqualTo(SlotResult.Verdict.MATCH));
@@ -84,7 +85,8 @@ class StandbyVerifyIT {
                 carried.put("t", AttributeValue.fromS("changed"));
                 f.dynamo.putItem(b -> b.tableName(f.table).item(carried)); // as the tail writes it
                 String since = now(s);
-                Verifier waiting = f.verifier((slot, suspects) -> {
+                Verifier waiting = f.verifier(
+                        (slot, suspects) -> {
                             assertThat(suspects)
                                     .extracting(Pinpointer.Suspect::id)
                                     .containsExactly(changed);
@@ -103,8 +105,8 @@ class StandbyVerifyIT {
                                 }
                             });
                             later.start();
-                        })
-                        .readFrom(config.verify().reads(config.source()));
+                        },
+                        o -> o.readingFrom(config.verify().reads(config.source())));
                 List<SlotResult> results = waiting.verify(SLOTS, 1, false, r -> {});
                 assertThat(results)
                         .allSatisfy(
@@ -119,8 +121,9 @@ class StandbyVerifyIT {
                 execute(p, "UPDATE " + f.table + " SET t = 'again' WHERE id = '" + changed + "'");
                 carried.put("t", AttributeValue.fromS("again"));
                 f.dynamo.putItem(b -> b.tableName(f.table).item(carried));
-                Verifier bounded = f.verifier(SlotVerifier.BeforeRecheck.NONE)
-                        .readFrom(config.verify().reads(config.source()), Duration.ofSeconds(1));
+                Verifier bounded = f.verifier(
+                        SlotVerifier.BeforeRecheck.NONE,
+                        o -> o.readingFrom(config.verify().reads(config.source()), Duration.ofSeconds(1)));
                 List<SlotResult> stuck = bounded.verify(SLOTS, 1, false, r -> {});
                 assertThat(stuck)
                         .filteredOn(r -> r.verdict() == SlotResult.Verdict.ERROR)

@@ -84,7 +84,14 @@ final class VerifierFixture implements AutoCloseable {
     }
 
     Verifier verifier(SlotVerifier.BeforeRecheck hook) throws Exception {
-        return new Verifier(config(), sourceTable(), dynamo, InFlight.settle(java.time.Duration.ZERO), hook);
+        return verifier(hook, o -> o);
+    }
+
+    /** A verifier with {@code hook} and the options {@code options} makes of the defaults. */
+    Verifier verifier(SlotVerifier.BeforeRecheck hook, java.util.function.UnaryOperator<VerifyOptions> options)
+            throws Exception {
+        VerifyOptions defaults = VerifyOptions.of(InFlight.settle(java.time.Duration.ZERO));
+        return new Verifier(config(), sourceTable(), dynamo, options.apply(defaults), hook);
     }
 
     Map<String, AttributeValue> item(String id) {

@@ -4,6 +4,7 @@ import io.rebalance.core.retry.Backoff;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.protocol.lease.LeaseLost;
 import io.rebalance.protocol.lease.WriteFence;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -26,6 +27,9 @@ import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
  * sent whole whose lease is gone when its call ends is handed back as {@link LandedPastLease}.
  */
 public final class BatchWriter {
+    /** The most requests one BatchWriteItem call takes (DynamoDB's limit). */
+    public static final int MAX_BATCH = 25;
+
     private final DynamoDbClient dynamo;
     private final String table;
     private final int batchSize;
@@ -56,10 +60,16 @@ public final class BatchWriter {
      * @throws LeaseLost when the lease is gone before every request is written; what was written stays
      */
     public void apply(List<WriteRequest> requests, WriteFence fence) throws InterruptedException {
+        for (List<WriteRequest> batch : batches(requests)) writeBatch(batch, pacer.acquire(batch), fence);
+    }
+
+    /** {@code requests} cut into the batches this writer sends, each one call: the one place a batch is cut. */
+    public List<List<WriteRequest>> batches(List<WriteRequest> requests) {
+        List<List<WriteRequest>> out = new ArrayList<>((requests.size() + batchSize - 1) / batchSize);
         for (int i = 0; i < requests.size(); i += batchSize) {
-            List<WriteRequest> batch = requests.subList(i, Math.min(requests.size(), i + batchSize));
-            writeBatch(batch, pacer.acquire(batch), fence);
+            out.add(requests.subList(i, Math.min(requests.size(), i + batchSize)));
         }
+        return out;
     }
 
     private void writeBatch(List<WriteRequest> batch, long reserved, WriteFence fence) throws InterruptedException {

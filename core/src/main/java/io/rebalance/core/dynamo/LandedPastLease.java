@@ -8,7 +8,7 @@ import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
  * A fenced batch whose last byte was sent while its lease held, but whose lease was found lost when the call ended:
  * the whole process paused between the last check and the bytes leaving (SIGSTOP, a collector's pause), so the
  * batch may have landed after another holder took over. Its requests name the keys to write again from the source
- * ({@code KeyRefresher}); {@link #lost} says who holds the lease now.
+ * ({@code ItemWriter}); {@link #lost} says who holds the lease now.
  */
 public final class LandedPastLease extends RuntimeException {
     private final transient List<WriteRequest> requests;

@@ -35,6 +35,11 @@ public final class Retrier {
         return new Retrier(Backoff.DEFAULT);
     }
 
+    /** One try, no retry: for a caller that retries the whole step itself (the tail re-reads a failed batch's rows). */
+    public static Retrier once() {
+        return new Retrier(new Backoff(Duration.ZERO, Duration.ZERO, 1, Duration.ZERO));
+    }
+
     /**
      * @param what what the call does, for the log ("read page of slot 20241020.02")
      * @throws RuntimeException the last failure, unchanged if unchecked, wrapped in {@link RetriesExhausted} if checked

@@ -7,7 +7,7 @@ import io.rebalance.core.redis.SampleLog;
 import io.rebalance.cutover.CutoverJournal;
 import io.rebalance.mover.RunState;
 import io.rebalance.ops.Connections;
-import io.rebalance.ops.StatusView;
+import io.rebalance.ops.status.StatusView;
 import io.rebalance.protocol.keyspace.Keyspace;
 import java.util.HashSet;
 import java.util.LinkedHashMap;

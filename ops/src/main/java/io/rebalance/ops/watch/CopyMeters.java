@@ -6,7 +6,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.rebalance.mover.MoverCounters;
 import io.rebalance.mover.MoverProcess;
 import io.rebalance.mover.RunState;
-import io.rebalance.ops.SlotCounts;
+import io.rebalance.ops.status.SlotCounts;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**

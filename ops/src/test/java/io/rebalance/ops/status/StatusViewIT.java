@@ -1,10 +1,11 @@
-package io.rebalance.ops;
+package io.rebalance.ops.status;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.CopyStatus;
 import io.rebalance.core.copy.RunStatus;
+import io.rebalance.ops.Connections;
 import io.rebalance.protocol.handoff.ReverseStatus;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.protocol.route.RouteStatus;

@@ -1,4 +1,4 @@
-package io.rebalance.ops;
+package io.rebalance.ops.cutover;
 
 import io.rebalance.cdc.ChangedSlots;
 import io.rebalance.cdc.TailProgress;
@@ -8,12 +8,16 @@ import io.rebalance.core.slot.Slot;
 import io.rebalance.core.source.PartRows;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.cutover.WindowVerification;
+import io.rebalance.ops.Connections;
+import io.rebalance.ops.InFlightWait;
+import io.rebalance.ops.PartChoice;
 import io.rebalance.protocol.handoff.KeyLog;
 import io.rebalance.protocol.handoff.Lsn;
 import io.rebalance.verifier.Difference;
 import io.rebalance.verifier.SlotResult;
 import io.rebalance.verifier.VerificationStore;
 import io.rebalance.verifier.Verifier;
+import io.rebalance.verifier.VerifyOptions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -130,12 +134,15 @@ public final class CutoverVerification implements WindowVerification {
     public Result before() throws Exception {
         if (everySlot) {
             // made before the window: it asks the source which row hash to use, a round trip the window spares
-            verifier = new Verifier(config, table, c.dynamo(), lsn -> {}).only(c.keptRows(table));
+            verifier = new Verifier(
+                    config, table, c.dynamo(), VerifyOptions.of(lsn -> {}).only(c.keptRows(table)));
             return new Result(true, "--verify-all: every slot is verified in the window");
         }
-        verifier = new Verifier(config, table, c.dynamo(), InFlightWait.of(config, c))
-                .settleByRows()
-                .only(c.keptRows(table));
+        verifier = new Verifier(
+                config,
+                table,
+                c.dynamo(),
+                VerifyOptions.of(InFlightWait.of(config, c)).settlingByRows().only(c.keptRows(table)));
         pg = verifier.open(); // kept for the window, where opening one would count
         gen = start();
         renewer = Executors.newSingleThreadScheduledExecutor(r -> {

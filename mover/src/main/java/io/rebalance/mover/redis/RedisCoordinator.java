@@ -1,9 +1,14 @@
-package io.rebalance.mover;
+package io.rebalance.mover.redis;
 
 import io.rebalance.core.records.Records;
 import io.rebalance.core.records.RedisRecords;
 import io.rebalance.core.redis.SampleLog;
 import io.rebalance.core.retry.Retrier;
+import io.rebalance.mover.Coordinator;
+import io.rebalance.mover.RateWindows;
+import io.rebalance.mover.RunState;
+import io.rebalance.mover.SlotStore;
+import io.rebalance.mover.WriteUnitBudget;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.protocol.keyspace.RunKeys;
 import io.rebalance.protocol.lease.LeaseStore;

@@ -1,5 +1,7 @@
-package io.rebalance.mover;
+package io.rebalance.mover.redis;
 
+import io.rebalance.mover.OnDemandRamp;
+import io.rebalance.mover.WriteUnitBudget;
 import io.rebalance.protocol.LuaScript;
 import io.rebalance.protocol.keyspace.RunKeys;
 import java.util.List;

@@ -1,8 +1,10 @@
-package io.rebalance.mover;
+package io.rebalance.mover.postgres;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.rebalance.core.coordinator.CoordinatorSchema;
+import io.rebalance.mover.OnDemandRamp;
+import io.rebalance.mover.WriteUnitBudget;
 import io.rebalance.protocol.lease.PostgresLeaseStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -3,10 +3,14 @@ package io.rebalance.core.copy;
 import io.rebalance.core.codec.RowCodec;
 import io.rebalance.core.codec.RowRefusedException;
 import io.rebalance.core.codec.SourceRow;
+import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.BatchWriter;
 import io.rebalance.core.dynamo.LandedPastLease;
+import io.rebalance.core.dynamo.WritePacer;
 import io.rebalance.core.refused.RefusedRows;
+import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.source.PageReader;
+import io.rebalance.core.source.SourceTable;
 import io.rebalance.protocol.lease.LeaseLost;
 import io.rebalance.protocol.lease.WriteFence;
 import java.sql.Connection;
@@ -18,28 +22,45 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.DeleteRequest;
 import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
 import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
 
 /**
- * Makes the items of some keys equal to their rows as Postgres holds them now: a key with a row is read and put
- * (encoded by the same codec as the backfill), a key without one is deleted. The change stream, reconciliation
- * and {@code verify --repair} all write through this, so that one rule decides what an item is (ADR 6).
+ * The one way rows become items: the rows of some keys are read as Postgres holds them now and put (encoded by the one
+ * codec), a key without a row is deleted, every call bound to the writer's fence, paced, cut into batches in one place
+ * ({@link BatchWriter#batches}) and retried in one layer, and an item DynamoDB refuses is set apart so the others
+ * land. The copy's pages, the change stream, reconciliation and {@code verify --repair} all write through this, so
+ * that one rule decides what an item is (ADR 6).
  *
  * <p>It is split in {@link #read} and {@link #write} so a caller can act between the two (the tail records which
  * slots it is about to write before it writes them).
  */
-public final class KeyRefresher {
+public final class ItemWriter {
     private final PageReader reader;
     private final RowCodec codec;
     private final BatchWriter writer;
 
-    public KeyRefresher(PageReader reader, RowCodec codec, BatchWriter writer) {
+    public ItemWriter(PageReader reader, RowCodec codec, BatchWriter writer) {
         this.reader = reader;
         this.codec = codec;
         this.writer = writer;
+    }
+
+    /** Writes for {@code table}'s rows into {@code target}, unpaced, each call retried as {@code retrier} says. */
+    public static ItemWriter of(
+            SourceTable table, MigrationConfig.Target target, DynamoDbClient dynamo, Retrier retrier) {
+        return new ItemWriter(
+                new PageReader(table),
+                table.codec(target),
+                new BatchWriter(dynamo, target.table(), BatchWriter.MAX_BATCH, retrier, WritePacer.NONE));
+    }
+
+    /** {@code requests} in the batches one call sends: a caller that spreads them over threads sends these. */
+    public List<List<WriteRequest>> batches(List<WriteRequest> requests) {
+        return writer.batches(requests);
     }
 
     /**

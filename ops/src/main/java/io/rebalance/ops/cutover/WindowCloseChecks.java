@@ -1,10 +1,11 @@
-package io.rebalance.ops;
+package io.rebalance.ops.cutover;
 
 import io.rebalance.cdc.TailProgress;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.cutover.DrainProof;
 import io.rebalance.cutover.WindowClosing;
+import io.rebalance.ops.Connections;
 import io.rebalance.protocol.handoff.Lsn;
 import java.sql.Connection;
 import java.time.Duration;

@@ -1,6 +1,7 @@
-package io.rebalance.mover;
+package io.rebalance.mover.postgres;
 
 import io.rebalance.core.coordinator.CoordinatorSchema;
+import io.rebalance.mover.RateWindows;
 import io.rebalance.protocol.lease.PostgresLeaseStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -1,4 +1,4 @@
-package io.rebalance.mover;
+package io.rebalance.mover.redis;
 
 import io.rebalance.core.copy.CopyStatus;
 import io.rebalance.core.copy.RunPlan;
@@ -6,6 +6,7 @@ import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.mover.RunState;
 import io.rebalance.protocol.LuaScript;
 import io.rebalance.protocol.keyspace.RunKeys;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.rebalance.mover;
+package io.rebalance.mover.postgres;
 
 import io.rebalance.core.coordinator.CoordinatorSchema;
 import io.rebalance.core.copy.CopyStatus;
@@ -6,6 +6,7 @@ import io.rebalance.core.copy.RunPlan;
 import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.mover.RunState;
 import io.rebalance.protocol.lease.PostgresLeaseStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -1,4 +1,4 @@
-package io.rebalance.ops;
+package io.rebalance.ops.cutover;
 
 import io.rebalance.cdc.ChangedSlots;
 import io.rebalance.cdc.TailStatus;
@@ -16,6 +16,8 @@ import io.rebalance.core.source.UnslottedRows;
 import io.rebalance.cutover.CutoverParts;
 import io.rebalance.cutover.PreCheck;
 import io.rebalance.cutover.PreChecks;
+import io.rebalance.ops.Connections;
+import io.rebalance.ops.RedisChecks;
 import io.rebalance.protocol.handoff.Lsn;
 import io.rebalance.protocol.keyspace.TailKeys;
 import io.rebalance.protocol.shadow.ShadowLog;

@@ -1,5 +1,6 @@
-package io.rebalance.mover;
+package io.rebalance.mover.redis;
 
+import io.rebalance.mover.RateWindows;
 import io.rebalance.protocol.keyspace.RunKeys;
 import redis.clients.jedis.UnifiedJedis;
 

@@ -1,4 +1,4 @@
-package io.rebalance.ops;
+package io.rebalance.ops.cutover;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -10,6 +10,7 @@ import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.source.PageReader;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
+import io.rebalance.ops.Connections;
 import io.rebalance.testkit.TestMigration;
 import java.sql.Connection;
 import java.sql.Statement;

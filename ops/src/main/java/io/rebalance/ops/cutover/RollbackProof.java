@@ -1,10 +1,11 @@
-package io.rebalance.ops;
+package io.rebalance.ops.cutover;
 
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.slot.TableKey;
 import io.rebalance.core.source.PartRows;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.cutover.DrainProof;
+import io.rebalance.ops.Connections;
 import io.rebalance.verifier.Difference;
 import io.rebalance.verifier.FrozenTarget;
 import io.rebalance.verifier.Verifier;

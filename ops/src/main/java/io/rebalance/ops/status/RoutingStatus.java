@@ -1,6 +1,7 @@
-package io.rebalance.ops;
+package io.rebalance.ops.status;
 
 import io.rebalance.cutover.CutoverJournal;
+import io.rebalance.ops.ShadowReport;
 import io.rebalance.protocol.handoff.BypassedWrites;
 import io.rebalance.protocol.handoff.ForwardHold;
 import io.rebalance.protocol.handoff.ReverseStatus;

@@ -1,4 +1,4 @@
-package io.rebalance.ops;
+package io.rebalance.ops.status;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;

@@ -1,4 +1,4 @@
-package io.rebalance.ops;
+package io.rebalance.ops.status;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -13,6 +13,7 @@ import io.rebalance.core.source.SourceSession;
 import io.rebalance.mover.RunState;
 import io.rebalance.mover.SlotStore;
 import io.rebalance.mover.WriteUnitBudget;
+import io.rebalance.ops.Connections;
 import io.rebalance.protocol.fence.FenceWriter;
 import io.rebalance.protocol.fence.PostgresFence;
 import io.rebalance.protocol.keyspace.TailKeys;

@@ -1,4 +1,4 @@
-package io.rebalance.ops;
+package io.rebalance.ops.verify;
 
 import io.rebalance.cdc.ChangedSlots;
 import io.rebalance.cdc.RepairQueue;
@@ -12,6 +12,7 @@ import io.rebalance.core.source.SourceTable;
 import io.rebalance.core.source.UnslottedRows;
 import io.rebalance.mover.RunPlanner;
 import io.rebalance.mover.SlotStore;
+import io.rebalance.ops.Connections;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import io.rebalance.verifier.Repairs;

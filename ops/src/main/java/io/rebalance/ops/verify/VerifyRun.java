@@ -1,4 +1,4 @@
-package io.rebalance.ops;
+package io.rebalance.ops.verify;
 
 import io.rebalance.cdc.RepairQueue;
 import io.rebalance.cdc.TailProgress;
@@ -11,6 +11,9 @@ import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.core.source.UnslottedRows;
 import io.rebalance.mover.RunPlanner;
+import io.rebalance.ops.Connections;
+import io.rebalance.ops.InFlightWait;
+import io.rebalance.ops.PartChoice;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import io.rebalance.protocol.keyspace.TailKeys;
@@ -18,6 +21,7 @@ import io.rebalance.protocol.route.StoreOfRecord;
 import io.rebalance.verifier.SlotResult;
 import io.rebalance.verifier.VerificationStore;
 import io.rebalance.verifier.Verifier;
+import io.rebalance.verifier.VerifyOptions;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -73,17 +77,22 @@ public final class VerifyRun implements AutoCloseable {
         this.copying = VerifyScope.stillCopying(c, slots);
         this.store = c.verifications();
         this.refused = c.refusedRows();
-        this.verifier = new Verifier(config, table, c.dynamo(), InFlightWait.of(config, c))
-                .surveySparse()
+        VerifyOptions options = VerifyOptions.of(InFlightWait.of(config, c))
+                .surveyingSparse()
                 .only(rows); // a part whose window closed is DynamoDB's alone
         if (!config.verify().jdbcUrl().isEmpty())
-            verifier.readFrom(config.verify().reads(config.source()));
+            options = options.readingFrom(config.verify().reads(config.source()));
         TailKeys tailKeys = config.redis().keyspace().tail();
         this.throughTail = writes
                 && !config.mover().coordinatedByPostgres() // no tail runs beside a copy coordinated by Postgres
                 && new TailProgress(c.redis(), tailKeys).applied().isPresent();
-        if (throughTail) verifier.repairThrough(VerifyScope.throughTail(new RepairQueue(c.redis(), tailKeys)));
-        else verifier.recordRefusals(refused);
+        this.verifier = new Verifier(
+                config,
+                table,
+                c.dynamo(),
+                throughTail
+                        ? options.repairingThrough(VerifyScope.throughTail(new RepairQueue(c.redis(), tailKeys)))
+                        : options.recordingRefusals(refused));
     }
 
     /**

@@ -1,9 +1,13 @@
-package io.rebalance.mover;
+package io.rebalance.mover.postgres;
 
 import io.rebalance.core.coordinator.CoordinatorSchema;
 import io.rebalance.core.records.PostgresRecords;
 import io.rebalance.core.records.Records;
 import io.rebalance.core.retry.Retrier;
+import io.rebalance.mover.Coordinator;
+import io.rebalance.mover.RateWindows;
+import io.rebalance.mover.RunState;
+import io.rebalance.mover.WriteUnitBudget;
 import io.rebalance.protocol.lease.LeaseStore;
 import io.rebalance.protocol.lease.PostgresLeaseStore;
 import java.sql.Connection;

@@ -1,8 +1,9 @@
-package io.rebalance.mover;
+package io.rebalance.mover.postgres;
 
 import io.rebalance.core.coordinator.CoordinatorSchema;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.mover.SlotStore;
 import io.rebalance.protocol.lease.OwnedLease;
 import io.rebalance.protocol.lease.PostgresLeaseStore;
 import java.sql.Connection;

@@ -1,7 +1,8 @@
-package io.rebalance.mover;
+package io.rebalance.mover.redis;
 
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
+import io.rebalance.mover.SlotStore;
 import io.rebalance.protocol.LuaScript;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.protocol.keyspace.RunKeys;
