@@ -10,6 +10,7 @@ import io.rebalance.core.source.SourceSession;
 import io.rebalance.local.RoomEventsGenerator;
 import java.io.File;
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.Statement;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -123,7 +124,7 @@ public final class CoordinatedCopyBenchmark {
         dynamo.deleteTable(b -> b.tableName(table)); // frees DynamoDB Local's memory for the next copy
         if (count != rows) throw new IllegalStateException(kind + " wrote " + count + " items, not " + rows);
         if (kind.equals("postgres")) {
-            try (Connection c = java.sql.DriverManager.getConnection(url);
+            try (Connection c = DriverManager.getConnection(url);
                     Statement st = c.createStatement()) {
                 st.execute("DROP SCHEMA " + run + " CASCADE");
             }

@@ -1,6 +1,7 @@
 package io.rebalance.bench;
 
 import io.rebalance.core.coordinator.CoordinatorSchema;
+import io.rebalance.core.redis.RedisConnector;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.mover.SlotStore;
@@ -8,10 +9,12 @@ import io.rebalance.mover.postgres.PostgresSlotStore;
 import io.rebalance.mover.redis.RedisSlotStore;
 import io.rebalance.protocol.keyspace.Keyspace;
 import io.rebalance.protocol.lease.PostgresLeaseStore;
+import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
@@ -21,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -64,7 +68,7 @@ public final class CoordinatorBenchmark {
         Map<String, List<Phase>> claims = new LinkedHashMap<>();
         Map<String, List<Phase>> saves = new LinkedHashMap<>();
         AtomicInteger runs = new AtomicInteger();
-        try (UnifiedJedis redis = io.rebalance.core.redis.RedisConnector.connect(redisUrl, 40)) {
+        try (UnifiedJedis redis = RedisConnector.connect(redisUrl, 40)) {
             for (int rep = 1; rep <= reps; rep++) {
                 for (int workers : WORKERS) {
                     for (int k = 0; k < 2; k++) {
@@ -289,7 +293,7 @@ public final class CoordinatorBenchmark {
      */
     private static final class Sessions implements PostgresLeaseStore.Sessions {
         private final String url;
-        private final List<Connection> opened = new java.util.concurrent.CopyOnWriteArrayList<>();
+        private final List<Connection> opened = new CopyOnWriteArrayList<>();
         private final ThreadLocal<Connection> mine = new ThreadLocal<>();
 
         Sessions(String url) {
@@ -297,7 +301,7 @@ public final class CoordinatorBenchmark {
         }
 
         @Override
-        public Connection open() throws java.sql.SQLException {
+        public Connection open() throws SQLException {
             Connection c = mine.get();
             if (c == null || c.isClosed()) {
                 c = DriverManager.getConnection(url);
@@ -310,13 +314,13 @@ public final class CoordinatorBenchmark {
                         if (m.getName().equals("close")) return null; // kept for the thread's next statement
                         try {
                             return m.invoke(real, a);
-                        } catch (java.lang.reflect.InvocationTargetException e) {
+                        } catch (InvocationTargetException e) {
                             throw e.getCause();
                         }
                     });
         }
 
-        void closeAll() throws java.sql.SQLException {
+        void closeAll() throws SQLException {
             for (Connection c : opened) c.close();
             opened.clear();
         }

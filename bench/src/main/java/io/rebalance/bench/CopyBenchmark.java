@@ -1,16 +1,27 @@
 package io.rebalance.bench;
 
+import com.sun.management.OperatingSystemMXBean;
 import io.rebalance.core.codec.RowCodec;
 import io.rebalance.core.codec.SourceRow;
 import io.rebalance.core.config.ConfigLoader;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.DynamoClients;
+import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.slot.KeyType;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.local.RoomEventsGenerator;
 import java.io.File;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -18,11 +29,14 @@ import java.sql.Statement;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
@@ -158,7 +172,7 @@ public final class CopyBenchmark {
     private static double measure(String name, int rep, int rows, int items, DynamoDbClient dynamo, Phase phase)
             throws Exception {
         String t = "bench_" + name + "_" + rep;
-        TargetTable.create(dynamo, t, "id", KeyType.TEXT, new io.rebalance.core.dynamo.SlotIndex("by_slot", "_slot"));
+        TargetTable.create(dynamo, t, "id", KeyType.TEXT, new SlotIndex("by_slot", "_slot"));
         long start = System.nanoTime();
         long cpuBefore = OWN_CPU.getProcessCpuTime();
         phase.run(t);
@@ -204,10 +218,10 @@ public final class CopyBenchmark {
     /** CPU seconds of each copy process, by metrics off (false) and on (true). */
     private static final Map<Boolean, List<Double>> CPU = Map.of(false, new ArrayList<>(), true, new ArrayList<>());
     /** CPU seconds this JVM spent in each phase, by phase name. */
-    private static final Map<String, List<Double>> SELF_CPU = new java.util.HashMap<>();
+    private static final Map<String, List<Double>> SELF_CPU = new HashMap<>();
 
-    private static final com.sun.management.OperatingSystemMXBean OWN_CPU = (com.sun.management.OperatingSystemMXBean)
-            java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+    private static final OperatingSystemMXBean OWN_CPU =
+            (OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
 
     private static void rebalanceCopy(
             String launcher, String endpoint, String source, String table, int workers, int exit) throws Exception {
@@ -218,22 +232,21 @@ public final class CopyBenchmark {
     private static void scrapedCopy(String launcher, String endpoint, String source, String table, int workers)
             throws Exception {
         int port;
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+        try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
-        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
-        java.net.http.HttpRequest scrape = java.net.http.HttpRequest.newBuilder(
-                        java.net.URI.create("http://127.0.0.1:" + port + "/metrics"))
+        HttpClient http = HttpClient.newHttpClient();
+        HttpRequest scrape = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
                 .build();
         AtomicInteger scrapes = new AtomicInteger();
         // a scrape a second, as an eager Prometheus would (they scrape every 10 to 60 s)
-        java.util.concurrent.ScheduledExecutorService scraper = Executors.newSingleThreadScheduledExecutor();
+        ScheduledExecutorService scraper = Executors.newSingleThreadScheduledExecutor();
         scraper.scheduleWithFixedDelay(
                 () -> {
                     try {
-                        http.send(scrape, java.net.http.HttpResponse.BodyHandlers.discarding());
+                        http.send(scrape, HttpResponse.BodyHandlers.discarding());
                         scrapes.incrementAndGet();
-                    } catch (java.io.IOException notYet) {
+                    } catch (IOException notYet) {
                         // the process is starting, or has ended
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
@@ -241,12 +254,12 @@ public final class CopyBenchmark {
                 },
                 0,
                 1,
-                java.util.concurrent.TimeUnit.SECONDS);
+                TimeUnit.SECONDS);
         try {
             rebalanceCopy(launcher, endpoint, source, table, workers, 0, port);
         } finally {
             scraper.shutdownNow();
-            scraper.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS);
+            scraper.awaitTermination(10, TimeUnit.SECONDS);
         }
         if (scrapes.get() == 0) throw new IllegalStateException("no scrape of the copy's metrics answered");
     }
@@ -290,7 +303,7 @@ public final class CopyBenchmark {
                 .redirectOutput(new File("bench/results/" + table + ".log"))
                 .start();
         double cpu = 0; // the process's user + system seconds, last read just before it exits
-        while (!p.waitFor(200, java.util.concurrent.TimeUnit.MILLISECONDS)) cpu = Math.max(cpu, cpuSeconds(p.pid()));
+        while (!p.waitFor(200, TimeUnit.MILLISECONDS)) cpu = Math.max(cpu, cpuSeconds(p.pid()));
         if (exit == 0) CPU.get(metricsPort >= 0).add(cpu);
         if (p.exitValue() != exit)
             throw new IllegalStateException(
@@ -349,10 +362,10 @@ public final class CopyBenchmark {
 
     static double cpuSeconds(long pid) {
         try {
-            String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/" + pid + "/stat"));
+            String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
             String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
             return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0; // utime, stime in USER_HZ ticks
-        } catch (java.io.IOException | RuntimeException gone) {
+        } catch (IOException | RuntimeException gone) {
             return 0;
         }
     }

@@ -1,5 +1,6 @@
 package io.rebalance.bench;
 
+import com.sun.management.OperatingSystemMXBean;
 import io.rebalance.core.codec.RowCodec;
 import io.rebalance.core.config.ConfigLoader;
 import io.rebalance.core.config.MigrationConfig;
@@ -13,16 +14,19 @@ import io.rebalance.local.RoomEventsGenerator;
 import io.rebalance.local.RoomEventsWriter;
 import io.rebalance.testkit.PrivateRedisCluster;
 import java.io.File;
+import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import redis.clients.jedis.Jedis;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
@@ -222,9 +226,9 @@ public final class CostsBenchmark {
             writer.start(2, perSecond, 11);
             // a window of 20 seconds' writes at the rate asked, counted rather than timed
             long window = 20L * perSecond;
-            org.awaitility.Awaitility.await()
-                    .atMost(java.time.Duration.ofSeconds(120))
-                    .pollInterval(java.time.Duration.ofMillis(100))
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(120))
+                    .pollInterval(Duration.ofMillis(100))
                     .until(() -> writer.writes() >= window);
             writer.stop();
             writes = writer.writes();
@@ -273,10 +277,7 @@ public final class CostsBenchmark {
     }
 
     private static double ownCpu() {
-        return ((com.sun.management.OperatingSystemMXBean)
-                                java.lang.management.ManagementFactory.getOperatingSystemMXBean())
-                        .getProcessCpuTime()
-                / 1e9;
+        return ((OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime() / 1e9;
     }
 
     /** The counters read before and after a phase: Redis commands, Postgres statements, Postgres CPU, WAL. */

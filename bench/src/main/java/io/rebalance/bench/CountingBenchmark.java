@@ -11,6 +11,7 @@ import io.rebalance.local.RoomEventsGenerator;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -26,6 +27,8 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
 import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
 import software.amazon.awssdk.core.interceptor.InterceptorContext;
 import software.amazon.awssdk.core.metrics.CoreMetric;
@@ -69,7 +72,7 @@ public class CountingBenchmark {
     public void setUp() throws Exception {
         MetricCollector collector = MetricCollector.create("ApiCall");
         MetricCollector attempt = collector.createChild("ApiCallAttempt");
-        attempt.reportMetric(CoreMetric.SERVICE_CALL_DURATION, java.time.Duration.ofMillis(12));
+        attempt.reportMetric(CoreMetric.SERVICE_CALL_DURATION, Duration.ofMillis(12));
         call = collector.collect();
         reply = InterceptorContext.builder()
                 .request(BatchWriteItemRequest.builder().build())
@@ -112,7 +115,7 @@ public class CountingBenchmark {
 
     /** Runs both and prints the cost of counting per row against encoding one row. */
     public static void main(String[] args) throws Exception {
-        var results = new org.openjdk.jmh.runner.Runner(new org.openjdk.jmh.runner.options.OptionsBuilder()
+        var results = new Runner(new OptionsBuilder()
                         .include(CountingBenchmark.class.getSimpleName())
                         .build())
                 .run();

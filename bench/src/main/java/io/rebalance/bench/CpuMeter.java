@@ -3,8 +3,15 @@ package io.rebalance.bench;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.stream.Stream;
 
 /**
@@ -46,8 +53,8 @@ final class CpuMeter {
     }
 
     /** The pids of the Postgres processes running now. */
-    static java.util.Set<Long> postgresPids() {
-        java.util.Set<Long> out = new java.util.HashSet<>();
+    static Set<Long> postgresPids() {
+        Set<Long> out = new HashSet<>();
         if (!available()) return out;
         try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
             procs.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit))
@@ -63,17 +70,17 @@ final class CpuMeter {
      * Waits (up to 10 s) until every Postgres process not in {@code before} has ended: an ending backend's time moves
      * to the postmaster's when it is reaped, and a sample taken while it ends may miss it or count it twice.
      */
-    static void awaitEnded(java.util.Set<Long> before) throws InterruptedException {
-        java.util.Set<Long> started = postgresPids();
+    static void awaitEnded(Set<Long> before) throws InterruptedException {
+        Set<Long> started = postgresPids();
         started.removeAll(before);
-        java.util.concurrent.CompletableFuture<?>[] ends = started.stream()
+        CompletableFuture<?>[] ends = started.stream()
                 .map(ProcessHandle::of)
-                .flatMap(java.util.Optional::stream)
+                .flatMap(Optional::stream)
                 .map(ProcessHandle::onExit)
-                .toArray(java.util.concurrent.CompletableFuture[]::new);
+                .toArray(CompletableFuture[]::new);
         try {
-            java.util.concurrent.CompletableFuture.allOf(ends).get(10, java.util.concurrent.TimeUnit.SECONDS);
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            CompletableFuture.allOf(ends).get(10, TimeUnit.SECONDS);
+        } catch (ExecutionException | TimeoutException e) {
             // a process still running (autovacuum, say) is measured as it stands
         }
     }

@@ -33,6 +33,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -46,6 +47,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.GetItemResponse;
 import software.amazon.awssdk.services.dynamodb.model.PutRequest;
+import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
 import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
 
 /**
@@ -251,7 +253,7 @@ public final class ShadowBenchmark {
      */
     private static final ThreadLocal<Connection> SESSIONS = new ThreadLocal<>();
     /** Every session opened, the shadow threads' too, closed at the end. */
-    private static final List<Connection> OPENED = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private static final List<Connection> OPENED = new CopyOnWriteArrayList<>();
 
     private static Callable<Map<String, AttributeValue>> postgres(CanonicalReads forms, String key) {
         return () -> {
@@ -275,7 +277,7 @@ public final class ShadowBenchmark {
             throws Exception {
         try {
             dynamo.deleteTable(b -> b.tableName(TABLE));
-        } catch (software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException absent) {
+        } catch (ResourceNotFoundException absent) {
             // a first run
         }
         TargetTable.create(dynamo, TABLE, source.key(), SlotIndex.of(target));

@@ -7,6 +7,7 @@ import io.rebalance.cdc.StageTimes;
 import io.rebalance.cdc.Tail;
 import io.rebalance.cdc.TailPreflight;
 import io.rebalance.core.codec.RowCodec;
+import io.rebalance.core.codec.SourceRow;
 import io.rebalance.core.config.ConfigLoader;
 import io.rebalance.core.config.Durations;
 import io.rebalance.core.config.MigrationConfig;
@@ -14,6 +15,7 @@ import io.rebalance.core.dynamo.DynamoClients;
 import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.redis.RedisConnector;
+import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.slot.KeyType;
 import io.rebalance.core.slot.Ulid;
 import io.rebalance.core.source.SourceSession;
@@ -21,6 +23,7 @@ import io.rebalance.core.source.SourceTable;
 import io.rebalance.local.RoomEventsGenerator;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -29,6 +32,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -42,6 +46,7 @@ import org.apache.kafka.connect.source.SourceRecord;
 import redis.clients.jedis.UnifiedJedis;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.KeysAndAttributes;
 import software.amazon.awssdk.services.dynamodb.model.PutRequest;
 import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
 
@@ -93,7 +98,7 @@ public final class TailBenchmark {
 
         System.out.printf("backlog: %,d changes on %,d rows, %d repetitions%n", changes, rows, reps);
         try (UnifiedJedis redis = RedisConnector.connect(config.redis(), 2)) {
-            for (String k : io.rebalance.core.redis.RedisScan.keys(redis, "bench:tail:")) redis.del(k); // old offsets
+            for (String k : RedisScan.keys(redis, "bench:tail:")) redis.del(k); // old offsets
         }
         try (Connection c = session.open();
                 Statement st = c.createStatement()) {
@@ -427,7 +432,7 @@ public final class TailBenchmark {
             while (rs.next()) {
                 Object[] v = new Object[6];
                 for (int i = 0; i < 6; i++) v[i] = rs.getString(i + 1);
-                rows.add(codec.encode(new io.rebalance.core.codec.SourceRow((String) v[0], v)));
+                rows.add(codec.encode(new SourceRow((String) v[0], v)));
             }
         }
         List<Map<String, AttributeValue>> out = new ArrayList<>(n);
@@ -578,7 +583,7 @@ public final class TailBenchmark {
                 opened.add(c);
                 return c.prepareStatement(
                         "INSERT INTO " + TABLE + " VALUES (?, gen_random_uuid(), 'latency', NULL, now(), 0)");
-            } catch (java.sql.SQLException e) {
+            } catch (SQLException e) {
                 throw new IllegalStateException(e);
             }
         }
@@ -612,7 +617,7 @@ public final class TailBenchmark {
     private static List<Long> probe(int rate, int seconds, DynamoDbClient dynamo, String table, Write write)
             throws Exception {
         List<Long> latencies = Collections.synchronizedList(new ArrayList<>());
-        Map<String, Long> watched = new java.util.concurrent.ConcurrentHashMap<>();
+        Map<String, Long> watched = new ConcurrentHashMap<>();
         ScheduledExecutorService writers = Executors.newScheduledThreadPool(4);
         ScheduledExecutorService watcher = Executors.newSingleThreadScheduledExecutor();
         AtomicLong n = new AtomicLong();
@@ -666,7 +671,7 @@ public final class TailBenchmark {
         if (keys.isEmpty()) return;
         var found = dynamo.batchGetItem(b -> b.requestItems(Map.of(
                         table,
-                        software.amazon.awssdk.services.dynamodb.model.KeysAndAttributes.builder()
+                        KeysAndAttributes.builder()
                                 .keys(keys)
                                 .projectionExpression("id")
                                 .consistentRead(true)

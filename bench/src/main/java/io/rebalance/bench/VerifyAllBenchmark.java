@@ -8,6 +8,7 @@ import io.rebalance.core.dynamo.DynamoClients;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
+import io.rebalance.verifier.Fingerprint;
 import io.rebalance.verifier.InFlight;
 import io.rebalance.verifier.SlotResult;
 import io.rebalance.verifier.Verifier;
@@ -22,6 +23,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
@@ -99,7 +101,7 @@ public final class VerifyAllBenchmark {
                 for (int i = 0; i < names.size(); i++) {
                     // each run starts at another phase, so none always follows the same one
                     String name = names.get((i + rep - 1) % names.size());
-                    java.util.Set<Long> running = CpuMeter.postgresPids();
+                    Set<Long> running = CpuMeter.postgresPids();
                     CpuMeter.Sample c0 = CpuMeter.sample();
                     long w0 = System.nanoTime();
                     phases.get(name).run();
@@ -147,7 +149,7 @@ public final class VerifyAllBenchmark {
     private static void fingerprints(Verifier verifier, List<List<Slot>> spans, int threads, int rows)
             throws Exception {
         long counted = VerifyBenchmark.perSpan(spans, threads, verifier::open, verifier::postgresSide).values().stream()
-                .mapToLong(io.rebalance.verifier.Fingerprint::count)
+                .mapToLong(Fingerprint::count)
                 .sum();
         if (rows >= 0 && counted != rows) throw new IllegalStateException("fingerprints counted " + counted + " rows");
     }

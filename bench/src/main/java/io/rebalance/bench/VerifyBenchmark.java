@@ -5,6 +5,7 @@ import io.rebalance.core.codec.SourceRow;
 import io.rebalance.core.config.ConfigLoader;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.DynamoClients;
+import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.source.PageReader;
@@ -16,6 +17,8 @@ import io.rebalance.verifier.Fingerprint;
 import io.rebalance.verifier.InFlight;
 import io.rebalance.verifier.Verifier;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
@@ -23,6 +26,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -231,7 +235,7 @@ public final class VerifyBenchmark {
         }
         String t = config.target().table();
         if (TargetTable.exists(dynamo, t, endpoint)) dynamo.deleteTable(b -> b.tableName(t));
-        TargetTable.create(dynamo, t, source.key(), io.rebalance.core.dynamo.SlotIndex.of(config.target()));
+        TargetTable.create(dynamo, t, source.key(), SlotIndex.of(config.target()));
         long t0 = System.nanoTime();
         CopyBenchmark.rawBatchWrites(CopyBenchmark.allItems(config, source.codec(config.target())), dynamo, t, 8);
         System.out.printf("loaded %,d items into %s in %.0f s%n", rows, t, (System.nanoTime() - t0) / 1e9);
@@ -255,10 +259,10 @@ public final class VerifyBenchmark {
                     + " FROM " + source.name() + " r WHERE " + source.keyspace().predicate();
             Slot oldest = span.stream().min(Slot::compareTo).orElseThrow();
             Slot newest = span.stream().max(Slot::compareTo).orElseThrow();
-            try (java.sql.PreparedStatement ps = c.prepareStatement(sql)) {
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
                 ps.setObject(1, source.keyspace().hourBounds(oldest)[0]);
                 ps.setObject(2, source.keyspace().hourBounds(newest)[1]);
-                try (java.sql.ResultSet rs = ps.executeQuery()) {
+                try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
                     return Map.of(oldest, Fingerprint.ofSql(rs.getLong(1), rs.getString(2)));
                 }
@@ -288,7 +292,7 @@ public final class VerifyBenchmark {
     static Map<Slot, Fingerprint> perSpan(List<List<Slot>> spans, int threads, Opener opener, PerSpan work)
             throws Exception {
         ConcurrentLinkedQueue<List<Slot>> queue = new ConcurrentLinkedQueue<>(spans);
-        Map<Slot, Fingerprint> out = new java.util.concurrent.ConcurrentHashMap<>();
+        Map<Slot, Fingerprint> out = new ConcurrentHashMap<>();
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         List<Future<?>> all = new ArrayList<>();
         for (int i = 0; i < threads; i++) {

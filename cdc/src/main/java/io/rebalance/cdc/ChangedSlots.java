@@ -2,12 +2,15 @@ package io.rebalance.cdc;
 
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.slot.SlotKeyspace;
+import io.rebalance.core.slot.SlotRange;
 import io.rebalance.protocol.handoff.Lsn;
 import io.rebalance.protocol.keyspace.TailKeys;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.SortedSet;
+import java.util.TreeSet;
 import redis.clients.jedis.UnifiedJedis;
 
 /**
@@ -56,7 +59,7 @@ public final class ChangedSlots {
         if (!keyspace.keyNamesSlot()) {
             fields.put(ALL, at);
         } else {
-            for (Slot s : new io.rebalance.core.slot.SlotRange(newest, oldest)) fields.put(s.name(), at);
+            for (Slot s : new SlotRange(newest, oldest)) fields.put(s.name(), at);
         }
         redis.hset(key, fields);
     }
@@ -92,10 +95,10 @@ public final class ChangedSlots {
         }
 
         /** The slots the tail wrote, each by name (not the run-wide bucket, nor the TRUNCATE mark). */
-        public java.util.SortedSet<io.rebalance.core.slot.Slot> slots() {
-            java.util.SortedSet<io.rebalance.core.slot.Slot> out = new java.util.TreeSet<>();
+        public SortedSet<Slot> slots() {
+            SortedSet<Slot> out = new TreeSet<>();
             for (String name : bySlot.keySet()) {
-                if (!name.equals(ALL) && !name.equals(TRUNCATED)) out.add(io.rebalance.core.slot.Slot.parse(name));
+                if (!name.equals(ALL) && !name.equals(TRUNCATED)) out.add(Slot.parse(name));
             }
             return out;
         }

@@ -4,6 +4,7 @@ import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.protocol.keyspace.TailKeys;
 import java.util.Properties;
+import java.util.regex.Pattern;
 
 /**
  * The settings of the tail's Debezium engine (pgoutput, keys only, offsets in Redis fenced by the lease), as typed
@@ -57,7 +58,7 @@ final class DebeziumSettings {
         p.setProperty("publication.autocreate.mode", "filtered");
         // a partitioned table's changes then carry its own name, not its partitions' (new partitions included)
         if (id.partitioned()) p.setProperty("publish.via.partition.root", "true");
-        p.setProperty("table.include.list", java.util.regex.Pattern.quote(id.dotted()));
+        p.setProperty("table.include.list", Pattern.quote(id.dotted()));
         // the key Debezium puts on each event is the migration's key columns, whatever the table's primary key is
         p.setProperty(
                 "message.key.columns",
@@ -69,8 +70,7 @@ final class DebeziumSettings {
                 String.join(
                         ",",
                         table.key().columns().stream()
-                                .map(k -> java.util.regex.Pattern.quote(id.dotted()) + "\\."
-                                        + java.util.regex.Pattern.quote(k))
+                                .map(k -> Pattern.quote(id.dotted()) + "\\." + Pattern.quote(k))
                                 .toList()));
         p.setProperty("snapshot.mode", "no_data"); // the mover backfills; the tail only streams
         p.setProperty("tombstones.on.delete", "false");

@@ -3,6 +3,7 @@ package io.rebalance.cdc;
 import io.debezium.connector.postgresql.PostgresConnector;
 import io.debezium.embedded.async.AsyncEmbeddedEngine;
 import java.io.File;
+import java.io.IOException;
 import java.net.URISyntaxException;
 import java.security.CodeSource;
 import java.util.ArrayList;
@@ -12,6 +13,8 @@ import java.util.List;
 import java.util.Set;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
+import org.apache.kafka.connect.json.JsonConverter;
+import org.apache.kafka.connect.runtime.WorkerConfig;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.postgresql.Driver;
 import org.slf4j.Logger;
@@ -35,8 +38,8 @@ final class StreamWarmUp {
             io.debezium.engine.DebeziumEngine.class,
             AsyncEmbeddedEngine.class,
             SourceRecord.class,
-            org.apache.kafka.connect.runtime.WorkerConfig.class,
-            org.apache.kafka.connect.json.JsonConverter.class,
+            WorkerConfig.class,
+            JsonConverter.class,
             Driver.class);
 
     private static final List<String> PACKAGES = List.of(
@@ -86,7 +89,7 @@ final class StreamWarmUp {
                         names.add(entry.substring(0, entry.length() - ".class".length())
                                 .replace('/', '.'));
                 }
-            } catch (java.io.IOException unreadable) {
+            } catch (IOException unreadable) {
                 log.debug("cannot list {}: {}", jar, unreadable.toString());
             }
         }

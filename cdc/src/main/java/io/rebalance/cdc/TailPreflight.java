@@ -5,6 +5,7 @@ import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
+import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -329,7 +330,7 @@ public final class TailPreflight {
         }
     }
 
-    private static List<String> list(java.sql.Array a) throws SQLException {
+    private static List<String> list(Array a) throws SQLException {
         if (a == null) return List.of();
         List<String> out = new ArrayList<>();
         for (Object o : (Object[]) a.getArray()) out.add((String) o);

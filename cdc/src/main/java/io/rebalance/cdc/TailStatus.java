@@ -11,6 +11,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import redis.clients.jedis.UnifiedJedis;
@@ -146,7 +147,7 @@ public final class TailStatus {
         f.put("updated_ms", Long.toString(now));
         members.seen(owner);
         f.put("events", Long.toString(events));
-        f.put("events_per_sec", String.format(java.util.Locale.ROOT, "%.1f", rate));
+        f.put("events_per_sec", String.format(Locale.ROOT, "%.1f", rate));
         long applied = stats.appliedLsn();
         f.put("applied_lsn", applied == 0 ? "" : Lsn.text(applied));
         f.put("lag_ms", Long.toString(stats.lagMs(now)));

@@ -330,7 +330,7 @@ final class CutoverCommand implements Callable<Integer> {
             throws Exception {
         List<PreCheck> preChecks = checks.run();
         boolean ok = preChecks.stream().allMatch(PreCheck::passed);
-        int code = ok ? 0 : io.rebalance.protocol.ErrorCode.CUTOVER_REFUSED.exitCode();
+        int code = ok ? 0 : ErrorCode.CUTOVER_REFUSED.exitCode();
         if (json) {
             Map<String, Object> v = new LinkedHashMap<>();
             v.put("op", "dry-run");

@@ -1,6 +1,8 @@
 package io.rebalance.cli;
 
+import io.rebalance.core.config.ConfigLoader;
 import io.rebalance.core.redis.RedisConnector;
+import io.rebalance.core.source.SourceSession;
 import io.rebalance.cutover.CutoverHooks;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
@@ -131,7 +133,7 @@ public final class RebalanceCommand implements Runnable {
         String best = null;
         int bestDistance = 3;
         for (String name : cl.getSubcommands().keySet()) {
-            int d = io.rebalance.core.config.ConfigLoader.editDistance(typed, name);
+            int d = ConfigLoader.editDistance(typed, name);
             if (name.startsWith(typed) && typed.length() >= 3) d = Math.min(d, 1);
             if (d < bestDistance) {
                 best = name;
@@ -161,7 +163,7 @@ public final class RebalanceCommand implements Runnable {
             if (verbose) e.printStackTrace(err);
             return ErrorCode.REDIS_UNREACHABLE.exitCode();
         }
-        Optional<String> postgres = io.rebalance.core.source.SourceSession.connectionLost(e);
+        Optional<String> postgres = SourceSession.connectionLost(e);
         if (postgres.isPresent()) {
             // Postgres went away mid-command (the source, or the copy's coordinator): a service, not an internal error
             err.println("error: Postgres stopped answering (" + postgres.get() + "); start it, or fix source.jdbcUrl"

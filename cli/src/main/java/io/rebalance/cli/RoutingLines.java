@@ -2,6 +2,7 @@ package io.rebalance.cli;
 
 import java.io.PrintWriter;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /** Prints the part of {@code rebalance status} about the cutover, as {@link io.rebalance.ops.RoutingStatus} assembles it. */
@@ -21,7 +22,7 @@ final class RoutingLines {
     static String shadowSummary(Map<?, ?> m, String afterSample) {
         Map<?, ?> hour = (Map<?, ?>) m.get("lastHour");
         return String.format(
-                java.util.Locale.ROOT,
+                Locale.ROOT,
                 "sample %s%s; last hour %s matched, %s mismatched, %s errors, %s skipped%s",
                 m.get("sample"),
                 afterSample,
@@ -30,7 +31,7 @@ final class RoutingLines {
                 hour.get("error"),
                 hour.get("skipped"),
                 m.get("matchRate") instanceof Number r
-                        ? String.format(java.util.Locale.ROOT, " (%.2f%% match)", 100 * r.doubleValue())
+                        ? String.format(Locale.ROOT, " (%.2f%% match)", 100 * r.doubleValue())
                         : "");
     }
 
@@ -110,7 +111,7 @@ final class RoutingLines {
                             "  trigger    %s on %s %s: %s; run `rebalance cutover --prepare` again%n",
                             t.get("trigger"),
                             t.get("table"),
-                            String.valueOf(t.get("state")).toUpperCase(java.util.Locale.ROOT),
+                            String.valueOf(t.get("state")).toUpperCase(Locale.ROOT),
                             t.get("gaps"));
             }
         }

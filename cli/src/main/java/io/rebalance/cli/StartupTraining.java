@@ -2,6 +2,7 @@ package io.rebalance.cli;
 
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -36,7 +37,7 @@ public final class StartupTraining {
             RebalanceCommand.execute(new String[] {command, "--help"}, nowhere, nowhere);
         }
         for (String command : List.of("config", "status", "check", "verify", "start", "stop", "rate")) {
-            java.util.ArrayList<String> words = new java.util.ArrayList<>(List.of(command));
+            ArrayList<String> words = new ArrayList<>(List.of(command));
             if (command.equals("verify")) words.add("--all");
             if (command.equals("rate")) words.add("10");
             words.addAll(away);

@@ -1,9 +1,11 @@
 package io.rebalance.cli;
 
+import io.rebalance.core.config.Durations;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.RunStatus;
 import io.rebalance.mover.RunState;
 import io.rebalance.ops.Connections;
+import io.rebalance.protocol.ErrorCode;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -36,7 +38,7 @@ final class StopCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException {
         MigrationConfig config = options.load();
-        Duration wait = io.rebalance.core.config.Durations.parse(timeout);
+        Duration wait = Durations.parse(timeout);
         try (Connections c = new Connections(config, 2)) {
             RunState run = c.runState();
             var out = spec.commandLine().getOut();
@@ -64,7 +66,7 @@ final class StopCommand implements Callable<Integer> {
                     "run " + run.name() + " is TO_STOP; some process still holds slots after "
                             + timeout
                             + " (see `rebalance status`). It stops after its current page; a dead one's leases expire by themselves");
-            return io.rebalance.protocol.ErrorCode.INTERRUPTED.exitCode();
+            return ErrorCode.INTERRUPTED.exitCode();
         }
     }
 }

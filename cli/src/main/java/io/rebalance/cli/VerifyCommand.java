@@ -16,6 +16,7 @@ import io.rebalance.verifier.Difference;
 import io.rebalance.verifier.SlotResult;
 import java.io.PrintWriter;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -174,7 +175,7 @@ final class VerifyCommand implements Callable<Integer> {
                         "%-12s %-9s %10s %10s %11s %7s%n",
                         "slot", "verdict", "postgres", "dynamodb", "differences", "ms");
             }
-            List<String> empty = java.util.Collections.synchronizedList(new ArrayList<>());
+            List<String> empty = Collections.synchronizedList(new ArrayList<>());
             List<SlotResult> results = v.verify(repair, r -> {
                 if (json) return;
                 if (emptyMatch(r, copying)) empty.add(r.slot()); // grouped into runs once all are known

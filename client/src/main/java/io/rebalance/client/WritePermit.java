@@ -8,6 +8,7 @@ import io.rebalance.protocol.lock.LockLease;
 import io.rebalance.protocol.route.Route;
 import io.rebalance.protocol.route.RouteStatus;
 import io.rebalance.protocol.route.Target;
+import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -124,7 +125,7 @@ public final class WritePermit {
             if (v != null && v.s() != null) parts.add(new KeyText.Part(v.s(), false));
             else if (v != null && v.n() != null)
                 parts.add(new KeyText.Part(
-                        new java.math.BigDecimal(v.n()).stripTrailingZeros().toPlainString(), true));
+                        new BigDecimal(v.n()).stripTrailingZeros().toPlainString(), true));
             else return null;
         }
         return KeyText.of(parts);

@@ -11,6 +11,7 @@ import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.config.Redact;
 import io.rebalance.core.copy.RunStatus;
 import io.rebalance.core.dynamo.SlotIndex;
+import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.redis.RedisScan;
 import io.rebalance.core.slot.Slot;
 import io.rebalance.core.source.SourceSession;
@@ -23,6 +24,7 @@ import io.rebalance.mover.RunPlanner;
 import io.rebalance.mover.RunState;
 import io.rebalance.ops.Connections;
 import io.rebalance.ops.status.StatusView;
+import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.handoff.Lsn;
 import io.rebalance.verifier.InFlight;
 import io.rebalance.verifier.SlotResult;
@@ -191,7 +193,7 @@ final class DemoCommand implements Callable<Integer> {
                 }
 
                 out.println("6. verifying every slot: Postgres fingerprints against the slots' items");
-                long items = io.rebalance.core.dynamo.TargetTable.countItems(c.dynamo(), TABLE, 4);
+                long items = TargetTable.countItems(c.dynamo(), TABLE, 4);
                 List<Slot> slots = new ArrayList<>();
                 prepared.plan().range().forEach(slots::add);
                 VerificationStore store =
@@ -248,7 +250,7 @@ final class DemoCommand implements Callable<Integer> {
                         && pinpointed
                         && repaired.verdict() == SlotResult.Verdict.MATCH
                         && cutOver;
-                return ok ? 0 : io.rebalance.protocol.ErrorCode.INTERNAL.exitCode();
+                return ok ? 0 : ErrorCode.INTERNAL.exitCode();
             } finally {
                 tail.close();
                 tailThread.join(30_000);

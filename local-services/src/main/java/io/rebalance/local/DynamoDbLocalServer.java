@@ -5,7 +5,13 @@ import com.amazonaws.services.dynamodbv2.local.server.DynamoDBProxyServer;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.lang.reflect.Field;
 import java.net.ServerSocket;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import org.eclipse.jetty.server.Connector;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
 
 /**
  * Amazon's DynamoDB Local, in this process, on a loopback port. {@code -sharedDb} so that every client sees one
@@ -25,13 +31,12 @@ public final class DynamoDbLocalServer implements AutoCloseable {
     }
 
     /** Held so the level set on it is not lost when the logger would be garbage collected. */
-    private static final java.util.logging.Logger SQLITE =
-            java.util.logging.Logger.getLogger("com.almworks.sqlite4java");
+    private static final Logger SQLITE = Logger.getLogger("com.almworks.sqlite4java");
 
     /** @param port a port to listen on, or 0 for any free one */
     public static DynamoDbLocalServer start(int port) {
         int p = port == 0 ? freePort() : port;
-        SQLITE.setLevel(java.util.logging.Level.SEVERE); // "unknown jar version" warnings at every start
+        SQLITE.setLevel(Level.SEVERE); // "unknown jar version" warnings at every start
         PrintStream stdout = System.out;
         try {
             // DynamoDB Local prints its configuration banner to stdout, where a command's own output belongs.
@@ -40,7 +45,7 @@ public final class DynamoDbLocalServer implements AutoCloseable {
                     new String[] {"-inMemory", "-sharedDb", "-port", Integer.toString(p), "-disableTelemetry"});
             loopbackOnly(server);
             server.start();
-            SQLITE.setLevel(java.util.logging.Level.SEVERE); // again: DynamoDB Local sets its own level while starting
+            SQLITE.setLevel(Level.SEVERE); // again: DynamoDB Local sets its own level while starting
             return new DynamoDbLocalServer(server, p);
         } catch (Exception e) {
             throw new IllegalStateException(
@@ -58,11 +63,11 @@ public final class DynamoDbLocalServer implements AutoCloseable {
      * starts (a private field: DynamoDBLocalServerTest fails if a release renames it).
      */
     private static void loopbackOnly(DynamoDBProxyServer proxy) throws ReflectiveOperationException {
-        java.lang.reflect.Field field = DynamoDBProxyServer.class.getDeclaredField("server");
+        Field field = DynamoDBProxyServer.class.getDeclaredField("server");
         field.setAccessible(true);
-        org.eclipse.jetty.server.Server jetty = (org.eclipse.jetty.server.Server) field.get(proxy);
-        for (org.eclipse.jetty.server.Connector c : jetty.getConnectors()) {
-            if (c instanceof org.eclipse.jetty.server.ServerConnector sc) sc.setHost("127.0.0.1");
+        Server jetty = (Server) field.get(proxy);
+        for (Connector c : jetty.getConnectors()) {
+            if (c instanceof ServerConnector sc) sc.setHost("127.0.0.1");
         }
     }
 

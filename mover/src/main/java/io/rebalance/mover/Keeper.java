@@ -10,6 +10,7 @@ import io.rebalance.core.slot.SlotRange;
 import io.rebalance.protocol.lease.LeaseStore;
 import io.rebalance.protocol.lease.OwnedLease;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
@@ -51,7 +52,7 @@ public final class Keeper {
     private boolean active;
     private OwnedLease lease;
     /** (ms, rows copied) samples of the last {@link #RATE_WINDOW_MS}: ticks are irregular (a finished slot nudges one). */
-    private final java.util.ArrayDeque<long[]> samples = new java.util.ArrayDeque<>();
+    private final ArrayDeque<long[]> samples = new ArrayDeque<>();
 
     private long lastLogMs;
     private final WriteUnitBudget budget;

@@ -17,6 +17,7 @@ import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.protocol.ProcessId;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -126,7 +127,7 @@ public final class MoverProcess implements AutoCloseable {
         this.picker = Picker.of(slots, run, plan.range(), this::newOwner);
         this.idleWorkers = new Semaphore(m.workers());
         this.freeSlot = new FreeSlotWait(m.slotRetryDelay(), run);
-        this.workers = new java.util.ArrayList<>();
+        this.workers = new ArrayList<>();
         for (int i = 0; i < m.workers(); i++) {
             SlotWorker w = new SlotWorker(shared, "w" + i);
             Thread t = new Thread(() -> workerLoop(w), "rebalance-worker-" + i);

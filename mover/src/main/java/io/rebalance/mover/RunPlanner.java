@@ -2,6 +2,7 @@ package io.rebalance.mover;
 
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.copy.RunPlan;
+import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.slot.KeyRanges;
 import io.rebalance.core.slot.RangeOutliers;
@@ -16,10 +17,13 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
@@ -29,7 +33,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * describe the same run. So a bad input fails before anything is written anywhere.
  */
 public final class RunPlanner {
-    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(RunPlanner.class);
+    private static final Logger log = LoggerFactory.getLogger(RunPlanner.class);
     private static final int ENDS = RangeOutliers.ENDS;
     private final MigrationConfig config;
 
@@ -89,18 +93,9 @@ public final class RunPlanner {
         RunPlan existing = run.plan();
         if (existing != null) refuseConflicts(existing, wanted); // before anything is created where it points
         if (createTable && !TargetTable.exists(dynamo, config.target().table(), dynamoWhere)) {
-            TargetTable.create(
-                    dynamo,
-                    config.target().table(),
-                    table.key(),
-                    io.rebalance.core.dynamo.SlotIndex.of(config.target()));
+            TargetTable.create(dynamo, config.target().table(), table.key(), SlotIndex.of(config.target()));
         }
-        TargetTable.check(
-                dynamo,
-                config.target().table(),
-                table.key(),
-                io.rebalance.core.dynamo.SlotIndex.of(config.target()),
-                dynamoWhere);
+        TargetTable.check(dynamo, config.target().table(), table.key(), SlotIndex.of(config.target()), dynamoWhere);
 
         if (table.keyspace() instanceof KeyRanges planned && !planned.stored()) {
             try (Connection c = new SourceSession(config.source()).openForPreflight()) {
@@ -220,7 +215,7 @@ public final class RunPlanner {
         Instant[] minMax = minMax(c, table);
         if (minMax == null) return;
         Instant epoch = Instant.ofEpochMilli(ids.layout().epochMillis());
-        if (minMax[1].isAfter(epoch.plus(java.time.Duration.ofDays(1)))) return;
+        if (minMax[1].isAfter(epoch.plus(Duration.ofDays(1)))) return;
         throw new RebalanceException(
                 ErrorCode.SOURCE_KEY_TYPE,
                 "key column " + table.key().timeColumn() + " of " + table.name() + " is an integer, but its values"

@@ -6,6 +6,7 @@ import io.rebalance.core.refused.RefusedRows;
 import io.rebalance.core.retry.Retrier;
 import io.rebalance.core.source.PageReader;
 import io.rebalance.core.source.SourceSession;
+import java.time.Duration;
 
 /**
  * What every worker of a process shares: the coordinator's slot store and run state, the source, the codec, the
@@ -22,5 +23,5 @@ record WorkerContext(
         Retrier retrier,
         PhaseHooks hooks,
         int pageSize,
-        java.time.Duration leaseTtl,
+        Duration leaseTtl,
         MoverCounters counters) {}

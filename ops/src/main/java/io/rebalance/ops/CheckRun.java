@@ -136,7 +136,7 @@ public final class CheckRun {
         return Finding.ok(
                 "key ranges",
                 String.format(
-                        java.util.Locale.ROOT,
+                        Locale.ROOT,
                         "%,d range%s of the primary key (%s .. %s), planned for %,d rows each, hold %,d to %,d rows;"
                                 + " the first and the last are open-ended, so every key has one",
                         ranges.count(),

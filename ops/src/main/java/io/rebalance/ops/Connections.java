@@ -24,6 +24,7 @@ import io.rebalance.protocol.fence.FenceState;
 import io.rebalance.protocol.fence.PostgresFence;
 import io.rebalance.protocol.part.PartMap;
 import io.rebalance.protocol.route.Route;
+import io.rebalance.protocol.route.RouteStatus;
 import io.rebalance.protocol.route.RoutingTable;
 import io.rebalance.protocol.route.StoreOfRecord;
 import io.rebalance.verifier.VerificationStore;
@@ -34,6 +35,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import redis.clients.jedis.UnifiedJedis;
 import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
@@ -44,7 +47,7 @@ import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
  * not an endpoint here: the demo resolves it to the DynamoDB Local it starts before anything connects.
  */
 public final class Connections implements AutoCloseable {
-    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Connections.class);
+    private static final Logger log = LoggerFactory.getLogger(Connections.class);
     private final MigrationConfig config;
     private final int poolSize;
     private UnifiedJedis redis;
@@ -198,14 +201,14 @@ public final class Connections implements AutoCloseable {
         Set<String> kept = new LinkedHashSet<>();
         for (String name : parts.names()) {
             FenceState f = fences.get(PartMap.scope(base, name));
-            if (f == null || f.route() != io.rebalance.protocol.route.RouteStatus.FINAL) kept.add(name);
+            if (f == null || f.route() != RouteStatus.FINAL) kept.add(name);
         }
         if (kept.size() == parts.names().size()) return PartRows.ALL;
         return PartRows.of(parts, table.key(), new PartChoice(base, parts, null).partitionColumn(table), kept);
     }
 
     /** The status of a scope's route in Redis; empty when it has none (not prepared, or Redis lost it). */
-    public Optional<io.rebalance.protocol.route.RouteStatus> routeStatus(String scope) {
+    public Optional<RouteStatus> routeStatus(String scope) {
         return route(scope).map(Route::status);
     }
 

@@ -4,6 +4,7 @@ import io.rebalance.cdc.TailProgress;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.protocol.handoff.Lsn;
 import io.rebalance.verifier.InFlight;
+import java.time.Duration;
 
 /** How {@code verify} and the cutover's verification wait for changes in flight at a fingerprint to land. */
 public final class InFlightWait {
@@ -19,7 +20,7 @@ public final class InFlightWait {
         if (config.mover().coordinatedByPostgres()) return settle; // no tail runs beside a copy coordinated so
         TailProgress tail =
                 new TailProgress(c.redis(), config.redis().keyspace().tail());
-        java.time.Duration bound =
+        Duration bound =
                 config.tail().heartbeat().multipliedBy(2).plus(config.verify().settle());
         return lsn -> {
             if (!tail.awaitApplied(Lsn.parse(lsn), bound)) settle.awaitPast(lsn);

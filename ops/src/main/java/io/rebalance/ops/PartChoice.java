@@ -1,17 +1,24 @@
 package io.rebalance.ops;
 
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.slot.KeyType;
+import io.rebalance.core.source.PartRows;
+import io.rebalance.core.source.SourceTable;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import io.rebalance.protocol.fence.FenceState;
+import io.rebalance.protocol.fence.FenceWriter;
 import io.rebalance.protocol.fence.PartFenceTrigger;
 import io.rebalance.protocol.fence.PostgresFence;
 import io.rebalance.protocol.part.PartMap;
+import io.rebalance.protocol.part.PartRule;
 import io.rebalance.protocol.route.RouteStatus;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Function;
 
 /**
@@ -74,9 +81,9 @@ public record PartChoice(String base, PartMap parts, String part) {
     }
 
     /** The rows of the part chosen, or every row when the command acts on the whole table. */
-    public io.rebalance.core.source.PartRows rows(io.rebalance.core.source.SourceTable table) {
-        if (part == null) return io.rebalance.core.source.PartRows.ALL;
-        return io.rebalance.core.source.PartRows.of(parts, table.key(), partitionColumn(table), java.util.Set.of(part));
+    public PartRows rows(SourceTable table) {
+        if (part == null) return PartRows.ALL;
+        return PartRows.of(parts, table.key(), partitionColumn(table), Set.of(part));
     }
 
     /**
@@ -84,17 +91,16 @@ public record PartChoice(String base, PartMap parts, String part) {
      *
      * @throws RebalanceException CONFIG_INVALID when a range of numbers would compare a text or uuid column
      */
-    public String partitionColumn(io.rebalance.core.source.SourceTable table) {
+    public String partitionColumn(SourceTable table) {
         String column = table.key().columns().get(0);
-        io.rebalance.core.slot.KeyType type = table.key().types().get(0);
+        KeyType type = table.key().types().get(0);
         for (int i = 0; i < parts.parts().size(); i++) {
-            if (parts.parts().get(i).rule() instanceof io.rebalance.protocol.part.PartRule.NumberRange
-                    && type != io.rebalance.core.slot.KeyType.BIGINT) {
+            if (parts.parts().get(i).rule() instanceof PartRule.NumberRange && type != KeyType.BIGINT) {
                 throw new RebalanceException(
                         ErrorCode.CONFIG_INVALID,
                         "cutover.parts[" + i + "] ('" + parts.parts().get(i).name() + "') is a range of numbers, but "
                                 + table.name() + "'s partition-key column " + column + " is "
-                                + type.name().toLowerCase(java.util.Locale.ROOT)
+                                + type.name().toLowerCase(Locale.ROOT)
                                 + ": write its bounds as strings (compared by code point), or use values. Nothing"
                                 + " was changed.");
             }
@@ -118,8 +124,7 @@ public record PartChoice(String base, PartMap parts, String part) {
         Optional<FenceState> whole = fence.find(pg, base);
         if (parts.parted()
                 && whole.isPresent()
-                && (whole.get().route() != RouteStatus.SOURCE
-                        || whole.get().writer() != io.rebalance.protocol.fence.FenceWriter.APP)) {
+                && (whole.get().route() != RouteStatus.SOURCE || whole.get().writer() != FenceWriter.APP)) {
             throw new RebalanceException(
                     ErrorCode.PARTS_CHANGED,
                     "cutover.parts gives " + base + " the parts " + parts.written() + ", but the table is moving whole"

@@ -9,6 +9,7 @@ import io.rebalance.protocol.keyspace.ResetGroup;
 import io.rebalance.protocol.route.Route;
 import io.rebalance.protocol.route.RouteStatus;
 import io.rebalance.protocol.route.RoutingTable;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -67,7 +68,7 @@ public final class RunReset {
         if (keys.forgetCopy()) {
             try {
                 c.clearCopyRecord();
-            } catch (java.sql.SQLException e) {
+            } catch (SQLException e) {
                 throw new RebalanceException(
                         ErrorCode.SOURCE_UNREACHABLE,
                         "the finished copy's record on the Postgres fence "

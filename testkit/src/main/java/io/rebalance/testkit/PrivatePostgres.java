@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.DriverManager;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -176,7 +177,7 @@ public final class PrivatePostgres implements AutoCloseable {
      */
     public void requirePassword(String password) throws Exception {
         if (dir == null) throw new IllegalStateException("password authentication needs the machine's initdb");
-        try (var c = java.sql.DriverManager.getConnection(jdbcUrl);
+        try (var c = DriverManager.getConnection(jdbcUrl);
                 var st = c.createStatement()) {
             st.execute("ALTER ROLE postgres PASSWORD '" + password.replace("'", "''") + "'");
             Files.writeString(

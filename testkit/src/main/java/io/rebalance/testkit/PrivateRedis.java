@@ -3,6 +3,7 @@ package io.rebalance.testkit;
 import io.rebalance.core.redis.RedisConnector;
 import io.rebalance.local.LocalServices;
 import java.io.File;
+import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -169,7 +170,7 @@ public final class PrivateRedis implements AutoCloseable {
                 if (port + 10_000 > 65_535) continue;
                 try (ServerSocket b = new ServerSocket(port + 10_000)) {
                     return port;
-                } catch (java.io.IOException taken) {
+                } catch (IOException taken) {
                     // try another
                 }
             }

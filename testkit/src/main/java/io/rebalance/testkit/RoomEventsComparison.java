@@ -1,18 +1,24 @@
 package io.rebalance.testkit;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.rebalance.core.dynamo.TargetTable;
+import io.rebalance.core.slot.Slot;
+import io.rebalance.core.slot.Ulid;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -45,7 +51,7 @@ public final class RoomEventsComparison {
      */
     public static List<String> differences(Connection pg, String table, DynamoDbClient dynamo, String dynamoTable)
             throws Exception {
-        List<String> diffs = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<String> diffs = Collections.synchronizedList(new ArrayList<>());
         ExecutorService pool = Executors.newFixedThreadPool(4);
         List<Future<?>> pending = new ArrayList<>();
         long rows = 0;
@@ -81,7 +87,7 @@ public final class RoomEventsComparison {
         } finally {
             pool.shutdown();
         }
-        long items = io.rebalance.core.dynamo.TargetTable.countItems(dynamo, dynamoTable, 4);
+        long items = TargetTable.countItems(dynamo, dynamoTable, 4);
         long found = rows - diffs.stream().filter(d -> d.startsWith("missing ")).count();
         // against the rows found, not all rows: one missing and one extra item must not cancel out
         if (items != found)
@@ -124,7 +130,7 @@ public final class RoomEventsComparison {
                 } else if (!sameJson(JSON.readTree(row.data()), toJson(item.get("data")))) {
                     diffs.add(id + " data: expected " + row.data() + ", got " + item.get("data"));
                 }
-            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            } catch (JsonProcessingException e) {
                 throw new IllegalStateException(e);
             }
             expect(
@@ -135,9 +141,7 @@ public final class RoomEventsComparison {
                     item.get("created_at").s());
             expect(diffs, id, "seq", Long.toString(row.seq()), item.get("seq").n());
             // the slot attribute, from the ULID's own time (not through the codec's slot function)
-            String slot = io.rebalance.core.slot.Slot.containing(
-                            java.time.Instant.ofEpochMilli(io.rebalance.core.slot.Ulid.millis(id)))
-                    .name();
+            String slot = Slot.containing(Instant.ofEpochMilli(Ulid.millis(id))).name();
             String got = item.get("_slot") == null ? null : item.get("_slot").s();
             // a key range (slots.timeFrom: none) is Postgres' to tell: the test compares it with the stored ranges
             if (got == null || !got.matches("r\\d{6}")) expect(diffs, id, "_slot", slot, got);

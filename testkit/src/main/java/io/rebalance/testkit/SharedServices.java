@@ -2,13 +2,16 @@ package io.rebalance.testkit;
 
 import io.rebalance.local.DynamoDbLocalServer;
 import io.rebalance.local.LocalServices;
+import java.net.URI;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.awaitility.Awaitility;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.postgresql.PostgreSQLContainer;
 import redis.clients.jedis.RedisClient;
@@ -72,7 +75,7 @@ public final class SharedServices {
                             + "; run `sudo scripts/services.sh` first",
                     e);
         }
-        try (UnifiedJedis j = RedisClient.create(java.net.URI.create(redis))) {
+        try (UnifiedJedis j = RedisClient.create(URI.create(redis))) {
             j.ping();
         } catch (RuntimeException e) {
             throw new IllegalStateException(
@@ -116,9 +119,7 @@ public final class SharedServices {
                 Statement st = pg.createStatement()) {
             st.execute("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = '" + slot
                     + "' AND active_pid IS NOT NULL");
-            org.awaitility.Awaitility.await()
-                    .atMost(java.time.Duration.ofSeconds(30))
-                    .until(() -> !slotActive(st, slot));
+            Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> !slotActive(st, slot));
             st.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '" + slot
                     + "'");
         }
@@ -133,7 +134,7 @@ public final class SharedServices {
     }
 
     public UnifiedJedis redis() {
-        return RedisClient.create(java.net.URI.create(redisUrl));
+        return RedisClient.create(URI.create(redisUrl));
     }
 
     public DynamoDbClient dynamoClient() {
@@ -143,7 +144,7 @@ public final class SharedServices {
     /** A client of a DynamoDB Local at this endpoint: the shared one, or a test's own ({@link #ownDynamo}). */
     public static DynamoDbClient dynamoClient(String endpoint) {
         return DynamoDbClient.builder()
-                .endpointOverride(java.net.URI.create(endpoint))
+                .endpointOverride(URI.create(endpoint))
                 .region(Region.US_EAST_1)
                 .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("local", "local")))
                 .build();

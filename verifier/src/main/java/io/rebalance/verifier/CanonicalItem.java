@@ -8,6 +8,8 @@ import io.rebalance.core.codec.ValueRefusedException;
 import io.rebalance.core.slot.TableKey;
 import java.math.BigDecimal;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -38,7 +40,7 @@ public final class CanonicalItem {
 
     public CanonicalItem(
             List<ColumnSpec> columns, String keyColumn, String partitionKey, String slotAttribute, ColumnForms forms) {
-        this(columns, java.util.Map.of(keyColumn, partitionKey), slotAttribute, forms);
+        this(columns, Map.of(keyColumn, partitionKey), slotAttribute, forms);
     }
 
     /** @param key the row key, whose columns are stored under its attributes */
@@ -46,21 +48,18 @@ public final class CanonicalItem {
         this(columns, keyAttributes(key), slotAttribute, forms);
     }
 
-    private static java.util.Map<String, String> keyAttributes(TableKey key) {
-        java.util.Map<String, String> out = new java.util.HashMap<>();
+    private static Map<String, String> keyAttributes(TableKey key) {
+        Map<String, String> out = new HashMap<>();
         for (String column : key.columns()) out.put(column, key.attributeOf(column));
         return out;
     }
 
     /** @param forms the columns the codec stores in another form than their kind's */
     private CanonicalItem(
-            List<ColumnSpec> columns,
-            java.util.Map<String, String> keyAttributes,
-            String slotAttribute,
-            ColumnForms forms) {
+            List<ColumnSpec> columns, Map<String, String> keyAttributes, String slotAttribute, ColumnForms forms) {
         this.columns = List.copyOf(columns);
         this.attributes = new String[columns.size()];
-        this.expected = new java.util.HashSet<>();
+        this.expected = new HashSet<>();
         for (int i = 0; i < attributes.length; i++) {
             String name = columns.get(i).name();
             attributes[i] = keyAttributes.getOrDefault(name, name);

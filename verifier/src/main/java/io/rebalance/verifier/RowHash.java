@@ -6,6 +6,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.Collections;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -98,7 +99,7 @@ enum RowHash {
     static RowHash probe(Connection c, String function) throws SQLException {
         // one round trip: every probe a column of one row
         String column = function + "(CAST(? AS text) COLLATE \"C\", 0)";
-        String sql = "SELECT " + String.join(", ", java.util.Collections.nCopies(PROBES.length, column));
+        String sql = "SELECT " + String.join(", ", Collections.nCopies(PROBES.length, column));
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             for (int i = 0; i < PROBES.length; i++) ps.setString(i + 1, PROBES[i]);
             try (ResultSet rs = ps.executeQuery()) {

@@ -13,6 +13,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.KeysAndAttributes;
@@ -97,10 +102,10 @@ final class SlotItems {
      * slot attribute naming an hour are left out, as the slot index leaves them out.
      */
     Map<Slot, Fingerprint> scan(int segments) throws InterruptedException {
-        Map<Slot, Fingerprint> out = new java.util.concurrent.ConcurrentHashMap<>();
-        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(segments);
+        Map<Slot, Fingerprint> out = new ConcurrentHashMap<>();
+        ExecutorService pool = Executors.newFixedThreadPool(segments);
         try {
-            List<java.util.concurrent.Future<?>> running = new ArrayList<>();
+            List<Future<?>> running = new ArrayList<>();
             for (int segment = 0; segment < segments; segment++) {
                 int seg = segment;
                 running.add(pool.submit(() -> {
@@ -108,10 +113,10 @@ final class SlotItems {
                     return null;
                 }));
             }
-            for (java.util.concurrent.Future<?> f : running) {
+            for (Future<?> f : running) {
                 try {
                     f.get();
-                } catch (java.util.concurrent.ExecutionException e) {
+                } catch (ExecutionException e) {
                     if (e.getCause() instanceof InterruptedException i) throw i;
                     throw new IllegalStateException("scanning " + table + " failed: " + e.getCause(), e.getCause());
                 }

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.rebalance.core.records.Records;
 import io.rebalance.core.records.RedisRecords;
 import io.rebalance.protocol.keyspace.Keyspace;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -78,7 +79,7 @@ public final class VerificationStore {
 
     /** Every stored result, by slot, newest slot first. */
     public Map<String, Stored> all() {
-        Map<String, Stored> out = new TreeMap<>(java.util.Comparator.reverseOrder());
+        Map<String, Stored> out = new TreeMap<>(Comparator.reverseOrder());
         for (var e : records.all().entrySet()) {
             try {
                 out.put(e.getKey(), JSON.readValue(e.getValue(), Stored.class));

@@ -18,7 +18,9 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -132,8 +134,8 @@ public final class Verifier {
         };
         List<Slot> left = slots;
         try {
-            java.util.Optional<SparseSurvey.Outcome> surveyed =
-                    options.surveySparse() ? sparse.survey(slots, parallel) : java.util.Optional.empty();
+            Optional<SparseSurvey.Outcome> surveyed =
+                    options.surveySparse() ? sparse.survey(slots, parallel) : Optional.empty();
             if (surveyed.isPresent()) {
                 surveyed.get().matched().forEach(collect);
                 left = surveyed.get().left();
@@ -174,7 +176,7 @@ public final class Verifier {
             for (Future<?> f : running) {
                 try {
                     f.get();
-                } catch (java.util.concurrent.ExecutionException e) {
+                } catch (ExecutionException e) {
                     throw new IllegalStateException("a verify thread failed: " + e.getCause(), e.getCause());
                 }
             }

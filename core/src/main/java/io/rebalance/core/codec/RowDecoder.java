@@ -3,6 +3,7 @@ package io.rebalance.core.codec;
 import io.rebalance.core.slot.TableKey;
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
@@ -67,7 +68,7 @@ public final class RowDecoder {
 
     /** The key text of a DynamoDB key (or whole item). */
     public String key(Map<String, AttributeValue> keyOrItem) {
-        List<String> parts = new java.util.ArrayList<>(keyIndexes.length);
+        List<String> parts = new ArrayList<>(keyIndexes.length);
         for (int k : keyIndexes) {
             AttributeValue v = keyOrItem.get(attributeNames[k]);
             if (v == null || v.nul() != null) {

@@ -16,12 +16,14 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * Builds a {@link MigrationConfig} from four layers, later ones winning: the built-in defaults, a YAML file,
@@ -151,7 +153,7 @@ public final class ConfigLoader {
     /** Sets {@code key} in {@code tree} back to its value in {@code defaults}. @return whether it could */
     private static boolean reset(ObjectNode tree, ObjectNode defaults, String key) {
         String[] parts = key.split("\\.");
-        JsonNode parent = at(tree, String.join(".", java.util.Arrays.copyOf(parts, parts.length - 1)));
+        JsonNode parent = at(tree, String.join(".", Arrays.copyOf(parts, parts.length - 1)));
         JsonNode value = at(defaults, key);
         if (parts.length < 2 || !(parent instanceof ObjectNode p) || value == null) return false;
         p.set(parts[parts.length - 1], value.deepCopy());
@@ -180,7 +182,7 @@ public final class ConfigLoader {
     }
 
     private void warnUnknownVariables(List<String> keys) {
-        List<String> known = java.util.stream.Stream.concat(keys.stream(), RENAMED.keySet().stream())
+        List<String> known = Stream.concat(keys.stream(), RENAMED.keySet().stream())
                 .map(ConfigLoader::envName)
                 .toList();
         env.keySet().stream()

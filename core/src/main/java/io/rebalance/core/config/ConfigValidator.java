@@ -2,6 +2,7 @@ package io.rebalance.core.config;
 
 import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
+import io.rebalance.protocol.fence.DynamoFence;
 import io.rebalance.protocol.part.PartMap;
 import java.time.Duration;
 import java.time.Instant;
@@ -258,11 +259,10 @@ public final class ConfigValidator {
                 cut.dynamoFence(),
                 "a DynamoDB table name (3-255 of letters, digits, _ . -)");
         require(
-                cut.dynamoFenceStripes() >= 1
-                        && cut.dynamoFenceStripes() <= io.rebalance.protocol.fence.DynamoFence.MAX_STRIPES,
+                cut.dynamoFenceStripes() >= 1 && cut.dynamoFenceStripes() <= DynamoFence.MAX_STRIPES,
                 "cutover.dynamoFenceStripes",
                 Integer.toString(cut.dynamoFenceStripes()),
-                "a number of items from 1 to " + io.rebalance.protocol.fence.DynamoFence.MAX_STRIPES
+                "a number of items from 1 to " + DynamoFence.MAX_STRIPES
                         + " (one TransactWriteItems sets them all, at most 100 actions); 64 for a busy scope");
         for (String role : cut.applicationRoles()) {
             require(

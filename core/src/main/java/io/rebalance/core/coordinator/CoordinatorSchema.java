@@ -4,6 +4,7 @@ import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import io.rebalance.protocol.lease.PostgresLeaseStore;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -170,7 +171,7 @@ public final class CoordinatorSchema {
         String sql = dryRun
                 ? "SELECT count(*) FROM " + table + " WHERE " + where
                 : "WITH gone AS (DELETE FROM " + table + " WHERE " + where + " RETURNING 1) SELECT count(*) FROM gone";
-        try (java.sql.PreparedStatement ps = c.prepareStatement(sql)) {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
             for (int i = 0; i < args.length; i++) ps.setString(i + 1, args[i]);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();

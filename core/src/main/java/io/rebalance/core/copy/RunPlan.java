@@ -7,6 +7,7 @@ import io.rebalance.core.slot.SlotRange;
 import io.rebalance.core.source.SchemaChange;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * What a run copies, fixed by the first process that starts it and shared through Redis: every later process
@@ -54,8 +55,8 @@ public record RunPlan(
     }
 
     /** What changed in the table's columns since this plan, or empty (also when the plan kept no columns). */
-    public java.util.Optional<String> schemaChange(List<String> now) {
-        return columns == null ? java.util.Optional.empty() : SchemaChange.between(columns, now);
+    public Optional<String> schemaChange(List<String> now) {
+        return columns == null ? Optional.empty() : SchemaChange.between(columns, now);
     }
 
     /** This plan with the table's columns as they are now: the run goes on in the new shape. */

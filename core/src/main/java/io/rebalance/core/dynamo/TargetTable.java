@@ -5,9 +5,12 @@ import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.stream.IntStream;
 import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeDefinition;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.BillingMode;
 import software.amazon.awssdk.services.dynamodb.model.CreateTableRequest;
 import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
@@ -17,6 +20,7 @@ import software.amazon.awssdk.services.dynamodb.model.KeyType;
 import software.amazon.awssdk.services.dynamodb.model.ProjectionType;
 import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
 import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
+import software.amazon.awssdk.services.dynamodb.model.Select;
 import software.amazon.awssdk.services.dynamodb.model.StreamViewType;
 import software.amazon.awssdk.services.dynamodb.model.TableDescription;
 
@@ -214,15 +218,15 @@ public final class TargetTable {
      * whole unbounded scan in memory). For checks and reports, not hot paths: a scan reads the whole table.
      */
     public static long countItems(DynamoDbClient dynamo, String table, int segments) {
-        return java.util.stream.IntStream.range(0, segments)
+        return IntStream.range(0, segments)
                 .parallel()
                 .mapToLong(segment -> {
                     long n = 0;
-                    java.util.Map<String, software.amazon.awssdk.services.dynamodb.model.AttributeValue> start = null;
+                    Map<String, AttributeValue> start = null;
                     do {
                         var from = start;
                         var r = dynamo.scan(b -> b.tableName(table)
-                                .select(software.amazon.awssdk.services.dynamodb.model.Select.COUNT)
+                                .select(Select.COUNT)
                                 .segment(segment)
                                 .totalSegments(segments)
                                 .limit(PAGE_ITEMS)

@@ -8,6 +8,7 @@ import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import java.time.Duration;
 import java.util.LinkedHashSet;
+import java.util.Optional;
 import java.util.Set;
 import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
 import redis.clients.jedis.Connection;
@@ -17,6 +18,7 @@ import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.RedisSentinelClient;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisException;
 
 /** Opens the pooled Redis client every part uses, and checks that Redis answers before anything relies on it. */
@@ -128,12 +130,12 @@ public final class RedisConnector {
      *
      * @return the connection failure's message, or empty when Redis is not why it failed
      */
-    public static java.util.Optional<String> connectionLost(Throwable failure) {
+    public static Optional<String> connectionLost(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof redis.clients.jedis.exceptions.JedisConnectionException) {
-                return java.util.Optional.of(String.valueOf(t.getMessage()));
+            if (t instanceof JedisConnectionException) {
+                return Optional.of(String.valueOf(t.getMessage()));
             }
         }
-        return java.util.Optional.empty();
+        return Optional.empty();
     }
 }

@@ -12,6 +12,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import redis.clients.jedis.UnifiedJedis;
 
 /**
@@ -60,8 +61,7 @@ public final class RefusedRows {
      *
      * @param lsnOf the WAL position text of each id's change, or null for none
      */
-    public void record(
-            Collection<RowRefusedException> refused, String by, java.util.function.Function<String, String> lsnOf) {
+    public void record(Collection<RowRefusedException> refused, String by, Function<String, String> lsnOf) {
         if (refused.isEmpty()) return;
         long now = System.currentTimeMillis();
         Map<String, String> fields = new LinkedHashMap<>();

@@ -1,11 +1,13 @@
 package io.rebalance.core.slot;
 
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 
@@ -47,7 +49,7 @@ public record KeyRangeStore(String table, String schema, String name, TableKey k
      */
     static String name(String relname) {
         String full = "rebalance_ranges_" + relname;
-        if (full.getBytes(java.nio.charset.StandardCharsets.UTF_8).length <= 54) return full;
+        if (full.getBytes(StandardCharsets.UTF_8).length <= 54) return full;
         String hash = String.format("%08x", relname.hashCode());
         String head =
                 relname.chars().allMatch(ch -> ch < 128) ? relname.substring(0, Math.min(relname.length(), 24)) : "";
@@ -102,8 +104,7 @@ public record KeyRangeStore(String table, String schema, String name, TableKey k
             String columns = key.operandOrder("");
             try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + planTable() + " (run, slot, rows_per_slot, "
                     + columns + ") VALUES (?, ?, ?, "
-                    + String.join(
-                            ", ", java.util.Collections.nCopies(key.columns().size(), "?")) + ")")) {
+                    + String.join(", ", Collections.nCopies(key.columns().size(), "?")) + ")")) {
                 for (int i = 0; i < planned.count(); i++) {
                     ps.setString(1, run);
                     ps.setInt(2, i);

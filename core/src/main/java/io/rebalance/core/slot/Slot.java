@@ -1,10 +1,15 @@
 package io.rebalance.core.slot;
 
 import java.time.Instant;
+import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
+import java.time.format.ResolverStyle;
 import java.time.temporal.ChronoUnit;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * One slot of a run's rows: an hour, named like {@code 20241020.02} (UTC), or, where nothing in a row tells time
@@ -23,7 +28,7 @@ public record Slot(Kind kind, long index) implements Comparable<Slot> {
             DateTimeFormatter.ofPattern("yyyyMMdd.HH").withZone(ZoneOffset.UTC);
     /** Strict: hour 24 or a 30th of February is no slot, not the next day's (the default resolver rolls them over). */
     private static final DateTimeFormatter PARSE =
-            DateTimeFormatter.ofPattern("uuuuMMdd.HH").withResolverStyle(java.time.format.ResolverStyle.STRICT);
+            DateTimeFormatter.ofPattern("uuuuMMdd.HH").withResolverStyle(ResolverStyle.STRICT);
 
     public enum Kind {
         NO_TIME,
@@ -39,7 +44,7 @@ public record Slot(Kind kind, long index) implements Comparable<Slot> {
     /** Key ranges are named {@code r} and six digits, so names sort as the ranges do: a plan has at most this many. */
     public static final int MAX_RANGES = 1_000_000;
 
-    private static final java.util.regex.Pattern RANGE_NAME = java.util.regex.Pattern.compile("r(\\d{6})");
+    private static final Pattern RANGE_NAME = Pattern.compile("r(\\d{6})");
 
     public Slot {
         if (kind == Kind.RANGE && (index < 0 || index >= MAX_RANGES))
@@ -59,10 +64,10 @@ public record Slot(Kind kind, long index) implements Comparable<Slot> {
     /** @throws IllegalArgumentException naming the expected forms */
     public static Slot parse(String name) {
         if (NO_TIME_NAME.equals(name)) return NO_TIME;
-        java.util.regex.Matcher range = RANGE_NAME.matcher(name);
+        Matcher range = RANGE_NAME.matcher(name);
         if (range.matches()) return range(Long.parseLong(range.group(1)));
         try {
-            java.time.LocalDateTime local = java.time.LocalDateTime.parse(name, PARSE);
+            LocalDateTime local = LocalDateTime.parse(name, PARSE);
             return containing(local.toInstant(ZoneOffset.UTC));
         } catch (DateTimeParseException e) {
             throw new IllegalArgumentException(
@@ -117,7 +122,7 @@ public record Slot(Kind kind, long index) implements Comparable<Slot> {
         return switch (kind) {
             case NO_TIME -> NO_TIME_NAME;
             case HOUR -> NAME.format(start());
-            case RANGE -> String.format(java.util.Locale.ROOT, "r%06d", index);
+            case RANGE -> String.format(Locale.ROOT, "r%06d", index);
         };
     }
 

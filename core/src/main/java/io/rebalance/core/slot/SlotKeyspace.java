@@ -6,6 +6,7 @@ import io.rebalance.protocol.KeyText;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.Optional;
 import java.util.UUID;
 
 /**
@@ -75,8 +76,8 @@ public sealed interface SlotKeyspace permits SlotKeyspace.Hours, KeyRanges {
      * The slot a row key names by itself (the time inside an id), or empty where it names none: a row slotted by a
      * time column moves between hours, and a key range is Postgres' to tell.
      */
-    default java.util.Optional<Slot> slotOfKey(String keyText) {
-        return java.util.Optional.empty();
+    default Optional<Slot> slotOfKey(String keyText) {
+        return Optional.empty();
     }
 
     /** The quoted column the predicate bounds. */
@@ -176,10 +177,8 @@ public sealed interface SlotKeyspace permits SlotKeyspace.Hours, KeyRanges {
         }
 
         @Override
-        default java.util.Optional<Slot> slotOfKey(String keyText) {
-            return keyNamesSlot()
-                    ? java.util.Optional.of(Slot.containing(instantOfKey(keyText)))
-                    : java.util.Optional.empty();
+        default Optional<Slot> slotOfKey(String keyText) {
+            return keyNamesSlot() ? Optional.of(Slot.containing(instantOfKey(keyText))) : Optional.empty();
         }
     }
 

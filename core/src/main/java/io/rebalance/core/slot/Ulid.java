@@ -1,5 +1,7 @@
 package io.rebalance.core.slot;
 
+import java.util.Arrays;
+
 /**
  * The time inside a ULID: 48 bits of Unix milliseconds, the first 10 of its 26 Crockford base32 characters.
  * Only what slotting needs: the millisecond of an id, and the smallest id of a millisecond.
@@ -9,7 +11,7 @@ public final class Ulid {
     private static final int[] VALUE = new int[128];
 
     static {
-        java.util.Arrays.fill(VALUE, -1);
+        Arrays.fill(VALUE, -1);
         for (int i = 0; i < ALPHABET.length; i++) {
             VALUE[ALPHABET[i]] = i;
             VALUE[Character.toLowerCase(ALPHABET[i])] = i;
@@ -21,7 +23,7 @@ public final class Ulid {
     /** The smallest ULID of millisecond {@code ms}: its time part followed by 16 zero characters. */
     public static String lowest(long ms) {
         char[] out = new char[26];
-        java.util.Arrays.fill(out, '0');
+        Arrays.fill(out, '0');
         long v = ms;
         for (int i = 9; i >= 0; i--) {
             out[i] = ALPHABET[(int) (v & 31)];

@@ -15,6 +15,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Plans the key ranges of a table whose rows tell no time ({@code slots.timeFrom: none}) so that each holds about
@@ -26,7 +28,7 @@ import java.util.Optional;
  * or take a few percent, however the keys are spread, because the cuts follow the keys that are there. Reads only.
  */
 public final class KeyRangePlanner {
-    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(KeyRangePlanner.class);
+    private static final Logger log = LoggerFactory.getLogger(KeyRangePlanner.class);
     static final long EXACT_UP_TO = 2_000_000;
     static final long SAMPLE_MIN = 200_000;
     static final long SAMPLE_MAX = 2_000_000;

@@ -7,6 +7,8 @@ import io.rebalance.protocol.RebalanceException;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
+import java.util.Optional;
 import java.util.Properties;
 
 /**
@@ -62,17 +64,17 @@ public final class SourceSession {
      * The message of a lost or refused Postgres connection in {@code failure}'s causes (SQLSTATE class 08, a backend
      * terminated or the server shutting down, or no session from a pool in time), if there is one.
      */
-    public static java.util.Optional<String> connectionLost(Throwable failure) {
+    public static Optional<String> connectionLost(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof java.sql.SQLTransientConnectionException
+            if (t instanceof SQLTransientConnectionException
                     || t instanceof SQLException q
                             && q.getSQLState() != null
                             && (q.getSQLState().startsWith("08")
                                     || q.getSQLState().startsWith("57P0"))) {
-                return java.util.Optional.of(firstLine(t.getMessage()));
+                return Optional.of(firstLine(t.getMessage()));
             }
         }
-        return java.util.Optional.empty();
+        return Optional.empty();
     }
 
     private static String firstLine(String s) {

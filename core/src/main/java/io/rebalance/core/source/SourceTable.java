@@ -29,6 +29,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 
 /**
  * The source table as found in the catalog, checked against the configuration: it exists, the named columns exist,
@@ -241,7 +242,7 @@ public record SourceTable(
             List<ColumnSpec> copied,
             String table,
             String kindName,
-            java.util.function.Predicate<ColumnKind> fits) {
+            Predicate<ColumnKind> fits) {
         List<String> fitting = copied.stream()
                 .filter(c -> fits.test(c.kind()))
                 .map(ColumnSpec::name)

@@ -1,5 +1,6 @@
 package io.rebalance.mover.postgres;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.rebalance.core.coordinator.CoordinatorSchema;
@@ -102,14 +103,13 @@ public final class PostgresWriteUnitBudget implements WriteUnitBudget {
     private <T> T unlocked(Operation<T> op) {
         try (Connection c = sessions.autocommitted()) {
             return op.apply(fields(c, ""));
-        } catch (SQLException | com.fasterxml.jackson.core.JsonProcessingException e) {
+        } catch (SQLException | JsonProcessingException e) {
             throw new IllegalStateException("the write-unit budget in " + table + ": " + e.getMessage(), e);
         }
     }
 
     /** The run's fields (none when it has no row) and the database's clock; {@code lock} ends the row's query. */
-    private Fields fields(Connection c, String lock)
-            throws SQLException, com.fasterxml.jackson.core.JsonProcessingException {
+    private Fields fields(Connection c, String lock) throws SQLException, JsonProcessingException {
         try (PreparedStatement ps = c.prepareStatement("SELECT (SELECT fields::text FROM " + table + " WHERE run = ?"
                 + lock + "), (extract(epoch FROM clock_timestamp()) * 1000000)::float8")) {
             ps.setString(1, run);
@@ -159,7 +159,7 @@ public final class PostgresWriteUnitBudget implements WriteUnitBudget {
                 }
                 throw e;
             }
-        } catch (SQLException | com.fasterxml.jackson.core.JsonProcessingException e) {
+        } catch (SQLException | JsonProcessingException e) {
             throw new IllegalStateException("the write-unit budget in " + table + ": " + e.getMessage(), e);
         }
     }

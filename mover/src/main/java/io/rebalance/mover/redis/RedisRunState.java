@@ -11,6 +11,7 @@ import io.rebalance.protocol.LuaScript;
 import io.rebalance.protocol.keyspace.RunKeys;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.params.SetParams;
 
@@ -175,7 +176,7 @@ public final class RedisRunState implements RunState {
         return retrier.call("list processes", () -> {
             List<String> ids = redis.zrangeByScore(
                     keys.processes(), System.currentTimeMillis() - maxAgeMs, Double.POSITIVE_INFINITY);
-            Map<String, String> out = new java.util.TreeMap<>();
+            Map<String, String> out = new TreeMap<>();
             if (ids.isEmpty()) return out;
             List<String> infos = redis.hmget(keys.processInfo(), ids.toArray(String[]::new)); // one round trip
             for (int i = 0; i < ids.size(); i++) {

@@ -4,6 +4,7 @@ import io.rebalance.mover.OnDemandRamp;
 import io.rebalance.mover.WriteUnitBudget;
 import io.rebalance.protocol.LuaScript;
 import io.rebalance.protocol.keyspace.RunKeys;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import redis.clients.jedis.UnifiedJedis;
@@ -83,7 +84,7 @@ public final class RedisWriteUnitBudget implements WriteUnitBudget {
     }
 
     private List<?> eval(String op, String... args) {
-        List<String> argv = new java.util.ArrayList<>(List.of(op));
+        List<String> argv = new ArrayList<>(List.of(op));
         argv.addAll(List.of(args));
         return (List<?>) SCRIPT.eval(redis, List.of(keys.writeUnits()), argv);
     }

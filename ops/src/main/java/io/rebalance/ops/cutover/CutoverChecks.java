@@ -27,6 +27,7 @@ import io.rebalance.verifier.VerificationStore;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -135,9 +136,9 @@ public final class CutoverChecks implements PreChecks {
     }
 
     /** When the run was planned: later rows are the tail's to carry. Now, before any copy. */
-    private java.time.Instant plannedAt() {
+    private Instant plannedAt() {
         RunPlan plan = c.runState().plan();
-        return plan == null ? java.time.Instant.now() : java.time.Instant.ofEpochMilli(plan.createdMs());
+        return plan == null ? Instant.now() : Instant.ofEpochMilli(plan.createdMs());
     }
 
     /** The reverse stream can write the table back: a rollback is proven possible before the flip. */

@@ -31,6 +31,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -309,7 +310,7 @@ public final class CutoverVerification implements WindowVerification {
             } catch (TimeoutException e) {
                 f.cancel(true);
                 return null;
-            } catch (java.util.concurrent.ExecutionException e) {
+            } catch (ExecutionException e) {
                 throw e.getCause() instanceof Exception x ? x : e;
             }
         } finally {

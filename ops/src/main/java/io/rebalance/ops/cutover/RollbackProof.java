@@ -15,11 +15,13 @@ import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -148,10 +150,10 @@ public final class RollbackProof implements DrainProof, AutoCloseable {
             if (keys.size() < page) break;
             last = keys.get(keys.size() - 1);
         }
-        Map<String, String> names = new java.util.HashMap<>();
+        Map<String, String> names = new HashMap<>();
         for (int i = 0; i < key.attributes().size(); i++)
             names.put("#k" + i, key.attributes().get(i));
-        String projection = String.join(", ", new java.util.TreeSet<>(names.keySet()));
+        String projection = String.join(", ", new TreeSet<>(names.keySet()));
         Map<String, AttributeValue> start = null;
         do {
             Map<String, AttributeValue> from = start;

@@ -2,6 +2,7 @@ package io.rebalance.ops.cutover;
 
 import io.rebalance.cdc.TailProgress;
 import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.source.PartRows;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.cutover.DrainProof;
 import io.rebalance.cutover.WindowClosing;
@@ -46,10 +47,6 @@ public final class WindowCloseChecks implements WindowClosing {
     @Override
     public DrainProof proof() throws Exception {
         return new RollbackProof(
-                config,
-                c,
-                c.sourceTableAsKept(),
-                false,
-                io.rebalance.core.source.PartRows.ALL); // the keys named are the part's
+                config, c, c.sourceTableAsKept(), false, PartRows.ALL); // the keys named are the part's
     }
 }

@@ -1,6 +1,7 @@
 package io.rebalance.ops.dashboard;
 
 import java.time.Instant;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -46,7 +47,7 @@ final class FirstRender {
     }
 
     private static String number(Object n) {
-        return n instanceof Number v ? String.format(java.util.Locale.ROOT, "%,d", v.longValue()) : "-";
+        return n instanceof Number v ? String.format(Locale.ROOT, "%,d", v.longValue()) : "-";
     }
 
     /** Text as HTML shows it: a table's name or a status can hold nothing that is markup. */

@@ -4,6 +4,7 @@ import io.rebalance.cutover.CutoverJournal;
 import io.rebalance.ops.ShadowReport;
 import io.rebalance.protocol.handoff.BypassedWrites;
 import io.rebalance.protocol.handoff.ForwardHold;
+import io.rebalance.protocol.handoff.Lsn;
 import io.rebalance.protocol.handoff.ReverseStatus;
 import io.rebalance.protocol.handoff.TargetWriteLog;
 import io.rebalance.protocol.keyspace.Keyspace;
@@ -13,6 +14,7 @@ import io.rebalance.protocol.part.PartMap;
 import io.rebalance.protocol.route.Route;
 import io.rebalance.protocol.route.RouteStatus;
 import io.rebalance.protocol.route.RoutingTable;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -82,9 +84,7 @@ public final class RoutingStatus {
         ForwardHold.State hold = new ForwardHold(redis, keyspace.handoff()).state();
         v.put("forwardHold", hold.phase().name());
         if (hold.request() != null)
-            v.put(
-                    "forwardHoldLsn",
-                    io.rebalance.protocol.handoff.Lsn.text(hold.request().lsn()));
+            v.put("forwardHoldLsn", Lsn.text(hold.request().lsn()));
         Map<String, Object> r = new LinkedHashMap<>();
         new ReverseStatus(redis, keyspace.handoff()).read().ifPresent(reverse -> {
             r.put("state", reverse.state());
@@ -141,7 +141,7 @@ public final class RoutingStatus {
         m.put("write", r.write().wire());
         m.put("epoch", r.epoch());
         m.put("token", r.token());
-        m.put("updated", java.time.Instant.ofEpochMilli(r.updatedMs()).toString());
+        m.put("updated", Instant.ofEpochMilli(r.updatedMs()).toString());
         return m;
     }
 

@@ -21,6 +21,8 @@ import io.rebalance.verifier.SlotResult;
 import io.rebalance.verifier.VerificationStore;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -128,7 +130,7 @@ public final class StatusView {
             // a table moved part by part: in place once any part's fence is closed, each part's gaps together
             boolean prepared = false;
             boolean closed = false;
-            List<String> gaps = new java.util.ArrayList<>();
+            List<String> gaps = new ArrayList<>();
             for (String scope :
                     config.cutover().partMap().scopes(config.cutover().scope())) {
                 var state = fence.find(pg, scope);
@@ -175,7 +177,7 @@ public final class StatusView {
         int space = event.indexOf(' ');
         try {
             long ms = Long.parseLong(space < 0 ? event : event.substring(0, space));
-            return java.time.Instant.ofEpochMilli(ms) + (space < 0 ? "" : event.substring(space));
+            return Instant.ofEpochMilli(ms) + (space < 0 ? "" : event.substring(space));
         } catch (NumberFormatException e) {
             return event;
         }
@@ -185,7 +187,7 @@ public final class StatusView {
      * The change stream as the active tail last published it, who holds its lease, and how many tails stand by to
      * take over (seen within {@code leaseTtl}).
      */
-    public static Map<String, Object> tail(Connections c, TailKeys keys, java.time.Duration leaseTtl) {
+    public static Map<String, Object> tail(Connections c, TailKeys keys, Duration leaseTtl) {
         TailStatus.Report st = TailStatus.read(c.redis(), keys);
         return tail(st, new TailMembers(c.redis(), keys).standingBy(leaseTtl, st.leaseHolder()));
     }
@@ -227,7 +229,7 @@ public final class StatusView {
                 f.put("slot", s.slot());
                 f.put("verdict", s.verdict().name());
                 f.put("differences", s.differenceCount());
-                f.put("at", java.time.Instant.ofEpochMilli(s.atMillis()).toString());
+                f.put("at", Instant.ofEpochMilli(s.atMillis()).toString());
                 f.put("walLsn", s.walLsn());
                 if (s.error() != null) f.put("error", s.error());
                 failing.add(f);
@@ -236,9 +238,7 @@ public final class StatusView {
         Map<String, Object> v = new LinkedHashMap<>();
         v.put("slotsVerified", all.size());
         v.put("counts", counts);
-        v.put(
-                "latest",
-                latest == 0 ? "" : java.time.Instant.ofEpochMilli(latest).toString());
+        v.put("latest", latest == 0 ? "" : Instant.ofEpochMilli(latest).toString());
         v.put("notMatching", failing);
         return v;
     }

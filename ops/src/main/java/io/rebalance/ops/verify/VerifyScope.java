@@ -20,6 +20,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -205,7 +206,7 @@ public final class VerifyScope {
      * a row just before the tail applied a newer change could put the older row back for good.
      */
     public static Repairs throughTail(RepairQueue queue) {
-        java.time.Duration bound = java.time.Duration.ofMinutes(2); // a repair waits behind at most the current batch
+        Duration bound = Duration.ofMinutes(2); // a repair waits behind at most the current batch
         return (source, ids) -> queue.submit(ids, bound)
                 .orElseThrow(() -> new IllegalStateException("the running tail did not carry out the repair of "
                         + ids.size() + " ids within " + bound.toSeconds() + " s; check `rebalance status` (is it"

@@ -8,6 +8,7 @@ import io.rebalance.mover.MoverProcess;
 import io.rebalance.mover.RunState;
 import io.rebalance.ops.status.SlotCounts;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.ToLongFunction;
 
 /**
  * The copy's series: its counters read this process's {@link MoverCounters} at scrape time (nothing is added to the
@@ -50,10 +51,7 @@ final class CopyMeters {
     }
 
     private static void slotGauge(
-            MeterRegistry registry,
-            AtomicReference<SlotCounts> slots,
-            String state,
-            java.util.function.ToLongFunction<SlotCounts> count) {
+            MeterRegistry registry, AtomicReference<SlotCounts> slots, String state, ToLongFunction<SlotCounts> count) {
         Gauge.builder("rebalance.copy.slots", slots, s -> count.applyAsLong(s.get()))
                 .description("The run's slots by state, as rebalance status counts them (run-wide: use max())")
                 .tag("state", state)

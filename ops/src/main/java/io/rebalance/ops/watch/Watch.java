@@ -21,6 +21,7 @@ import io.rebalance.cutover.CutoverOutcome;
 import io.rebalance.mover.MoverProcess;
 import io.rebalance.mover.RunState;
 import io.rebalance.protocol.handoff.ReverseStatus;
+import io.rebalance.protocol.route.RoutingTable;
 import io.rebalance.verifier.VerificationStore;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
@@ -165,8 +166,7 @@ public final class Watch implements AutoCloseable {
                 refresher,
                 stats,
                 new ReverseStatus(redis(config), config.redis().keyspace().handoff()),
-                new io.rebalance.protocol.route.RoutingTable(
-                        redis(config), config.redis().keyspace()),
+                new RoutingTable(redis(config), config.redis().keyspace()),
                 config.cutover().partMap().scopes(config.cutover().scope()));
         health.live("loop", () -> ticking("tail loop", stats::lastTickMs));
         health.ready(

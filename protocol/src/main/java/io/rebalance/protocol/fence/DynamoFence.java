@@ -1,21 +1,32 @@
 package io.rebalance.protocol.fence;
 
 import io.rebalance.protocol.route.RouteStatus;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.locks.LockSupport;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeDefinition;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.BillingMode;
+import software.amazon.awssdk.services.dynamodb.model.CancellationReason;
 import software.amazon.awssdk.services.dynamodb.model.ConditionCheck;
 import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedException;
 import software.amazon.awssdk.services.dynamodb.model.GetItemResponse;
 import software.amazon.awssdk.services.dynamodb.model.KeySchemaElement;
 import software.amazon.awssdk.services.dynamodb.model.KeyType;
+import software.amazon.awssdk.services.dynamodb.model.Put;
 import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
 import software.amazon.awssdk.services.dynamodb.model.ReturnValue;
 import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
 import software.amazon.awssdk.services.dynamodb.model.TransactionCanceledException;
+import software.amazon.awssdk.services.dynamodb.model.Update;
 
 /**
  * The DynamoDB side of the fence: one item per scope, or several (stripes) that hold the same state, in a small table
@@ -39,8 +50,7 @@ public final class DynamoFence {
     private final DynamoDbClient dynamo;
     private final String table;
     /** A scope's stripe count never changes once installed: read once. */
-    private final java.util.concurrent.ConcurrentMap<String, Integer> stripes =
-            new java.util.concurrent.ConcurrentHashMap<>();
+    private final ConcurrentMap<String, Integer> stripes = new ConcurrentHashMap<>();
 
     public DynamoFence(DynamoDbClient dynamo, String table) {
         this.dynamo = dynamo;
@@ -83,9 +93,9 @@ public final class DynamoFence {
                             .build()));
             dynamo.waiter().waitUntilTableExists(b -> b.tableName(table));
         }
-        java.util.List<TransactWriteItem> puts = new java.util.ArrayList<>(count);
+        List<TransactWriteItem> puts = new ArrayList<>(count);
         for (int k = 0; k < count; k++) {
-            Map<String, AttributeValue> item = new java.util.HashMap<>(
+            Map<String, AttributeValue> item = new HashMap<>(
                     Map.of(SCOPE, s(stripeKey(scope, k)), "writer", s(FenceWriter.NONE.wire()), "min_token", n(0)));
             if (k == 0) {
                 item.put("route", s(RouteStatus.SOURCE.name()));
@@ -93,7 +103,7 @@ public final class DynamoFence {
                 item.put(STRIPES_ATTRIBUTE, n(count));
             }
             puts.add(TransactWriteItem.builder()
-                    .put(software.amazon.awssdk.services.dynamodb.model.Put.builder()
+                    .put(Put.builder()
                             .tableName(table)
                             .item(item)
                             .conditionExpression("attribute_not_exists(#s)")
@@ -141,7 +151,7 @@ public final class DynamoFence {
      * holds the same state, so any one fences the write; a random one spreads the writers evenly without reading keys.
      */
     public TransactWriteItem conditionCheck(String scope, long token) {
-        int stripe = java.util.concurrent.ThreadLocalRandom.current().nextInt(stripes(scope));
+        int stripe = ThreadLocalRandom.current().nextInt(stripes(scope));
         return TransactWriteItem.builder()
                 .conditionCheck(ConditionCheck.builder()
                         .tableName(table)
@@ -175,11 +185,11 @@ public final class DynamoFence {
     }
 
     /** The fence, or empty when its table or the scope's item does not exist (never prepared). */
-    public java.util.Optional<FenceState> find(String scope) {
+    public Optional<FenceState> find(String scope) {
         try {
-            return java.util.Optional.of(state(scope));
+            return Optional.of(state(scope));
         } catch (ResourceNotFoundException | IllegalStateException notInstalled) {
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
     }
 
@@ -229,8 +239,8 @@ public final class DynamoFence {
 
     /** @param route null for a set that records nothing */
     private FenceState apply(String scope, FenceWriter writer, long minToken, RouteStatus route, long epoch) {
-        Map<String, String> names = new java.util.HashMap<>(Map.of("#w", "writer", "#m", "min_token", "#s", SCOPE));
-        Map<String, AttributeValue> values = new java.util.HashMap<>(Map.of(":w", s(writer.wire()), ":m", n(minToken)));
+        Map<String, String> names = new HashMap<>(Map.of("#w", "writer", "#m", "min_token", "#s", SCOPE));
+        Map<String, AttributeValue> values = new HashMap<>(Map.of(":w", s(writer.wire()), ":m", n(minToken)));
         String set = "SET #w = :w, #m = :m";
         String condition = "attribute_exists(#s) AND #m <= :m";
         if (route != null) {
@@ -256,13 +266,13 @@ public final class DynamoFence {
                 throw refused(scope, minToken, route, epoch);
             }
         }
-        java.util.List<TransactWriteItem> updates = new java.util.ArrayList<>(count);
+        List<TransactWriteItem> updates = new ArrayList<>(count);
         Map<String, String> stripeNames = Map.of("#w", "writer", "#m", "min_token", "#s", SCOPE);
         Map<String, AttributeValue> stripeValues = Map.of(":w", s(writer.wire()), ":m", n(minToken));
         for (int k = 0; k < count; k++) {
             boolean head = k == 0;
             updates.add(TransactWriteItem.builder()
-                    .update(software.amazon.awssdk.services.dynamodb.model.Update.builder()
+                    .update(Update.builder()
                             .tableName(table)
                             .key(key(scope, k))
                             .updateExpression(head ? set : "SET #w = :w, #m = :m")
@@ -278,12 +288,12 @@ public final class DynamoFence {
                 return state(scope);
             } catch (TransactionCanceledException e) {
                 var codes = e.cancellationReasons().stream()
-                        .map(software.amazon.awssdk.services.dynamodb.model.CancellationReason::code)
+                        .map(CancellationReason::code)
                         .toList();
                 if (codes.contains("ConditionalCheckFailed")) throw refused(scope, minToken, route, epoch);
                 if (!codes.contains("TransactionConflict") || attempt == SET_ATTEMPTS) throw e;
                 // a guarded write's check was in flight on a stripe: it ends within its own round trip
-                java.util.concurrent.locks.LockSupport.parkNanos(Math.min(attempt, 10) * 1_000_000L);
+                LockSupport.parkNanos(Math.min(attempt, 10) * 1_000_000L);
             }
         }
     }

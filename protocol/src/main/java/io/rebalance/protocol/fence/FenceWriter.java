@@ -1,5 +1,7 @@
 package io.rebalance.protocol.fence;
 
+import java.util.Locale;
+
 /** Who a store's fence lets write a scope (ADR 7). */
 public enum FenceWriter {
     /** Applications through the guard, with a token at least the fence's minimum. */
@@ -10,10 +12,10 @@ public enum FenceWriter {
     NONE;
 
     public String wire() {
-        return name().toLowerCase(java.util.Locale.ROOT);
+        return name().toLowerCase(Locale.ROOT);
     }
 
     public static FenceWriter ofWire(String s) {
-        return valueOf(s.toUpperCase(java.util.Locale.ROOT));
+        return valueOf(s.toUpperCase(Locale.ROOT));
     }
 }

@@ -7,7 +7,9 @@ import io.rebalance.protocol.lease.LeaseReply;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.function.LongConsumer;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.resps.Tuple;
 
@@ -86,8 +88,7 @@ public final class SharedExclusiveLock {
      * As {@link #acquireShared(String, Duration, Duration)}, telling {@code blocked} how long it waited (ns) when a
      * cutover's exclusive lease refused it at least once, granted in the end or not.
      */
-    public LockLease acquireShared(
-            String holder, Duration ttl, Duration maxWait, java.util.function.LongConsumer blocked)
+    public LockLease acquireShared(String holder, Duration ttl, Duration maxWait, LongConsumer blocked)
             throws InterruptedException {
         long start = System.nanoTime();
         long pause = 1;
@@ -130,7 +131,7 @@ public final class SharedExclusiveLock {
     private static LeaseLost lost(LockLease lease, LeaseReply r) {
         return new LeaseLost(
                 r.member(),
-                "the " + lease.mode().name().toLowerCase(java.util.Locale.ROOT) + " lease " + lease.member()
+                "the " + lease.mode().name().toLowerCase(Locale.ROOT) + " lease " + lease.member()
                         + " (token " + lease.token() + ") on scope '"
                         + lease.keys().scope() + "' is lost: "
                         + (r.member().isEmpty() ? "it lapsed before this renewal" : "it is now held by " + r.member()));

@@ -2,7 +2,9 @@ package io.rebalance.protocol.part;
 
 import java.math.BigInteger;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -135,7 +137,7 @@ public final class PartMap {
         if (s.values() != null)
             return new PartRule.Values(s.values().stream()
                     .map(v -> PartValue.of(v).text())
-                    .collect(Collectors.toCollection(java.util.LinkedHashSet::new)));
+                    .collect(Collectors.toCollection(LinkedHashSet::new)));
         if (s.from() != null || s.to() != null) {
             Object any = s.from() != null ? s.from() : s.to();
             if (whole(any)) {
@@ -223,7 +225,7 @@ public final class PartMap {
     }
 
     /** A SQL condition holding for the rows of any of the parts {@code names}. */
-    public String sqlFilter(java.util.Collection<String> names, String column) {
+    public String sqlFilter(Collection<String> names, String column) {
         for (String name : names)
             if (part(name).isEmpty()) throw new IllegalArgumentException("no part is named '" + name + "'");
         return "(" + sqlPart(column) + ") IN ("

@@ -1,6 +1,9 @@
 package io.rebalance.protocol.part;
 
+import io.rebalance.protocol.KeyText;
 import java.math.BigInteger;
+import java.util.Collections;
+import java.util.LinkedHashSet;
 import java.util.Set;
 import java.util.stream.Collectors;
 
@@ -20,7 +23,7 @@ public sealed interface PartRule {
     /** A list of values, compared by their text (so 42 and "42" are one value), in the order written. */
     record Values(Set<String> texts) implements PartRule {
         public Values {
-            texts = java.util.Collections.unmodifiableSet(new java.util.LinkedHashSet<>(texts));
+            texts = Collections.unmodifiableSet(new LinkedHashSet<>(texts));
         }
 
         public boolean matches(PartValue v) {
@@ -135,7 +138,7 @@ public sealed interface PartRule {
     /** A range's text bound, always quoted: bare, "100" would read back as a number and change the order. */
     static String quoted(String text) {
         StringBuilder out = new StringBuilder();
-        io.rebalance.protocol.KeyText.quote(text, out);
+        KeyText.quote(text, out);
         return out.toString();
     }
 }

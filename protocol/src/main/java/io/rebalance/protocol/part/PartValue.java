@@ -3,6 +3,7 @@ package io.rebalance.protocol.part;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.UUID;
+import java.util.regex.Pattern;
 
 /**
  * A partition-key value as the part rules compare it: its text as Postgres prints it, and the whole number it is,
@@ -11,7 +12,7 @@ import java.util.UUID;
  * @param number null when the value is not a whole number
  */
 public record PartValue(String text, BigInteger number) {
-    private static final java.util.regex.Pattern WHOLE = java.util.regex.Pattern.compile("-?(0|[1-9][0-9]*)");
+    private static final Pattern WHOLE = Pattern.compile("-?(0|[1-9][0-9]*)");
 
     /** @throws IllegalArgumentException for a null value, which no part can hold */
     public static PartValue of(Object value) {

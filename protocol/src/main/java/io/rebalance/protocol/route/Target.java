@@ -1,15 +1,17 @@
 package io.rebalance.protocol.route;
 
+import java.util.Locale;
+
 /** Where a scope's reads or writes go. */
 public enum Target {
     POSTGRES,
     DYNAMODB;
 
     public String wire() {
-        return name().toLowerCase(java.util.Locale.ROOT);
+        return name().toLowerCase(Locale.ROOT);
     }
 
     public static Target ofWire(String s) {
-        return valueOf(s.toUpperCase(java.util.Locale.ROOT));
+        return valueOf(s.toUpperCase(Locale.ROOT));
     }
 }

@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import redis.clients.jedis.UnifiedJedis;
 
@@ -62,7 +63,7 @@ public final class ShadowLog {
             long m = Long.parseLong(e.getKey().substring(0, colon));
             if (m < from || m > now) continue;
             ShadowOutcome o =
-                    ShadowOutcome.valueOf(e.getKey().substring(colon + 1).toUpperCase(java.util.Locale.ROOT));
+                    ShadowOutcome.valueOf(e.getKey().substring(colon + 1).toUpperCase(Locale.ROOT));
             out.merge(o, Long.parseLong(e.getValue()), Long::sum);
         }
         return out;
