@@ -1,6 +1,9 @@
 package io.rebalance.bench;
 
 import io.rebalance.sim.CutoverCycles;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -10,6 +13,16 @@ final class BenchSteps {
 
     interface Condition {
         boolean holds() throws Exception;
+    }
+
+    /** {@code settings} as the {@code --set key=value} flags of the commands the benchmark runs. */
+    static List<String> flags(Map<String, String> settings) {
+        List<String> flags = new ArrayList<>();
+        settings.forEach((k, v) -> {
+            flags.add("--set");
+            flags.add(k + "=" + v);
+        });
+        return flags;
     }
 
     /** @throws IllegalStateException with the command's output when it failed */

@@ -84,11 +84,7 @@ public final class CutoverBenchmark {
         // FENCE_STRIPES: the DynamoDB fence's items (ADR 19), 1 unless set
         settings.put("cutover.dynamoFenceStripes", System.getenv().getOrDefault("FENCE_STRIPES", "1"));
         MigrationConfig config = ConfigValidator.validate(new ConfigLoader(System.getenv()).load(null, settings));
-        List<String> cli = new ArrayList<>();
-        settings.forEach((k, v) -> {
-            cli.add("--set");
-            cli.add(k + "=" + v);
-        });
+        List<String> cli = BenchSteps.flags(settings);
         SourceSession session = new SourceSession(config.source());
         PrintStream out = System.out;
 

@@ -72,11 +72,7 @@ public final class PartedCutoverBenchmark {
         settings.put("cutover.dynamoFence", TABLE + "_fence");
         settings.put("cutover.parts", PARTS);
         MigrationConfig config = ConfigValidator.validate(new ConfigLoader(System.getenv()).load(null, settings));
-        List<String> cli = new ArrayList<>();
-        settings.forEach((k, v) -> {
-            cli.add("--set");
-            cli.add(k + "=" + v);
-        });
+        List<String> cli = BenchSteps.flags(settings);
         SourceSession session = new SourceSession(config.source());
         PrintStream out = System.out;
         try (Connections services = new Connections(config, 64)) {

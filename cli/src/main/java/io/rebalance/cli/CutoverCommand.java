@@ -195,14 +195,7 @@ final class CutoverCommand implements Callable<Integer> {
                 return ErrorCode.CUTOVER_REFUSED.exitCode();
             }
             if (mode.prepare) {
-                List<String> unwritable = c.reverseWriteProblems(table);
-                if (!unwritable.isEmpty()) {
-                    // a rollback is proven possible before the flip, not discovered impossible after it
-                    err.println("error: --prepare refused: the reverse stream could not write " + table.name()
-                            + " back, so a cutover could not be rolled back: " + String.join("; and ", unwritable)
-                            + ". Nothing was changed. [" + ErrorCode.CUTOVER_REFUSED + "]");
-                    return ErrorCode.CUTOVER_REFUSED.exitCode();
-                }
+                if (!rollbackPossible(c, table, err)) return ErrorCode.CUTOVER_REFUSED.exitCode();
                 List<String> prepared = parts.prepare();
                 c.keepCopyRecord(); // a copy finished before the fence existed
                 if (json) {
@@ -273,13 +266,7 @@ final class CutoverCommand implements Callable<Integer> {
                     + " changed. [" + ErrorCode.CUTOVER_REFUSED + "]");
             return ErrorCode.CUTOVER_REFUSED.exitCode();
         }
-        List<String> unwritable = c.reverseWriteProblems(table);
-        if (!unwritable.isEmpty()) {
-            err.println("error: --prepare refused: the reverse stream could not write " + table.name()
-                    + " back, so a cutover could not be rolled back: " + String.join("; and ", unwritable)
-                    + ". Nothing was changed. [" + ErrorCode.CUTOVER_REFUSED + "]");
-            return ErrorCode.CUTOVER_REFUSED.exitCode();
-        }
+        if (!rollbackPossible(c, table, err)) return ErrorCode.CUTOVER_REFUSED.exitCode();
         Map<String, List<String>> prepared = new LinkedHashMap<>();
         // parts one after another, each whole: a part prepared is one the trigger, fences and route agree on
         for (String name : choice.parts().names()) {
@@ -365,5 +352,18 @@ final class CutoverCommand implements Callable<Integer> {
                 + verification.changed().size());
         out.println(ok ? "all pre-checks pass" : "the cutover would be refused");
         return code;
+    }
+
+    /**
+     * Whether the reverse stream could write {@code table} back, so a cutover could be rolled back; refuses {@code
+     * --prepare} on {@code err} when not: a rollback is proven possible before the flip, not found impossible after it.
+     */
+    private static boolean rollbackPossible(Connections c, SourceTable table, PrintWriter err) throws Exception {
+        List<String> unwritable = c.reverseWriteProblems(table);
+        if (unwritable.isEmpty()) return true;
+        err.println("error: --prepare refused: the reverse stream could not write " + table.name()
+                + " back, so a cutover could not be rolled back: " + String.join("; and ", unwritable)
+                + ". Nothing was changed. [" + ErrorCode.CUTOVER_REFUSED + "]");
+        return false;
     }
 }

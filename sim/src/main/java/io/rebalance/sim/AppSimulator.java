@@ -384,14 +384,7 @@ public final class AppSimulator implements AutoCloseable {
 
     @Override
     public void close() {
-        if (threads != null) {
-            threads.shutdown();
-            try {
-                threads.awaitTermination(30, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        WriterThreads.stop(threads);
         // after the threads stopped, so no write is using them
         for (Writer w : writers) w.pg = StoreSeqs.closeQuietly(w.pg);
         reading.closeConnections();

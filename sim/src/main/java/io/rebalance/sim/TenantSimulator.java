@@ -383,14 +383,7 @@ public final class TenantSimulator implements AutoCloseable {
 
     @Override
     public void close() {
-        if (threads != null) {
-            threads.shutdown();
-            try {
-                threads.awaitTermination(30, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        WriterThreads.stop(threads);
         for (Writer w : writers) w.pg = StoreSeqs.closeQuietly(w.pg);
         synchronized (readerConnections) {
             readerConnections.forEach(StoreSeqs::closeQuietly);

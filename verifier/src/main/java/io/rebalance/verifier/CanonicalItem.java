@@ -237,18 +237,4 @@ public final class CanonicalItem {
         }
         return n;
     }
-
-    /** Unicode code point order, which is UTF-8 byte order and Postgres's {@code COLLATE "C"}. */
-    static int compareCodePoints(String a, String b) {
-        int i = 0;
-        int j = 0;
-        while (i < a.length() && j < b.length()) {
-            int ca = a.codePointAt(i);
-            int cb = b.codePointAt(j);
-            if (ca != cb) return Integer.compare(ca, cb);
-            i += Character.charCount(ca);
-            j += Character.charCount(cb);
-        }
-        return Integer.compare(a.length() - i, b.length() - j);
-    }
 }

@@ -2,6 +2,7 @@ package io.rebalance.verifier;
 
 import io.rebalance.core.slot.KeyType;
 import io.rebalance.core.slot.TableKey;
+import io.rebalance.protocol.CodePoints;
 import java.util.Comparator;
 import java.util.List;
 
@@ -15,7 +16,7 @@ final class KeyOrder {
 
     static Comparator<String> of(KeyType type) {
         return switch (type) {
-            case TEXT -> CanonicalItem::compareCodePoints;
+            case TEXT -> CodePoints::compare;
             case UUID -> Comparator.naturalOrder();
             case BIGINT -> Comparator.comparingLong(Long::parseLong);
         };

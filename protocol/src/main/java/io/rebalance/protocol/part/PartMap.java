@@ -1,5 +1,6 @@
 package io.rebalance.protocol.part;
 
+import io.rebalance.protocol.CodePoints;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -130,7 +131,7 @@ public final class PartMap {
     private static int compare(Object a, Object b) {
         if (a == null || b == null) return -1;
         if (whole(a)) return new BigInteger(a.toString()).compareTo(new BigInteger(b.toString()));
-        return PartValue.compareText((String) a, (String) b);
+        return CodePoints.compare((String) a, (String) b);
     }
 
     private static PartRule rule(PartSpec s) {

@@ -1,5 +1,6 @@
 package io.rebalance.protocol.part;
 
+import io.rebalance.protocol.CodePoints;
 import io.rebalance.protocol.KeyText;
 import java.math.BigInteger;
 import java.util.Collections;
@@ -66,8 +67,8 @@ public sealed interface PartRule {
     /** A half-open range of texts in code-point order ({@code COLLATE "C"}). @param from null for no lower end */
     record TextRange(String from, String to) implements PartRule {
         public boolean matches(PartValue v) {
-            return (from == null || PartValue.compareText(v.text(), from) >= 0)
-                    && (to == null || PartValue.compareText(v.text(), to) < 0);
+            return (from == null || CodePoints.compare(v.text(), from) >= 0)
+                    && (to == null || CodePoints.compare(v.text(), to) < 0);
         }
 
         public String sql(String column) {

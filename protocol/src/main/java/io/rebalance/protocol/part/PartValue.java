@@ -33,18 +33,4 @@ public record PartValue(String text, BigInteger number) {
     private static PartValue whole(BigInteger n) {
         return new PartValue(n.toString(), n);
     }
-
-    /** Compares texts by code point, the order of Postgres' {@code COLLATE "C"} on UTF-8. */
-    static int compareText(String a, String b) {
-        int i = 0;
-        int j = 0;
-        while (i < a.length() && j < b.length()) {
-            int ca = a.codePointAt(i);
-            int cb = b.codePointAt(j);
-            if (ca != cb) return Integer.compare(ca, cb);
-            i += Character.charCount(ca);
-            j += Character.charCount(cb);
-        }
-        return Integer.compare(a.length() - i, b.length() - j);
-    }
 }

@@ -3,6 +3,7 @@ package io.rebalance.protocol.part;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.rebalance.protocol.CodePoints;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
@@ -66,7 +67,7 @@ class PartMapTest {
                 .as("upper case sorts before lower case")
                 .isEqualTo("rest");
         assertThat(map.partOf("n").name()).isEqualTo("rest");
-        assertThat(PartValue.compareText("\uFFFD", "\uD83D\uDE00"))
+        assertThat(CodePoints.compare("\uFFFD", "\uD83D\uDE00"))
                 .as("U+FFFD before U+1F600")
                 .isNegative();
         UUID u = UUID.fromString("0e4c8d9a-0000-4000-8000-000000000000");
