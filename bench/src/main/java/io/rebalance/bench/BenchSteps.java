@@ -1,6 +1,12 @@
 package io.rebalance.bench;
 
+import io.rebalance.core.config.MigrationConfig;
+import io.rebalance.core.source.SourceSession;
+import io.rebalance.local.RoomEventsGenerator;
 import io.rebalance.sim.CutoverCycles;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -23,6 +29,20 @@ final class BenchSteps {
             flags.add(k + "=" + v);
         });
         return flags;
+    }
+
+    /**
+     * Drops {@code table} and generates it anew: {@code rows} room events over the {@code hours} hours before
+     * 2024-10-20T00:00Z, from {@code seed} (the same seed, the same rows).
+     */
+    static void freshTable(MigrationConfig.Source source, String table, int rows, int hours, long seed)
+            throws Exception {
+        System.out.printf("generating %,d rows over %d hours in %s%n", rows, hours, table);
+        try (Connection c = new SourceSession(source).open();
+                Statement st = c.createStatement()) {
+            st.execute("DROP TABLE IF EXISTS " + table);
+            RoomEventsGenerator.create(c, table, rows, Instant.parse("2024-10-20T00:00:00Z"), hours, seed);
+        }
     }
 
     /** @throws IllegalStateException with the command's output when it failed */

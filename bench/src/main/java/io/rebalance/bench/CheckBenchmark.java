@@ -7,12 +7,10 @@ import io.rebalance.core.config.ConfigLoader;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.dynamo.DynamoClients;
 import io.rebalance.core.source.SourceSession;
-import io.rebalance.local.RoomEventsGenerator;
 import java.io.File;
 import java.nio.file.Files;
 import java.sql.Connection;
 import java.sql.Statement;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -46,11 +44,9 @@ public final class CheckBenchmark {
         MigrationConfig config = new ConfigLoader(System.getenv())
                 .load(null, Map.of("source.table", table, "target.endpoint", endpoint));
 
-        System.out.printf("generating %,d rows over %d hours in %s%n", rows, hours, table);
+        BenchSteps.freshTable(config.source(), table, rows, hours, 7);
         try (Connection c = new SourceSession(config.source()).open();
                 Statement st = c.createStatement()) {
-            st.execute("DROP TABLE IF EXISTS " + table);
-            RoomEventsGenerator.create(c, table, rows, Instant.parse("2024-10-20T00:00:00Z"), hours, 7);
             st.execute("ANALYZE " + table);
         }
         String prefix = "bench:check:" + System.nanoTime() + ":";

@@ -6,13 +6,10 @@ import io.rebalance.core.dynamo.DynamoClients;
 import io.rebalance.core.dynamo.SlotIndex;
 import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.slot.KeyType;
-import io.rebalance.core.source.SourceSession;
-import io.rebalance.local.RoomEventsGenerator;
 import java.io.File;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -43,12 +40,7 @@ public final class CoordinatedCopyBenchmark {
         String table = "bench_coordinated_copy";
         MigrationConfig config = new ConfigLoader(System.getenv())
                 .load(null, Map.of("source.table", table, "target.endpoint", endpoint));
-        System.out.printf("generating %,d rows over %d hours in %s%n", rows, hours, table);
-        try (Connection c = new SourceSession(config.source()).open();
-                Statement st = c.createStatement()) {
-            st.execute("DROP TABLE IF EXISTS " + table);
-            RoomEventsGenerator.create(c, table, rows, Instant.parse("2024-10-20T00:00:00Z"), hours, 3);
-        }
+        BenchSteps.freshTable(config.source(), table, rows, hours, 3);
         Map<String, List<Copy>> byKind =
                 new LinkedHashMap<>(Map.of("redis", new ArrayList<>(), "postgres", new ArrayList<>()));
         try (DynamoDbClient dynamo = DynamoClients.create(config.target(), endpoint, 4, List.of())) {

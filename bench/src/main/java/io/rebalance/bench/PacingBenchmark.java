@@ -8,11 +8,8 @@ import io.rebalance.core.dynamo.TargetTable;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.local.CapacityModel;
-import io.rebalance.local.RoomEventsGenerator;
 import java.io.File;
 import java.sql.Connection;
-import java.sql.Statement;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -43,12 +40,7 @@ public final class PacingBenchmark {
         Map<String, String> base = new HashMap<>(
                 Map.of("source.table", TABLE, "target.table", "bench_pacing", "target.endpoint", endpoint));
         MigrationConfig config = new ConfigLoader(System.getenv()).load(null, base);
-        System.out.printf("generating %,d rows over %d hours in %s%n", rows, hours, TABLE);
-        try (Connection c = new SourceSession(config.source()).open();
-                Statement st = c.createStatement()) {
-            st.execute("DROP TABLE IF EXISTS " + TABLE);
-            RoomEventsGenerator.create(c, TABLE, rows, Instant.parse("2024-10-20T00:00:00Z"), hours, 5);
-        }
+        BenchSteps.freshTable(config.source(), TABLE, rows, hours, 5);
         SourceTable source;
         try (Connection c = new SourceSession(config.source()).open()) {
             source = SourceTable.inspect(c, config);

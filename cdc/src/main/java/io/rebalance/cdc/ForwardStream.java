@@ -80,12 +80,12 @@ final class ForwardStream {
         }
         AtomicReference<Throwable> leaseLost = new AtomicReference<>();
         AtomicReference<String> schemaChange = new AtomicReference<>();
-        ScheduledExecutorService timers = Executors.newScheduledThreadPool(5, r -> {
-            Thread th = new Thread(r, "tail-timer");
-            th.setDaemon(true);
-            return th;
-        });
         try (StreamParts parts = new StreamParts(tail, session)) {
+            ScheduledExecutorService timers = Executors.newScheduledThreadPool(5, r -> {
+                Thread th = new Thread(r, "tail-timer");
+                th.setDaemon(true);
+                return th;
+            });
             try {
                 schedule(timers, parts, leaseLost, schemaChange);
                 restartUntilDone(parts.applier, leaseLost, schemaChange);

@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
-/** Prints the part of {@code rebalance status} about the cutover, as {@link io.rebalance.ops.RoutingStatus} assembles it. */
+/** Prints the part of {@code rebalance status} about the cutover, as {@link io.rebalance.ops.status.RoutingStatus} assembles it. */
 final class RoutingLines {
     private RoutingLines() {}
 

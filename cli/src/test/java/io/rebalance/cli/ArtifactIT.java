@@ -38,12 +38,14 @@ class ArtifactIT {
                 "com/almworks/sqlite4java/",
                 "io/rebalance/sim/",
                 "io/rebalance/local/",
+                "io/rebalance/testkit/",
                 "io/rebalance/demo/",
                 "org/junit/",
                 "org/assertj/")) {
             assertThat(names).as("%s in rebalance.jar", absent).noneMatch(n -> n.startsWith(absent));
         }
-        assertThat(names).contains("io/rebalance/ops/StatusView.class", "io/rebalance/cli/RebalanceCommand.class");
+        assertThat(names)
+                .contains("io/rebalance/ops/status/StatusView.class", "io/rebalance/cli/RebalanceCommand.class");
         System.out.printf("rebalance.jar: %,d bytes%n", Files.size(JAR));
     }
 
