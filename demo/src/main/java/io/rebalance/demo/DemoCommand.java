@@ -88,7 +88,7 @@ final class DemoCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
-        MigrationConfig base = options.loadAllowingEmbedded(Map.of());
+        MigrationConfig base = options.loadAllowingEmbedded(Map.of("source.table", TABLE)); // the demo names its table
         out.println("1. services");
         String jdbc = LocalServices.postgres(base.source().jdbcUrl(), out::println);
         String redis = LocalServices.redis(base.redis().url(), out::println);
