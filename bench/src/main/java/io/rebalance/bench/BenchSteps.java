@@ -12,6 +12,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.IntPredicate;
+import java.util.stream.IntStream;
 
 /** The steps the cutover benchmarks share: a command that must succeed, and a wait for a condition. */
 final class BenchSteps {
@@ -43,6 +45,25 @@ final class BenchSteps {
             st.execute("DROP TABLE IF EXISTS " + table);
             RoomEventsGenerator.create(c, table, rows, Instant.parse("2024-10-20T00:00:00Z"), hours, seed);
         }
+    }
+
+    /** The first {@code count} of {@code values} whose index {@code which} picks, sorted: one mode's latencies. */
+    static long[] sorted(long[] values, int count, IntPredicate which) {
+        return IntStream.range(0, count)
+                .filter(which)
+                .mapToLong(i -> values[i])
+                .sorted()
+                .toArray();
+    }
+
+    /** The median of sorted values. */
+    static long p50(long[] sorted) {
+        return sorted[sorted.length / 2];
+    }
+
+    /** The 99th percentile of sorted values (the highest, for fewer than a hundred). */
+    static long p99(long[] sorted) {
+        return sorted[(int) Math.min(sorted.length - 1, sorted.length * 0.99)];
     }
 
     /** @throws IllegalStateException with the command's output when it failed */

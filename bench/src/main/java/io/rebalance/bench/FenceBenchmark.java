@@ -18,7 +18,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ToLongFunction;
-import java.util.stream.IntStream;
 
 /**
  * The Postgres fence's cost: application writes at a fixed rate, each an UPDATE of a random row in its own
@@ -170,13 +169,8 @@ public final class FenceBenchmark {
         pool.shutdown();
         Map<Mode, Figures> figures = new EnumMap<>(Mode.class);
         for (Mode m : modes) {
-            long[] sorted = IntStream.range(0, total)
-                    .filter(i -> modeOf[i] == m)
-                    .mapToLong(i -> micros[i])
-                    .sorted()
-                    .toArray();
-            int n = sorted.length;
-            figures.put(m, new Figures(sorted[n / 2], sorted[(int) Math.min(n - 1, n * 0.99)], n));
+            long[] sorted = BenchSteps.sorted(micros, total, i -> modeOf[i] == m);
+            figures.put(m, new Figures(BenchSteps.p50(sorted), BenchSteps.p99(sorted), sorted.length));
         }
         return new Run(figures, nextMultixact(url) - mxBefore);
     }

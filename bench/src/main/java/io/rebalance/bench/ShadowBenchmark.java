@@ -41,7 +41,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ToLongFunction;
-import java.util.stream.IntStream;
 import redis.clients.jedis.UnifiedJedis;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
@@ -230,18 +229,13 @@ public final class ShadowBenchmark {
         System.out.printf("  shadow outcomes %s%n", outcomes);
         Map<Mode, Figures> figures = new EnumMap<>(Mode.class);
         for (Mode m : modes) {
-            long[] sorted = IntStream.range(0, total)
-                    .filter(i -> modeOf[i] == m)
-                    .mapToLong(i -> micros[i])
-                    .sorted()
-                    .toArray();
-            int n = sorted.length;
+            long[] sorted = BenchSteps.sorted(micros, total, i -> modeOf[i] == m);
             figures.put(
                     m,
                     new Figures(
-                            sorted[n / 2],
-                            sorted[(int) Math.min(n - 1, n * 0.99)],
-                            n,
+                            BenchSteps.p50(sorted),
+                            BenchSteps.p99(sorted),
+                            sorted.length,
                             dynamoReads.get(m).get()));
         }
         return figures;
