@@ -68,27 +68,22 @@ public final class CopyBenchmark {
     private static final String REFUSED_TABLE = "bench_room_events_refused";
 
     public static void main(String[] args) throws Exception {
-        String endpoint = args[0];
-        int rows = Integer.parseInt(args[1]);
-        int hours = Integer.parseInt(args[2]);
-        int reps = Integer.parseInt(args[3]);
-        int workers = Integer.parseInt(args[4]);
-        String launcher = args[5];
-        int refusedPercent = args.length > 6 ? Integer.parseInt(args[6]) : 1;
+        BenchArgs a = BenchArgs.of(args);
+        int refusedPercent = Integer.parseInt(a.extra(6, "1"));
         String table = "bench_room_events";
-        Map<String, String> base = Map.of("source.table", table, "target.endpoint", endpoint);
+        Map<String, String> base = Map.of("source.table", table, "target.endpoint", a.endpoint());
         MigrationConfig config = new ConfigLoader(System.getenv()).load(null, base);
 
         System.out.printf(
                 "generating %,d rows over %d hours in %s, and in %s with %d%% refused%n",
-                rows, hours, table, REFUSED_TABLE, refusedPercent);
+                a.rows(), a.hours(), table, REFUSED_TABLE, refusedPercent);
         int refusedRows;
         try (Connection c = new SourceSession(config.source()).open();
                 Statement st = c.createStatement()) {
             st.execute("DROP TABLE IF EXISTS " + table);
-            RoomEventsGenerator.create(c, table, rows, Instant.parse("2024-10-20T00:00:00Z"), hours, 3);
+            RoomEventsGenerator.create(c, table, a.rows(), Instant.parse("2024-10-20T00:00:00Z"), a.hours(), 3);
             st.execute("DROP TABLE IF EXISTS " + REFUSED_TABLE);
-            RoomEventsGenerator.create(c, REFUSED_TABLE, rows, Instant.parse("2024-10-20T00:00:00Z"), hours, 3);
+            RoomEventsGenerator.create(c, REFUSED_TABLE, a.rows(), Instant.parse("2024-10-20T00:00:00Z"), a.hours(), 3);
             refusedRows = st.executeUpdate("UPDATE " + REFUSED_TABLE + " SET data = '{\"x\": 1.5e300}'::jsonb"
                     + " WHERE abs(hashtext(id)) % 100 < " + refusedPercent); // beyond DynamoDB's range: refused
         }
@@ -103,32 +98,37 @@ public final class CopyBenchmark {
         List<Double> metrics = new ArrayList<>();
         List<Double> ceiling = new ArrayList<>();
         List<Double> refused = new ArrayList<>();
-        try (DynamoDbClient dynamo = DynamoClients.create(config.target(), endpoint, workers * 2, List.of())) {
+        try (DynamoDbClient dynamo = DynamoClients.create(config.target(), a.endpoint(), a.threads() * 2, List.of())) {
             List<Map<String, AttributeValue>> items = allItems(config, codec);
-            for (int rep = 1; rep <= reps; rep++) {
+            for (int rep = 1; rep <= a.reps(); rep++) {
                 naive.add(measure(
                         "naive",
                         rep,
-                        rows,
-                        rows,
+                        a.rows(),
+                        a.rows(),
                         dynamo,
                         t -> naiveLoop(config, codec, dynamo, "bench_room_events", t)));
                 // metrics on and off back to back, the order alternating, on first in odd runs (the first copy
                 // after the naive loop measured slower, whichever it was: this leans against metrics on)
-                Phase off = t -> rebalanceCopy(launcher, endpoint, table, t, workers, 0);
-                Phase on = t -> scrapedCopy(launcher, endpoint, table, t, workers);
-                if (rep % 2 == 1) metrics.add(measure("metrics", rep, rows, rows, dynamo, on));
-                copy.add(measure("copy", rep, rows, rows, dynamo, off));
-                if (rep % 2 == 0) metrics.add(measure("metrics", rep, rows, rows, dynamo, on));
-                ceiling.add(
-                        measure("ceiling", rep, rows, rows, dynamo, t -> rawBatchWrites(items, dynamo, t, workers)));
+                Phase off = t -> rebalanceCopy(a.launcher(), a.endpoint(), table, t, a.threads(), 0);
+                Phase on = t -> scrapedCopy(a.launcher(), a.endpoint(), table, t, a.threads());
+                if (rep % 2 == 1) metrics.add(measure("metrics", rep, a.rows(), a.rows(), dynamo, on));
+                copy.add(measure("copy", rep, a.rows(), a.rows(), dynamo, off));
+                if (rep % 2 == 0) metrics.add(measure("metrics", rep, a.rows(), a.rows(), dynamo, on));
+                ceiling.add(measure(
+                        "ceiling",
+                        rep,
+                        a.rows(),
+                        a.rows(),
+                        dynamo,
+                        t -> rawBatchWrites(items, dynamo, t, a.threads())));
                 refused.add(measure(
                         "refused",
                         rep,
-                        rows,
-                        rows - refusedRows,
+                        a.rows(),
+                        a.rows() - refusedRows,
                         dynamo,
-                        t -> rebalanceCopy(launcher, endpoint, REFUSED_TABLE, t, workers, 21)));
+                        t -> rebalanceCopy(a.launcher(), a.endpoint(), REFUSED_TABLE, t, a.threads(), 21)));
             }
         }
         double n = median(naive);
@@ -136,10 +136,10 @@ public final class CopyBenchmark {
         double x = median(ceiling);
         double r = median(refused);
         System.out.println();
-        System.out.printf("rows %,d over %d slots; %d runs each; medians (rows/s):%n", rows, hours, reps);
+        System.out.printf("rows %,d over %d slots; %d runs each; medians (rows/s):%n", a.rows(), a.hours(), a.reps());
         System.out.printf("  naive single loop (1 thread)      %,10.0f   %s%n", n, naive);
-        System.out.printf("  rebalance copy (1 process, %2d w) %,10.0f   %s%n", workers, c, copy);
-        System.out.printf("  raw BatchWriteItem ceiling (%2d t) %,10.0f   %s%n", workers, x, ceiling);
+        System.out.printf("  rebalance copy (1 process, %2d w) %,10.0f   %s%n", a.threads(), c, copy);
+        System.out.printf("  raw BatchWriteItem ceiling (%2d t) %,10.0f   %s%n", a.threads(), x, ceiling);
         System.out.printf(
                 "  rebalance copy, %,d rows (%d%%) refused %,10.0f   %s (the table's rows/s)%n",
                 refusedRows, refusedPercent, r, refused);
@@ -154,15 +154,15 @@ public final class CopyBenchmark {
                 "  metrics on: %,.0f rows/s %s against off: %,.0f rows/s %s: on / off = %.3f; off's spread"
                         + " %.1f%% of its median, on - off = %.1f%% (goal: within the spread)%n",
                 m, metrics, c, copy, m / c, 100 * (max(copy) - min(copy)) / c, 100 * (m - c) / c);
-        double copyCpu = 1e6 * median(CPU.get(false)) / rows;
-        double naiveCpu = 1e6 * median(SELF_CPU.get("naive")) / rows;
+        double copyCpu = 1e6 * median(CPU.get(false)) / a.rows();
+        double naiveCpu = 1e6 * median(SELF_CPU.get("naive")) / a.rows();
         System.out.printf(
                 "  copy process CPU per row: off %.2f us, on %.2f us (medians)%n",
-                copyCpu, 1e6 * median(CPU.get(true)) / rows);
+                copyCpu, 1e6 * median(CPU.get(true)) / a.rows());
         System.out.printf(
                 "  CPU per row of the raw loops (this JVM, warm): naive %.2f us, ceiling %.2f us; copy / naive = %.2fx"
                         + "   (goal <= 1.5x)%n",
-                naiveCpu, 1e6 * median(SELF_CPU.get("ceiling")) / rows, copyCpu / naiveCpu);
+                naiveCpu, 1e6 * median(SELF_CPU.get("ceiling")) / a.rows(), copyCpu / naiveCpu);
     }
 
     interface Phase {

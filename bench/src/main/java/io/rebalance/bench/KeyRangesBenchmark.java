@@ -31,24 +31,19 @@ public final class KeyRangesBenchmark {
     private KeyRangesBenchmark() {}
 
     public static void main(String[] args) throws Exception {
-        String endpoint = args[0];
-        int rows = Integer.parseInt(args[1]);
-        int hours = Integer.parseInt(args[2]);
-        int reps = Integer.parseInt(args[3]);
-        int workers = Integer.parseInt(args[4]);
-        String launcher = args[5];
-        String perSlot = args.length > 6 ? args[6] : "0"; // 0: the product's default
-        long rowsPerSlot = perSlot.equals("hour") ? Math.max(1_000, rows / hours) : Long.parseLong(perSlot);
-        MigrationConfig config = new ConfigLoader(System.getenv()).load(null, Map.of("target.endpoint", endpoint));
+        BenchArgs a = BenchArgs.of(args);
+        String perSlot = a.extra(6, "0"); // 0: the product's default
+        long rowsPerSlot = perSlot.equals("hour") ? Math.max(1_000, a.rows() / a.hours()) : Long.parseLong(perSlot);
+        MigrationConfig config = new ConfigLoader(System.getenv()).load(null, Map.of("target.endpoint", a.endpoint()));
         System.out.printf(
                 "generating %,d rows over %d hours in %s, and the same rows keyed by random uuids in %s%n",
-                rows, hours, TIME, UUID);
+                a.rows(), a.hours(), TIME, UUID);
         try (Connection c = new SourceSession(config.source()).open();
                 Statement st = c.createStatement()) {
             st.execute("DROP TABLE IF EXISTS " + TIME);
             st.execute("DROP TABLE IF EXISTS " + UUID);
             st.execute("DROP TABLE IF EXISTS rebalance_ranges_" + UUID);
-            RoomEventsGenerator.create(c, TIME, rows, Instant.parse("2024-10-20T00:00:00Z"), hours, 3);
+            RoomEventsGenerator.create(c, TIME, a.rows(), Instant.parse("2024-10-20T00:00:00Z"), a.hours(), 3);
             st.execute("CREATE TABLE " + UUID + " AS SELECT gen_random_uuid() AS id, room_id, kind, data, created_at,"
                     + " seq FROM " + TIME);
             st.execute("ALTER TABLE " + UUID + " ADD PRIMARY KEY (id)");
@@ -56,8 +51,8 @@ public final class KeyRangesBenchmark {
             st.execute("VACUUM ANALYZE " + UUID);
         }
         Map<String, List<Double>> rates = new TreeMap<>();
-        try (DynamoDbClient dynamo = DynamoClients.create(config.target(), endpoint, 4, List.of())) {
-            for (int rep = 1; rep <= reps; rep++) {
+        try (DynamoDbClient dynamo = DynamoClients.create(config.target(), a.endpoint(), 4, List.of())) {
+            for (int rep = 1; rep <= a.reps(); rep++) {
                 List<String> order = rep % 2 == 1 ? List.of(TIME, UUID) : List.of(UUID, TIME);
                 for (String source : order) {
                     String kind = source.equals(TIME) ? "time" : "uuid";
@@ -65,12 +60,12 @@ public final class KeyRangesBenchmark {
                     List<String> settings = settings(
                             source,
                             target,
-                            endpoint,
-                            workers,
+                            a.endpoint(),
+                            a.threads(),
                             "bench:keys:" + target + ":" + System.nanoTime() + ":",
                             rowsPerSlot);
-                    double copy = run(launcher, "copy", settings, target, rows);
-                    double verify = run(launcher, "verify", settings, target, rows);
+                    double copy = run(a.launcher(), "copy", settings, target, a.rows());
+                    double verify = run(a.launcher(), "verify", settings, target, a.rows());
                     rates.computeIfAbsent(kind + " copy", k -> new ArrayList<>())
                             .add(copy);
                     rates.computeIfAbsent(kind + " verify", k -> new ArrayList<>())
@@ -84,10 +79,10 @@ public final class KeyRangesBenchmark {
         System.out.println();
         System.out.printf(
                 "rows %,d; %d hours; key ranges of %s rows; %d runs each; medians (rows/s):%n",
-                rows,
-                hours,
+                a.rows(),
+                a.hours(),
                 rowsPerSlot == 0 ? "the default (0: 64 ranges here)" : String.format("%,d", rowsPerSlot),
-                reps);
+                a.reps());
         rates.forEach((k, v) -> System.out.printf("  %-12s %,10.0f   %s%n", k, CopyBenchmark.median(v), v));
         for (String phase : List.of("copy", "verify")) {
             double time = CopyBenchmark.median(rates.get("time " + phase));

@@ -50,53 +50,48 @@ public final class VerifyAllBenchmark {
     static final String TARGET = "bench_verify_all";
 
     public static void main(String[] args) throws Exception {
-        String endpoint = args[0];
-        int rows = Integer.parseInt(args[1]);
-        int hours = Integer.parseInt(args[2]);
-        int reps = Integer.parseInt(args[3]);
-        int threads = Integer.parseInt(args[4]);
-        String launcher = args[5];
+        BenchArgs a = BenchArgs.of(args);
         MigrationConfig config = new ConfigLoader(System.getenv())
-                .load(null, Map.of("source.table", TABLE, "target.table", TARGET, "target.endpoint", endpoint));
+                .load(null, Map.of("source.table", TABLE, "target.table", TARGET, "target.endpoint", a.endpoint()));
 
-        List<Slot> slots = VerifyBenchmark.hoursBefore(VerifyBenchmark.END, hours);
+        List<Slot> slots = VerifyBenchmark.hoursBefore(VerifyBenchmark.END, a.hours());
         List<Slot> day = slots.subList(0, Math.min(24, slots.size()));
         String dayRange = day.get(day.size() - 1) + ".." + day.get(0);
 
-        try (DynamoDbClient dynamo = DynamoClients.create(config.target(), endpoint, threads * 4, List.of())) {
-            SourceTable source = VerifyBenchmark.prepare(config, dynamo, endpoint, rows, hours);
+        try (DynamoDbClient dynamo = DynamoClients.create(config.target(), a.endpoint(), a.threads() * 4, List.of())) {
+            SourceTable source = VerifyBenchmark.prepare(config, dynamo, a.endpoint(), a.rows(), a.hours());
             String t = config.target().table();
 
             Verifier verifier = new Verifier(config, source, dynamo, InFlight.settle(Duration.ZERO));
-            List<List<Slot>> spans = verifier.spans(slots, threads);
-            List<List<Slot>> daySpans = verifier.spans(day, threads);
+            List<List<Slot>> spans = verifier.spans(slots, a.threads());
+            List<List<Slot>> daySpans = verifier.spans(day, a.threads());
             boolean statements = Statements.loaded(config);
             Map<String, Runnable> phases = new LinkedHashMap<>();
             Map<String, List<Double>> cpu = new LinkedHashMap<>();
-            phases.put("md5 of every row (one query)", unchecked(() -> md5(config, source, rows)));
+            phases.put("md5 of every row (one query)", unchecked(() -> md5(config, source, a.rows())));
             phases.put(
                     "fingerprints alone (" + spans.size() + " span queries)",
-                    unchecked(() -> fingerprints(verifier, spans, threads, rows)));
+                    unchecked(() -> fingerprints(verifier, spans, a.threads(), a.rows())));
             phases.put("verify --all", unchecked(() -> {
                 if (statements) Statements.reset(config);
-                command(launcher, endpoint, threads, hours, "--all");
+                command(a.launcher(), a.endpoint(), a.threads(), a.hours(), "--all");
                 if (statements) Statements.print(config, "verify --all");
             }));
             phases.put(
                     "fingerprints of " + day.size() + " hours alone",
-                    unchecked(() -> fingerprints(verifier, daySpans, threads, -1)));
+                    unchecked(() -> fingerprints(verifier, daySpans, a.threads(), -1)));
             phases.put(
                     "verify --slot " + dayRange,
-                    unchecked(() -> command(launcher, endpoint, threads, day.size(), "--slot", dayRange)));
+                    unchecked(() -> command(a.launcher(), a.endpoint(), a.threads(), day.size(), "--slot", dayRange)));
             phases.put(
                     "the cutover's verification, every slot",
-                    unchecked(() -> cutoverVerification(config, source, dynamo, slots, threads)));
+                    unchecked(() -> cutoverVerification(config, source, dynamo, slots, a.threads())));
             phases.keySet().forEach(k -> cpu.put(k, new ArrayList<>()));
             if (!statements) System.out.println("pg_stat_statements is not loaded: no breakdown by statement");
             // warm-up, untimed: the table's pages in the cache and every JIT, for every phase alike
             for (Runnable phase : phases.values()) phase.run();
             List<String> names = new ArrayList<>(phases.keySet());
-            for (int rep = 1; rep <= reps; rep++) {
+            for (int rep = 1; rep <= a.reps(); rep++) {
                 System.out.printf("run %d%n", rep);
                 for (int i = 0; i < names.size(); i++) {
                     // each run starts at another phase, so none always follows the same one
@@ -116,7 +111,7 @@ public final class VerifyAllBenchmark {
             System.out.println();
             System.out.printf(
                     "rows %,d over %d hours; %d runs; %d threads; Postgres CPU, medians:%n",
-                    rows, hours, reps, threads);
+                    a.rows(), a.hours(), a.reps(), a.threads());
             double md5 = CopyBenchmark.median(cpu.get(names.get(0)));
             double prints = CopyBenchmark.median(cpu.get(names.get(1)));
             double all = CopyBenchmark.median(cpu.get(names.get(2)));

@@ -57,13 +57,9 @@ public final class VerifyBenchmark {
     static final String TABLE = "bench_room_events";
 
     public static void main(String[] args) throws Exception {
-        String endpoint = args[0];
-        int rows = Integer.parseInt(args[1]);
-        int hours = Integer.parseInt(args[2]);
-        int reps = Integer.parseInt(args[3]);
-        int threads = Integer.parseInt(args[4]);
+        BenchArgs a = BenchArgs.of(args);
         Map<String, String> base = new HashMap<>(
-                Map.of("source.table", TABLE, "target.table", "bench_verify", "target.endpoint", endpoint));
+                Map.of("source.table", TABLE, "target.table", "bench_verify", "target.endpoint", a.endpoint()));
         MigrationConfig plain = new ConfigLoader(System.getenv()).load(null, base);
         String url = plain.source().jdbcUrl();
         base.put(
@@ -71,9 +67,9 @@ public final class VerifyBenchmark {
                 url + (url.contains("?") ? "&" : "?") + "socketFactory=" + CountingSocketFactory.class.getName());
         MigrationConfig config = new ConfigLoader(System.getenv()).load(null, base);
 
-        List<Slot> slots = hoursBefore(END, hours);
-        try (DynamoDbClient dynamo = DynamoClients.create(config.target(), endpoint, threads * 4, List.of())) {
-            SourceTable source = prepare(config, dynamo, endpoint, rows, hours);
+        List<Slot> slots = hoursBefore(END, a.hours());
+        try (DynamoDbClient dynamo = DynamoClients.create(config.target(), a.endpoint(), a.threads() * 4, List.of())) {
+            SourceTable source = prepare(config, dynamo, a.endpoint(), a.rows(), a.hours());
             String t = config.target().table();
 
             Verifier verifier = new Verifier(config, source, dynamo, InFlight.settle(Duration.ZERO));
@@ -81,8 +77,8 @@ public final class VerifyBenchmark {
             List<Double> serverCpu = new ArrayList<>();
             List<Double> hourlyS = new ArrayList<>();
             List<Double> hourlyCpu = new ArrayList<>();
-            List<List<Slot>> spans = verifier.spans(slots, threads);
-            System.out.printf("%d hours in %d spans, one query each (what verify does)%n", hours, spans.size());
+            List<List<Slot>> spans = verifier.spans(slots, a.threads());
+            System.out.printf("%d hours in %d spans, one query each (what verify does)%n", a.hours(), spans.size());
             List<Double> md5Cpu = new ArrayList<>();
             Md5Baseline md5 = new Md5Baseline(source);
             List<Double> naiveS = new ArrayList<>();
@@ -93,13 +89,13 @@ public final class VerifyBenchmark {
             // warm-up, untimed: both JVMs' JIT and DynamoDB Local's page cache, for every phase alike
             List<Slot> few = slots.subList(0, Math.min(12, slots.size()));
             NaiveHasher warm = new NaiveHasher(source, config, verifier);
-            perSlot(few, threads, verifier::open, verifier::postgresSide);
-            perSpan(verifier.spans(few, threads), threads, verifier::open, verifier::postgresSide);
-            perSlot(few, threads, verifier::open, warm::fingerprint);
-            perSpan(verifier.spans(few, threads), threads, verifier::open, md5::sum);
-            perSlot(few, threads, () -> null, (c, s) -> verifier.dynamoSide(s));
-            rawQueries(dynamo, t, few, threads);
-            for (int rep = 1; rep <= reps; rep++) {
+            perSlot(few, a.threads(), verifier::open, verifier::postgresSide);
+            perSpan(verifier.spans(few, a.threads()), a.threads(), verifier::open, verifier::postgresSide);
+            perSlot(few, a.threads(), verifier::open, warm::fingerprint);
+            perSpan(verifier.spans(few, a.threads()), a.threads(), verifier::open, md5::sum);
+            perSlot(few, a.threads(), () -> null, (c, s) -> verifier.dynamoSide(s));
+            rawQueries(dynamo, t, few, a.threads());
+            for (int rep = 1; rep <= a.reps(); rep++) {
                 // spans and a query an hour alternate which goes first, so neither always meets a warmer cache
                 Map<Slot, Fingerprint> server = null;
                 Map<Slot, Fingerprint> hourly = null;
@@ -108,7 +104,7 @@ public final class VerifyBenchmark {
                         long b0 = CountingSocketFactory.RECEIVED.get();
                         CpuMeter.Sample c0 = CpuMeter.sample();
                         long t1 = System.nanoTime();
-                        server = perSpan(spans, threads, verifier::open, verifier::postgresSide);
+                        server = perSpan(spans, a.threads(), verifier::open, verifier::postgresSide);
                         serverS.add((System.nanoTime() - t1) / 1e9);
                         serverCpu.add(CpuMeter.seconds(c0, CpuMeter.sample(), "Postgres"));
                         serverBytes = CountingSocketFactory.RECEIVED.get() - b0;
@@ -116,7 +112,7 @@ public final class VerifyBenchmark {
                     } else {
                         CpuMeter.Sample ch = CpuMeter.sample();
                         long th = System.nanoTime();
-                        hourly = perSlot(slots, threads, verifier::open, verifier::postgresSide);
+                        hourly = perSlot(slots, a.threads(), verifier::open, verifier::postgresSide);
                         hourlyS.add((System.nanoTime() - th) / 1e9);
                         hourlyCpu.add(CpuMeter.seconds(ch, CpuMeter.sample(), "Postgres"));
                     }
@@ -124,16 +120,16 @@ public final class VerifyBenchmark {
                 if (!hourly.equals(server)) throw new IllegalStateException("span and hourly fingerprints differ");
 
                 CpuMeter.Sample c1 = CpuMeter.sample();
-                Map<Slot, Fingerprint> sums = perSpan(spans, threads, verifier::open, md5::sum);
+                Map<Slot, Fingerprint> sums = perSpan(spans, a.threads(), verifier::open, md5::sum);
                 md5Cpu.add(CpuMeter.seconds(c1, CpuMeter.sample(), "Postgres"));
                 long summed =
                         sums.values().stream().mapToLong(Fingerprint::count).sum();
-                if (summed != rows) throw new IllegalStateException("md5 baseline counted " + summed + " rows");
+                if (summed != a.rows()) throw new IllegalStateException("md5 baseline counted " + summed + " rows");
 
                 NaiveHasher naive = new NaiveHasher(source, config, verifier);
                 long b1 = CountingSocketFactory.RECEIVED.get();
                 long t2 = System.nanoTime();
-                Map<Slot, Fingerprint> client = perSlot(slots, threads, verifier::open, naive::fingerprint);
+                Map<Slot, Fingerprint> client = perSlot(slots, a.threads(), verifier::open, naive::fingerprint);
                 naiveS.add((System.nanoTime() - t2) / 1e9);
                 naiveBytes = CountingSocketFactory.RECEIVED.get() - b1;
                 if (!server.equals(client)) throw new IllegalStateException("server and client fingerprints differ");
@@ -143,15 +139,15 @@ public final class VerifyBenchmark {
                     if ((phase + rep) % 2 == 0) {
                         long t3 = System.nanoTime();
                         Map<Slot, Fingerprint> items =
-                                perSlot(slots, threads, () -> null, (c, s) -> verifier.dynamoSide(s));
-                        verifierRate.add(rows / ((System.nanoTime() - t3) / 1e9));
+                                perSlot(slots, a.threads(), () -> null, (c, s) -> verifier.dynamoSide(s));
+                        verifierRate.add(a.rows() / ((System.nanoTime() - t3) / 1e9));
                         if (!items.equals(server))
                             throw new IllegalStateException("DynamoDB and Postgres fingerprints differ");
                     } else {
                         long t4 = System.nanoTime();
-                        long counted = rawQueries(dynamo, t, slots, threads);
-                        ceilingRate.add(rows / ((System.nanoTime() - t4) / 1e9));
-                        if (counted != rows) throw new IllegalStateException("ceiling read " + counted + " items");
+                        long counted = rawQueries(dynamo, t, slots, a.threads());
+                        ceilingRate.add(a.rows() / ((System.nanoTime() - t4) / 1e9));
+                        if (counted != a.rows()) throw new IllegalStateException("ceiling read " + counted + " items");
                     }
                 }
                 System.out.printf(
@@ -176,7 +172,9 @@ public final class VerifyBenchmark {
             double v = CopyBenchmark.median(verifierRate);
             double x = CopyBenchmark.median(ceilingRate);
             System.out.println();
-            System.out.printf("rows %,d over %d slots; %d runs; %d threads; medians:%n", rows, hours, reps, threads);
+            System.out.printf(
+                    "rows %,d over %d slots; %d runs; %d threads; medians:%n",
+                    a.rows(), a.hours(), a.reps(), a.threads());
             System.out.printf(
                     "  postgres, server-side fingerprint   %,14d bytes  %6.1f s   %s%n", serverBytes, s, serverS);
             System.out.printf(
@@ -194,7 +192,7 @@ public final class VerifyBenchmark {
             System.out.printf(
                     "  server-side fingerprint %,.0f rows/s; recorded before the jsonb-text encoding %,.0f rows/s"
                             + " (1,000,000 rows in 14.9 s): %.1fx   (goal >= 4x)%n",
-                    rows / s, RECORDED_ROWS_PER_S, rows / s / RECORDED_ROWS_PER_S);
+                    a.rows() / s, RECORDED_ROWS_PER_S, a.rows() / s / RECORDED_ROWS_PER_S);
             System.out.printf(
                     "  bytes naive / server-side = %,.0fx   (goal >= 100x); time naive / server-side = %.2fx%n",
                     (double) naiveBytes / serverBytes, n / s);
