@@ -8,8 +8,10 @@ import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntPredicate;
@@ -54,6 +56,14 @@ final class BenchSteps {
                 .mapToLong(i -> values[i])
                 .sorted()
                 .toArray();
+    }
+
+    /** {@code count} choices among {@code choices}, each drawn at random: the mode of each write, in the same run. */
+    static <T> T[] drawn(T[] choices, int count) {
+        T[] out = Arrays.copyOf(choices, count);
+        for (int i = 0; i < count; i++)
+            out[i] = choices[ThreadLocalRandom.current().nextInt(choices.length)];
+        return out;
     }
 
     /** The median of sorted values. */

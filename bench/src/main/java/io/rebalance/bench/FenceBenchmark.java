@@ -128,10 +128,8 @@ public final class FenceBenchmark {
         long mxBefore = nextMultixact(url);
         int total = rate * seconds;
         long[] micros = new long[total];
-        Mode[] modeOf = new Mode[total];
         Mode[] modes = Mode.values();
-        for (int i = 0; i < total; i++)
-            modeOf[i] = modes[ThreadLocalRandom.current().nextInt(modes.length)];
+        Mode[] modeOf = BenchSteps.drawn(modes, total);
         AtomicLong next = new AtomicLong();
         long intervalNanos = 1_000_000_000L / rate;
         long start = System.nanoTime() + 50_000_000L;

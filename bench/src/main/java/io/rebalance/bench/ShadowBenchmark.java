@@ -177,10 +177,8 @@ public final class ShadowBenchmark {
             throws Exception {
         int total = rate * seconds;
         long[] micros = new long[total];
-        Mode[] modeOf = new Mode[total];
         Mode[] modes = Mode.values();
-        for (int i = 0; i < total; i++)
-            modeOf[i] = modes[ThreadLocalRandom.current().nextInt(modes.length)];
+        Mode[] modeOf = BenchSteps.drawn(modes, total);
         Map<Mode, AtomicLong> dynamoReads = new EnumMap<>(Mode.class);
         for (Mode m : modes) dynamoReads.put(m, new AtomicLong());
         Map<ShadowOutcome, AtomicLong> outcomes = new ConcurrentHashMap<>();
