@@ -17,7 +17,7 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntPredicate;
 import java.util.stream.IntStream;
 
-/** The steps the cutover benchmarks share: a command that must succeed, and a wait for a condition. */
+/** The steps the benchmarks share: flags from settings, a fresh table, a command that must succeed, a wait, draws. */
 final class BenchSteps {
     private BenchSteps() {}
 

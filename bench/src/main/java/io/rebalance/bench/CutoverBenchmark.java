@@ -1,39 +1,24 @@
 package io.rebalance.bench;
 
 import static io.rebalance.bench.BenchSteps.check;
-import static io.rebalance.bench.BenchSteps.until;
 
-import io.rebalance.cdc.Tail;
-import io.rebalance.cdc.TailPreflight;
 import io.rebalance.cli.RebalanceCommand;
 import io.rebalance.client.GuardSettings;
-import io.rebalance.core.config.ConfigLoader;
-import io.rebalance.core.config.ConfigValidator;
 import io.rebalance.core.config.MigrationConfig;
-import io.rebalance.core.dynamo.SlotIndex;
-import io.rebalance.core.dynamo.TargetTable;
-import io.rebalance.core.redis.RedisScan;
-import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
 import io.rebalance.local.DelayProxy;
 import io.rebalance.local.RoomEventsGenerator;
-import io.rebalance.ops.Connections;
 import io.rebalance.protocol.route.Target;
 import io.rebalance.sim.AppSimulator;
 import io.rebalance.sim.CutoverCycles;
 import io.rebalance.sim.Percentiles;
 import java.io.PrintStream;
-import java.sql.Connection;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import redis.clients.jedis.UnifiedJedis;
@@ -72,42 +57,19 @@ public final class CutoverBenchmark {
 
     private static void measure(String endpoint, int rows, int cycles, int baselineCycles, int seconds, long delayMs)
             throws Exception {
-        Map<String, String> settings = new LinkedHashMap<>();
-        settings.put("source.table", TABLE);
-        settings.put("target.table", TABLE);
-        settings.put("target.endpoint", endpoint);
-        settings.put("redis.prefix", PREFIX);
-        settings.put("tail.slotName", TABLE);
-        settings.put("tail.publication", TABLE);
-        settings.put("cutover.pgFence", "public." + TABLE + "_fence");
-        settings.put("cutover.dynamoFence", TABLE + "_fence");
+        Map<String, String> settings = CutoverStage.settings(TABLE, PREFIX, endpoint);
         // FENCE_STRIPES: the DynamoDB fence's items (ADR 19), 1 unless set
         settings.put("cutover.dynamoFenceStripes", System.getenv().getOrDefault("FENCE_STRIPES", "1"));
-        MigrationConfig config = ConfigValidator.validate(new ConfigLoader(System.getenv()).load(null, settings));
-        List<String> cli = BenchSteps.flags(settings);
-        SourceSession session = new SourceSession(config.source());
         PrintStream out = System.out;
-
-        try (Connections services = new Connections(config, 64)) {
-            UnifiedJedis redis = services.redis();
-            DynamoDbClient dynamo = services.dynamo();
-            for (String k : RedisScan.keys(redis, PREFIX)) redis.del(k);
-            try (Connection c = session.open();
-                    Statement st = c.createStatement()) {
-                dropPostgres(c, st);
-                RoomEventsGenerator.create(c, TABLE, rows, Instant.parse("2024-10-20T00:00:00Z"), 48, 5);
-            }
-            SourceTable source;
-            try (Connection c = session.open()) {
-                source = SourceTable.inspect(c, config);
-            }
-            TargetTable.create(dynamo, TABLE, source.key(), SlotIndex.of(config.target()));
-            ExecutorService thread = Executors.newSingleThreadExecutor();
-            Tail tail = new Tail(config, source, dynamo, redis, "bench-tail");
-            Future<?> tailRun = thread.submit(() -> {
-                tail.run();
-                return null;
-            });
+        try (CutoverStage stage = CutoverStage.start(
+                settings,
+                st -> RoomEventsGenerator.create(
+                        st.getConnection(), TABLE, rows, Instant.parse("2024-10-20T00:00:00Z"), 48, 5))) {
+            MigrationConfig config = stage.config;
+            List<String> cli = stage.flags;
+            SourceTable source = stage.source;
+            UnifiedJedis redis = stage.redis();
+            DynamoDbClient dynamo = stage.dynamo();
             GuardSettings guard = new GuardSettings(
                     PREFIX,
                     Duration.ofSeconds(5),
@@ -116,16 +78,8 @@ public final class CutoverBenchmark {
                     config.cutover().dynamoFence());
             try (AppSimulator app = new AppSimulator(config, source, redis, dynamo, guard)) {
                 CutoverCycles setup = new CutoverCycles(cli, app, out, RebalanceCommand::execute);
-                until(() -> {
-                    try (Connection c = session.open()) {
-                        return TailPreflight.slot(c, TABLE).active();
-                    }
-                });
-                check(setup.command(List.of("cutover", "--prepare")));
                 long t0 = System.nanoTime();
-                check(setup.command(List.of("copy", "--no-progress")));
-                check(setup.command(List.of("verify", "--all")));
-                until(() -> setup.command(List.of("cutover", "--dry-run")).exitCode() == 0);
+                stage.copied(setup, List.of("cutover", "--dry-run"));
                 out.printf(
                         "%,d rows over 48 hourly slots copied and verified in %.0f s%n",
                         rows, (System.nanoTime() - t0) / 1e9);
@@ -255,15 +209,6 @@ public final class CutoverBenchmark {
                 }
                 app.staleReads().forEach(out::println);
                 app.errors().forEach(out::println);
-            } finally {
-                tail.close();
-                tailRun.get(60, TimeUnit.SECONDS);
-                thread.shutdownNow();
-                try (Connection c = session.open();
-                        Statement st = c.createStatement()) {
-                    until(() -> !TailPreflight.slot(c, TABLE).active());
-                    dropPostgres(c, st);
-                }
             }
         }
     }
@@ -340,13 +285,5 @@ public final class CutoverBenchmark {
         by.forEach((step, ms) -> out.put(
                 step, Percentiles.of(ms.stream().mapToLong(Long::longValue).toArray(), 0.5)));
         return out;
-    }
-
-    private static void dropPostgres(Connection c, Statement st) throws Exception {
-        if (TailPreflight.slot(c, TABLE).exists()) st.execute("SELECT pg_drop_replication_slot('" + TABLE + "')");
-        st.execute("DROP PUBLICATION IF EXISTS " + TABLE);
-        st.execute("DROP TABLE IF EXISTS " + TABLE);
-        st.execute("DROP FUNCTION IF EXISTS public." + TABLE + "_fence_check() CASCADE"); // the fence's trigger
-        st.execute("DROP TABLE IF EXISTS public." + TABLE + "_fence");
     }
 }

@@ -1,41 +1,23 @@
 package io.rebalance.bench;
 
 import static io.rebalance.bench.BenchSteps.check;
-import static io.rebalance.bench.BenchSteps.until;
 
-import io.rebalance.cdc.Tail;
-import io.rebalance.cdc.TailPreflight;
 import io.rebalance.cli.RebalanceCommand;
 import io.rebalance.client.GuardSettings;
-import io.rebalance.core.config.ConfigLoader;
-import io.rebalance.core.config.ConfigValidator;
 import io.rebalance.core.config.MigrationConfig;
-import io.rebalance.core.dynamo.SlotIndex;
-import io.rebalance.core.dynamo.TargetTable;
-import io.rebalance.core.redis.RedisScan;
-import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
-import io.rebalance.ops.Connections;
 import io.rebalance.protocol.route.Target;
 import io.rebalance.sim.CutoverCycles;
 import io.rebalance.sim.Percentiles;
 import io.rebalance.sim.TenantSimulator;
 import java.io.PrintStream;
-import java.sql.Connection;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.IntStream;
-import redis.clients.jedis.UnifiedJedis;
-import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
  * One part's cutover beside the others' writes: a table of 20 tenants, the pilot (tenant 1) one part and the other 19
@@ -59,64 +41,22 @@ public final class PartedCutoverBenchmark {
         int rowsPerTenant = Integer.parseInt(args[1]);
         int cycles = Integer.parseInt(args[2]);
         int seconds = Integer.parseInt(args[3]);
-        Map<String, String> settings = new LinkedHashMap<>();
-        settings.put("source.table", TABLE);
-        settings.put("target.table", TABLE);
-        settings.put("target.endpoint", endpoint);
-        settings.put("redis.prefix", PREFIX);
-        settings.put("tail.slotName", TABLE);
-        settings.put("tail.publication", TABLE);
+        Map<String, String> settings = CutoverStage.settings(TABLE, PREFIX, endpoint);
         settings.put("slots.timeFrom", "column");
         settings.put("slots.timeColumn", "created_at");
-        settings.put("cutover.pgFence", "public." + TABLE + "_fence");
-        settings.put("cutover.dynamoFence", TABLE + "_fence");
         settings.put("cutover.parts", PARTS);
-        MigrationConfig config = ConfigValidator.validate(new ConfigLoader(System.getenv()).load(null, settings));
-        List<String> cli = BenchSteps.flags(settings);
-        SourceSession session = new SourceSession(config.source());
         PrintStream out = System.out;
-        try (Connections services = new Connections(config, 64)) {
-            UnifiedJedis redis = services.redis();
-            DynamoDbClient dynamo = services.dynamo();
-            for (String k : RedisScan.keys(redis, PREFIX)) redis.del(k);
-            try (Connection c = session.open();
-                    Statement st = c.createStatement()) {
-                if (TailPreflight.slot(c, TABLE).exists())
-                    st.execute("SELECT pg_drop_replication_slot('" + TABLE + "')");
-                st.execute("DROP PUBLICATION IF EXISTS " + TABLE);
-                st.execute("DROP TABLE IF EXISTS " + TABLE);
-                st.execute("DROP FUNCTION IF EXISTS public." + TABLE + "_fence_part_check() CASCADE");
-                st.execute("DROP FUNCTION IF EXISTS public." + TABLE + "_fence_check() CASCADE");
-                st.execute("DROP TABLE IF EXISTS public." + TABLE + "_fence");
-                st.execute("CREATE TABLE " + TABLE + " (tenant_id int NOT NULL, id bigint NOT NULL, seq bigint NOT"
-                        + " NULL, created_at timestamptz NOT NULL, PRIMARY KEY (tenant_id, id))");
-                st.execute("INSERT INTO " + TABLE + " SELECT t, i, 1, timestamptz '2024-10-20 00:00Z' + i * interval '"
-                        + (48 * 3600 / rowsPerTenant) + " seconds' FROM generate_series(1, " + TENANTS
-                        + ") t, generate_series(1, " + rowsPerTenant + ") i");
-            }
-            SourceTable source;
-            try (Connection c = session.open()) {
-                source = SourceTable.inspect(c, config);
-            }
-            TargetTable.create(dynamo, TABLE, source.key(), SlotIndex.of(config.target()));
-            ExecutorService thread = Executors.newSingleThreadExecutor();
-            Tail tail = new Tail(config, source, dynamo, redis, "bench-tail");
-            Future<?> tailRun = thread.submit(() -> {
-                tail.run();
-                return null;
-            });
-            CutoverCycles commands = new CutoverCycles(cli, null, out, RebalanceCommand::execute);
-            until(() -> {
-                try (Connection c = session.open()) {
-                    return TailPreflight.slot(c, TABLE).active();
-                }
-            });
-            check(commands.command(List.of("cutover", "--prepare")));
-            check(commands.command(List.of("copy", "--no-progress")));
-            check(commands.command(List.of("verify", "--all")));
-            until(() -> commands.command(List.of("cutover", "--dry-run", "--part", "pilot"))
-                            .exitCode()
-                    == 0);
+        try (CutoverStage stage = CutoverStage.start(settings, st -> {
+            st.execute("CREATE TABLE " + TABLE + " (tenant_id int NOT NULL, id bigint NOT NULL, seq bigint NOT"
+                    + " NULL, created_at timestamptz NOT NULL, PRIMARY KEY (tenant_id, id))");
+            st.execute("INSERT INTO " + TABLE + " SELECT t, i, 1, timestamptz '2024-10-20 00:00Z' + i * interval '"
+                    + (48 * 3600 / rowsPerTenant) + " seconds' FROM generate_series(1, " + TENANTS
+                    + ") t, generate_series(1, " + rowsPerTenant + ") i");
+        })) {
+            MigrationConfig config = stage.config;
+            SourceTable source = stage.source;
+            CutoverCycles commands = new CutoverCycles(stage.flags, null, out, RebalanceCommand::execute);
+            stage.copied(commands, List.of("cutover", "--dry-run", "--part", "pilot"));
             GuardSettings guard = new GuardSettings(
                             PREFIX,
                             Duration.ofSeconds(5),
@@ -126,7 +66,15 @@ public final class PartedCutoverBenchmark {
                     .withParts(TABLE, config.cutover().partMap());
             List<Integer> others = IntStream.rangeClosed(2, TENANTS).boxed().toList();
             try (TenantSimulator app = new TenantSimulator(
-                            TABLE, source, session, TABLE, redis, dynamo, guard, source.codec(config.target()), TENANTS)
+                            TABLE,
+                            source,
+                            stage.session,
+                            TABLE,
+                            stage.redis(),
+                            stage.dynamo(),
+                            guard,
+                            source.codec(config.target()),
+                            TENANTS)
                     .start(300, 50, 11)) {
                 out.printf(
                         "%d tenants x %,d rows; the pilot (tenant 1) is one part, the other %d the rest; 300 writes/s%n",
@@ -183,10 +131,6 @@ public final class PartedCutoverBenchmark {
                         problems.isEmpty() ? "yes" : "NO " + problems,
                         app.staleReads().size(),
                         app.failed());
-            } finally {
-                tail.close();
-                tailRun.get(60, TimeUnit.SECONDS);
-                thread.shutdownNow();
             }
         }
     }

@@ -90,7 +90,7 @@ public final class AppSimulator implements AutoCloseable {
     private final ReentrantReadWriteLock gate = new ReentrantReadWriteLock();
     private final StoreSeqs stores;
     private final Readers reading;
-    private final List<String> errors = new ArrayList<>();
+    private final FirstErrors errors = new FirstErrors();
     private final Latencies writeLatency = new Latencies();
     private ScheduledExecutorService threads;
     /** Each writer keeps its own Postgres connection; {@link #close} closes them once the threads stop. */
@@ -111,7 +111,7 @@ public final class AppSimulator implements AutoCloseable {
         this.guard = new WriteGuard(redis, dynamo, g);
         this.router = new Router(redis, g.prefix());
         this.stores = new StoreSeqs(session, table, dynamo, targetTable, codec);
-        this.reading = new Readers(ledger, router, scope, stores, this::error);
+        this.reading = new Readers(ledger, router, scope, stores, errors::add);
     }
 
     /** Reads every event already in Postgres into the ledger, then starts writing and reading. */
@@ -180,9 +180,7 @@ public final class AppSimulator implements AutoCloseable {
 
     /** The first failures of writes and reads, with their reasons. */
     public List<String> errors() {
-        synchronized (errors) {
-            return List.copyOf(errors);
-        }
+        return errors.list();
     }
 
     /** Guarded write latencies (lease wait included) since the last call, in microseconds. */
@@ -233,12 +231,6 @@ public final class AppSimulator implements AutoCloseable {
         }
     }
 
-    private void error(String what) {
-        synchronized (errors) {
-            if (errors.size() < 20) errors.add(what);
-        }
-    }
-
     /** One writer thread's work: one guarded write per tick, on its own Postgres connection. */
     private final class Writer implements Runnable {
         private final Random random;
@@ -280,7 +272,7 @@ public final class AppSimulator implements AutoCloseable {
                 ledger.acknowledged(theId, entry, where, insert);
             } catch (Exception e) {
                 ledger.failed(entry);
-                error("write of " + theId + " failed: " + e);
+                errors.add("write of " + theId + " failed: " + e);
                 pg = StoreSeqs.closeQuietly(pg); // its state is unknown; the next write opens a fresh connection
             }
         }
@@ -333,25 +325,9 @@ public final class AppSimulator implements AutoCloseable {
                     values[i] = text.getOrDefault(cols.get(i).name(), "1"); // seq starts at 1
                 }
                 Map<String, AttributeValue> item = codec.encode(new SourceRow(id, values));
-                write = TransactWriteItem.builder()
-                        .put(Put.builder()
-                                .tableName(targetTable)
-                                .item(item)
-                                .conditionExpression("attribute_not_exists(#s)")
-                                .expressionAttributeNames(Map.of("#s", SEQ))
-                                .build())
-                        .build();
+                write = SeqWrites.insert(targetTable, item);
             } else {
-                write = TransactWriteItem.builder()
-                        .update(Update.builder()
-                                .tableName(targetTable)
-                                .key(codec.key(id))
-                                .updateExpression("SET #s = #s + :one")
-                                .conditionExpression("attribute_exists(#s)")
-                                .expressionAttributeNames(Map.of("#s", SEQ))
-                                .expressionAttributeValues(Map.of(":one", AttributeValue.fromN("1")))
-                                .build())
-                        .build();
+                write = SeqWrites.increment(targetTable, codec.key(id));
             }
             if (permit != null) permit.writeDynamo(dynamo, write);
             else if (insert) {

@@ -29,10 +29,7 @@ import java.util.function.IntFunction;
 import redis.clients.jedis.UnifiedJedis;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
-import software.amazon.awssdk.services.dynamodb.model.Delete;
-import software.amazon.awssdk.services.dynamodb.model.Put;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
-import software.amazon.awssdk.services.dynamodb.model.Update;
 
 /**
  * An application on a multi-tenant table {@code (tenant_id int, id bigint, seq bigint, created_at timestamptz,
@@ -42,7 +39,6 @@ import software.amazon.awssdk.services.dynamodb.model.Update;
  * A read that started after a write was acknowledged must see it, whichever store it reads.
  */
 public final class TenantSimulator implements AutoCloseable {
-    private static final Map<String, String> SEQ = Map.of("#s", "seq");
     private static final DateTimeFormatter TS =
             DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSSSSS'+00'").withZone(ZoneOffset.UTC);
 
@@ -76,7 +72,7 @@ public final class TenantSimulator implements AutoCloseable {
     private final AtomicLong failed = new AtomicLong();
     private final AtomicLong reads = new AtomicLong();
     private final List<String> stale = new ArrayList<>();
-    private final List<String> errors = new ArrayList<>();
+    private final FirstErrors errors = new FirstErrors();
     private ScheduledExecutorService threads;
     private final List<Writer> writers = new ArrayList<>();
     /** Each tenant's acknowledged write latencies, lease wait included, in microseconds. */
@@ -162,9 +158,7 @@ public final class TenantSimulator implements AutoCloseable {
     }
 
     public List<String> errors() {
-        synchronized (errors) {
-            return List.copyOf(errors);
-        }
+        return errors.list();
     }
 
     /**
@@ -223,7 +217,7 @@ public final class TenantSimulator implements AutoCloseable {
                 }
             }
         } catch (Exception e) {
-            error("read of " + k + " failed: " + e);
+            errors.add("read of " + k + " failed: " + e);
         }
     }
 
@@ -245,12 +239,6 @@ public final class TenantSimulator implements AutoCloseable {
 
     private Map<String, AttributeValue> dynamoKey(int tenant, long id) {
         return codec.key(source.key().text(List.of(Integer.toString(tenant), Long.toString(id))));
-    }
-
-    private void error(String what) {
-        synchronized (errors) {
-            if (errors.size() < 20) errors.add(what);
-        }
     }
 
     /** One tenant's writer: its rows are written by it alone, one write at a time, on its own connection. */
@@ -301,7 +289,7 @@ public final class TenantSimulator implements AutoCloseable {
                 row.unknown = true; // it may have landed or not
                 if (insert) add(k, row);
                 live.remove(Long.valueOf(id)); // never written again: its state stays unknown
-                error("write of " + k + " failed: " + e);
+                errors.add("write of " + k + " failed: " + e);
                 pg = StoreSeqs.closeQuietly(pg);
             } finally {
                 row.writing = false;
@@ -348,34 +336,11 @@ public final class TenantSimulator implements AutoCloseable {
                     values[i] = text.get(cols.get(i).name());
                 Map<String, AttributeValue> item = codec.encode(
                         new SourceRow(source.key().text(List.of(Integer.toString(tenant), Long.toString(id))), values));
-                write = TransactWriteItem.builder()
-                        .put(Put.builder()
-                                .tableName(targetTable)
-                                .item(item)
-                                .conditionExpression("attribute_not_exists(#s)")
-                                .expressionAttributeNames(SEQ)
-                                .build())
-                        .build();
+                write = SeqWrites.insert(targetTable, item);
             } else if (delete) {
-                write = TransactWriteItem.builder()
-                        .delete(Delete.builder()
-                                .tableName(targetTable)
-                                .key(key)
-                                .conditionExpression("attribute_exists(#s)")
-                                .expressionAttributeNames(SEQ)
-                                .build())
-                        .build();
+                write = SeqWrites.delete(targetTable, key);
             } else {
-                write = TransactWriteItem.builder()
-                        .update(Update.builder()
-                                .tableName(targetTable)
-                                .key(key)
-                                .updateExpression("SET #s = #s + :one")
-                                .conditionExpression("attribute_exists(#s)")
-                                .expressionAttributeNames(SEQ)
-                                .expressionAttributeValues(Map.of(":one", AttributeValue.fromN("1")))
-                                .build())
-                        .build();
+                write = SeqWrites.increment(targetTable, key);
             }
             permit.writeDynamo(dynamo, write);
         }
