@@ -13,8 +13,9 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * House rules read from the sources, where ArchUnit does not look: small files, and Redis keys joined from the prefix
- * only in the keyspace. Runs over every module's main sources, from the repository root (this module's parent).
+ * House rules read from the sources, where ArchUnit does not look: small files, Redis keys joined from the prefix only
+ * in the keyspace, and every main file named in its module's README (the map of files to roles a newcomer reads).
+ * Runs over every module's main sources, from the repository root (this module's parent).
  */
 class SourceRulesTest {
     private static final Path ROOT = Path.of("").toAbsolutePath().getParent();
@@ -57,6 +58,37 @@ class SourceRulesTest {
                 .isTrue();
         assertThat(KEY_JOIN.matcher("\"under prefix \" + prefix + \" (\" + n").find())
                 .isFalse();
+    }
+
+    @Test
+    void everyMainFileIsNamedInItsModulesReadme() {
+        List<String> unnamed = new ArrayList<>();
+        for (Path f : mainSources()) {
+            Path module = ROOT.resolve(ROOT.relativize(f).getName(0));
+            Path readme = module.resolve("README.md");
+            String name = f.getFileName().toString();
+            if (!Files.exists(readme) || !namedIn(String.join("\n", lines(readme)), name))
+                unnamed.add(ROOT.relativize(f).toString());
+        }
+        assertThat(unnamed)
+                .as("main files their module's README.md does not name: give each a row saying its role")
+                .isEmpty();
+    }
+
+    @Test
+    void aFileIsNamedOnlyByItsWholeName() {
+        assertThat(namedIn("| `Tail.java` | the command |", "Tail.java")).isTrue();
+        assertThat(namedIn("`Tail` keeps the lease", "Tail.java")).isTrue();
+        assertThat(namedIn("| `TailLease.java` | the lease |", "Tail.java")).isFalse();
+        assertThat(namedIn("the tail's lease", "TailLease.java")).isFalse();
+    }
+
+    /** Whether {@code readme} names the file {@code name} ({@code X.java}) or its class {@code X} as a whole word. */
+    static boolean namedIn(String readme, String name) {
+        String simple = name.substring(0, name.length() - ".java".length());
+        return Pattern.compile("(?<![\\w.])" + Pattern.quote(simple) + "(\\.java)?(?![\\w])")
+                .matcher(readme)
+                .find();
     }
 
     private static List<Path> mainSources() {
