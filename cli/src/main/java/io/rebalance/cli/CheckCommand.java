@@ -75,16 +75,16 @@ final class CheckCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (rate != null && rate <= 0) {
+        if (rate != null && rate < 0) { // 0, as in mover.rateLimit, is no rate: the on-demand limits only
             throw new RebalanceException(
                     ErrorCode.CONFIG_INVALID,
-                    "--rate " + rate + " is not a rate; give rows per second above 0 (or leave it out to use"
+                    "--rate " + rate + " is not a rate; give rows per second, 0 for none (or leave it out to use"
                             + " mover.rateLimit)");
         }
-        if (parallel != null && parallel <= 0) {
+        if (parallel != null && (parallel < 1 || parallel > 64)) { // verify.parallel's range
             throw new RebalanceException(
                     ErrorCode.CONFIG_INVALID,
-                    "--parallel " + parallel + " is not a number of sessions; give 1 or more (or leave it out to use"
+                    "--parallel " + parallel + " is not a number of sessions; give 1 to 64 (or leave it out to use"
                             + " verify.parallel)");
         }
         MigrationConfig config = options.load();

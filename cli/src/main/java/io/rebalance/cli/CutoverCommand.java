@@ -2,7 +2,6 @@ package io.rebalance.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import io.rebalance.core.config.Durations;
 import io.rebalance.core.config.MigrationConfig;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.core.source.SourceTable;
@@ -99,7 +98,7 @@ final class CutoverCommand implements Callable<Integer> {
             paramLabel = "DURATION",
             description = "Abort (before the flip) when writes would be blocked longer; config cutover.maxWriteBlock,"
                     + " env REBALANCE_CUTOVER_MAX_WRITE_BLOCK (default 5s).")
-    String maxWriteBlock;
+    Duration maxWriteBlock;
 
     @Option(
             names = "--verify-all",
@@ -150,7 +149,7 @@ final class CutoverCommand implements Callable<Integer> {
                     + " --yes to close the window. [" + ErrorCode.CONFIG_INVALID + "]");
             return ErrorCode.CONFIG_INVALID.exitCode();
         }
-        Duration block = maxWriteBlock == null ? config.cutover().maxWriteBlock() : Durations.parse(maxWriteBlock);
+        Duration block = maxWriteBlock == null ? config.cutover().maxWriteBlock() : maxWriteBlock;
         String scope = config.cutover().scope();
         CutoverSettings settings = new CutoverSettings(
                 scope,
@@ -288,6 +287,12 @@ final class CutoverCommand implements Callable<Integer> {
             Map<String, Object> v = new LinkedHashMap<>();
             v.put("op", "prepare");
             v.put("scope", choice.base());
+            // "prepared" as for a table moved whole (each line named by its part), and the same lines by part
+            v.put(
+                    "prepared",
+                    prepared.entrySet().stream()
+                            .flatMap(p -> p.getValue().stream().map(line -> p.getKey() + ": " + line))
+                            .toList());
             v.put("parts", prepared);
             out.println(JSON.writeValueAsString(v));
         } else {

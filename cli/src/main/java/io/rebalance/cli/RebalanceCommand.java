@@ -1,6 +1,7 @@
 package io.rebalance.cli;
 
 import io.rebalance.core.config.ConfigLoader;
+import io.rebalance.core.config.Durations;
 import io.rebalance.core.redis.RedisConnector;
 import io.rebalance.core.source.SourceSession;
 import io.rebalance.cutover.CutoverHooks;
@@ -8,6 +9,7 @@ import io.rebalance.protocol.ErrorCode;
 import io.rebalance.protocol.RebalanceException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
@@ -98,6 +100,8 @@ public final class RebalanceCommand implements Runnable {
             ((CutoverCommand) cl.getSubcommands().get("cutover").getCommand()).hooks = hooks;
             PrintWriter errWriter = new PrintWriter(err, true);
             cl.setUsageHelpWidth(100);
+            // a duration flag reads the config's form; a bad one is picocli's parameter error naming the flag (exit 10)
+            cl.registerConverter(Duration.class, RebalanceCommand::duration);
             cl.setOut(new PrintWriter(out, true));
             cl.setErr(errWriter);
             cl.setParameterExceptionHandler((ex, a) -> {
@@ -125,6 +129,14 @@ public final class RebalanceCommand implements Runnable {
                 return ErrorCode.CONFIG_INVALID.exitCode();
             }
             return cl.execute(args);
+        }
+    }
+
+    private static Duration duration(String text) {
+        try {
+            return Durations.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.TypeConversionException(e.getMessage());
         }
     }
 

@@ -32,13 +32,13 @@ final class StopCommand implements Callable<Integer> {
     @Option(
             names = "--timeout",
             paramLabel = "DURATION",
+            defaultValue = "60s",
             description = "How long to wait for every process to release its slots (default ${DEFAULT-VALUE}).")
-    String timeout = "60s";
+    Duration timeout;
 
     @Override
     public Integer call() throws InterruptedException {
         MigrationConfig config = options.load();
-        Duration wait = Durations.parse(timeout);
         try (Connections c = new Connections(config, 2)) {
             RunState run = c.runState();
             var out = spec.commandLine().getOut();
@@ -49,7 +49,7 @@ final class StopCommand implements Callable<Integer> {
             }
             run.setStatus(RunStatus.TO_STOP);
             long leaseMs = config.mover().leaseTtl().toMillis();
-            long deadline = System.nanoTime() + wait.toNanos();
+            long deadline = System.nanoTime() + timeout.toNanos();
             while (System.nanoTime() < deadline) {
                 if (run.liveProcesses(leaseMs).isEmpty()) { // no keeper alive to settle it: settle it here
                     run.compareAndSet(RunStatus.TO_STOP, RunStatus.STOPPED);
@@ -64,7 +64,7 @@ final class StopCommand implements Callable<Integer> {
             }
             out.println(
                     "run " + run.name() + " is TO_STOP; some process still holds slots after "
-                            + timeout
+                            + Durations.format(timeout)
                             + " (see `rebalance status`). It stops after its current page; a dead one's leases expire by themselves");
             return ErrorCode.INTERRUPTED.exitCode();
         }

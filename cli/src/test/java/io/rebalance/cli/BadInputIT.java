@@ -86,6 +86,26 @@ class BadInputIT {
         assertRefused(copy("--set", "mover.wokers=3"), ErrorCode.CONFIG_INVALID, "mover.wokers", "mover.workers");
     }
 
+    /** A duration flag in another form is refused naming the flag, the value and the form, before anything runs. */
+    @Test
+    void aDurationFlagThatIsNoDuration() {
+        List<String> base = CliRun.base(services, table, prefix);
+        List<String> cutover = new ArrayList<>(List.of("cutover", "--max-write-block", "soon"));
+        cutover.addAll(base);
+        assertRefused(
+                CliRun.of(cutover.toArray(String[]::new)),
+                ErrorCode.CONFIG_INVALID,
+                "--max-write-block",
+                "'soon' is not a duration; write it like 500ms, 20s");
+        List<String> stop = new ArrayList<>(List.of("stop", "--timeout", "2 minutes"));
+        stop.addAll(base);
+        assertRefused(
+                CliRun.of(stop.toArray(String[]::new)),
+                ErrorCode.CONFIG_INVALID,
+                "--timeout",
+                "'2 minutes' is not a duration");
+    }
+
     @Test
     void aMissingTable() throws Exception {
         // a near name the database has is offered; the default's name (which the user may not have) is not

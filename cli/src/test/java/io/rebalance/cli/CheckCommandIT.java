@@ -250,13 +250,23 @@ class CheckCommandIT {
     }
 
     @Test
-    void aRateOrParallelismThatIsNoneIsRefusedNamingTheFlag() {
-        CliRun check = CliRun.of(flags(), "check", "--rate", "0");
+    void aRateOrParallelismOutOfRangeIsRefusedNamingTheFlag() {
+        CliRun check = CliRun.of(flags(), "check", "--rate", "-1");
         assertThat(check.exitCode()).isEqualTo(10);
-        assertThat(check.err()).contains("--rate 0 is not a rate");
-        CliRun sessions = CliRun.of(flags(), "check", "--parallel", "0");
-        assertThat(sessions.exitCode()).isEqualTo(10);
-        assertThat(sessions.err()).contains("--parallel 0 is not a number of sessions");
+        assertThat(check.err()).contains("--rate -1 is not a rate");
+        for (String n : new String[] {"0", "65"}) { // verify.parallel's range, 1 to 64
+            CliRun sessions = CliRun.of(flags(), "check", "--parallel", n);
+            assertThat(sessions.exitCode()).isEqualTo(10);
+            assertThat(sessions.err()).contains("--parallel " + n + " is not a number of sessions; give 1 to 64");
+        }
+    }
+
+    @Test
+    void aRateOfZeroIsNoRateAsInTheConfig() throws Exception {
+        OutOfRangeRows.create(services, table, 200);
+        CliRun zero = CliRun.of(flags(), "check", "--rate", "0");
+        assertThat(zero.exitCode()).as(zero.err()).isEqualTo(CheckCommand.BLOCKED); // the refused rows block
+        assertThat(zero.out()).contains("no rate limit set");
     }
 
     private static JsonNode finding(JsonNode findings, String check) {

@@ -79,6 +79,12 @@ class PartedPrepareIT {
             var tree = new com.fasterxml.jackson.databind.ObjectMapper().readTree(status.out());
             assertThat(tree.findValuesAsText("scope")).contains(table + "/pilot", table + "/early", table + "/rest");
             assertThat(tree.findPath("fenceTrigger").path("state").asText()).isEqualTo("ready");
+            CliRun again = CliRun.of(flags(PARTS), "cutover", "--prepare", "--json");
+            assertThat(again.exitCode()).as(again.out() + again.err()).isZero();
+            JsonSchemas.assertValid("cutover", again.out());
+            var json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(again.out());
+            assertThat(json.path("prepared").toString()).contains("pilot: route: SOURCE", "rest: route: SOURCE");
+            assertThat(json.path("parts").path("early").toString()).contains("route: SOURCE");
 
             CliRun noPart = CliRun.of(flags(PARTS), "cutover", "--dry-run");
             assertThat(noPart.exitCode()).as(noPart.out() + noPart.err()).isEqualTo(39);
