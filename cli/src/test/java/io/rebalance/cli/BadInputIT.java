@@ -89,21 +89,16 @@ class BadInputIT {
     /** A duration flag in another form is refused naming the flag, the value and the form, before anything runs. */
     @Test
     void aDurationFlagThatIsNoDuration() {
-        List<String> base = CliRun.base(services, table, prefix);
-        List<String> cutover = new ArrayList<>(List.of("cutover", "--max-write-block", "soon"));
-        cutover.addAll(base);
-        assertRefused(
-                CliRun.of(cutover.toArray(String[]::new)),
-                ErrorCode.CONFIG_INVALID,
-                "--max-write-block",
-                "'soon' is not a duration; write it like 500ms, 20s");
-        List<String> stop = new ArrayList<>(List.of("stop", "--timeout", "2 minutes"));
-        stop.addAll(base);
-        assertRefused(
-                CliRun.of(stop.toArray(String[]::new)),
-                ErrorCode.CONFIG_INVALID,
-                "--timeout",
-                "'2 minutes' is not a duration");
+        String[][] runs = {{"cutover", "--max-write-block", "soon"}, {"stop", "--timeout", "2 minutes"}};
+        for (String[] run : runs) {
+            List<String> args = new ArrayList<>(Arrays.asList(run));
+            args.addAll(CliRun.base(services, table, prefix));
+            assertRefused(
+                    CliRun.of(args.toArray(String[]::new)),
+                    ErrorCode.CONFIG_INVALID,
+                    "Invalid value for option '" + run[1] + "'",
+                    "'" + run[2] + "' is not a duration; write it like 500ms, 20s");
+        }
     }
 
     @Test
