@@ -43,7 +43,7 @@ fi
 
 if ! redis_ok; then
   say "starting Redis"
-  mkdir -p /var/lib/redis /var/log/redis
+  as_root mkdir -p /var/lib/redis /var/log/redis
   # an append-only file and no eviction: the cutover refuses a Redis that could lose its route (docs/redis.md)
   as_root redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly yes \
     --maxmemory-policy noeviction --dir /var/lib/redis --logfile /var/log/redis/ci.log

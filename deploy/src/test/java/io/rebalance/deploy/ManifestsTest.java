@@ -25,7 +25,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * The manifests of deploy/ as `kubectl kustomize` renders them: every object valid against the Kubernetes API's
  * schemas ({@link KubernetesSchemas}), a wrong field refused, and the choices docs/deploy.md explains held: the tail
  * neither restarted for standing by nor holding up a rollout, a grace period longer than each stop, configuration
- * from the ConfigMap and secrets only from the Secret, the alert rules the same as deploy/prometheus's.
+ * from the ConfigMap and secrets only from the Secret, the alert rules the same as deploy/prometheus's, every pod
+ * scraped under the job the alerts name, and the Jobs neither evicted nor tied to the base's image name.
  */
 class ManifestsTest {
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
@@ -170,6 +171,50 @@ class ManifestsTest {
                 YAML.readTree(DEPLOY.resolve("prometheus/rebalance-alerts.yml").toFile());
         assertThat(rule.at("/spec/groups")).isEqualTo(file.get("groups"));
         assertThat(((ArrayNode) file.at("/groups/0/rules")).size()).isGreaterThan(5);
+    }
+
+    @Test
+    void everyPodIsScrapedUnderTheJobTheAlertsName() throws Exception {
+        List<JsonNode> base = render("base");
+        JsonNode monitor = find(base, "PodMonitor", "rebalance").at("/spec");
+        String jobLabel = monitor.path("jobLabel").asText();
+        assertThat(jobLabel)
+                .as("without it the Operator names the job namespace/name")
+                .isNotEmpty();
+        JsonNode selector = monitor.at("/selector/matchLabels");
+        String job = null;
+        for (String k : List.of("base", "overlays/eks", "overlays/small", "jobs/verify", "jobs/cutover")) {
+            for (JsonNode o : render(k)) {
+                if (!List.of("Deployment", "Job").contains(o.path("kind").asText())) continue;
+                JsonNode labels = o.at("/spec/template/metadata/labels");
+                selector.fields().forEachRemaining(l -> assertThat(
+                                labels.path(l.getKey()).asText())
+                        .as(k + " " + o.at("/metadata/name").asText() + "'s pods, selected by the PodMonitor")
+                        .isEqualTo(l.getValue().asText()));
+                job = labels.path(jobLabel).asText();
+                assertThat(job).as(k + "'s job label").isEqualTo("rebalance");
+            }
+        }
+        assertThat(find(base, "PrometheusRule", "rebalance").at("/spec/groups").toString())
+                .contains("up{job=\\\"" + job + "\\\"}");
+    }
+
+    @Test
+    void theJobsRunUninterruptedOnTheImageTheirKustomizationNames() throws Exception {
+        for (String k : List.of("jobs/verify", "jobs/cutover")) {
+            JsonNode job = render(k).stream()
+                    .filter(o -> o.path("kind").asText().equals("Job"))
+                    .findFirst()
+                    .orElseThrow();
+            assertThat(job.at("/spec/template/metadata/annotations/cluster-autoscaler.kubernetes.io~1safe-to-evict")
+                            .asText())
+                    .as(k + ": an autoscaler's drain would end it half way")
+                    .isEqualTo("false");
+            String kustomization = Files.readString(DEPLOY.resolve(k).resolve("kustomization.yaml"));
+            assertThat(kustomization)
+                    .as(k + ": the registry's image is set here, as in the overlay")
+                    .contains("newName:");
+        }
     }
 
     /** {@code kubectl kustomize DIR}, each object of its output. */
