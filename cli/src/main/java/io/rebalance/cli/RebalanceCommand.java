@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import org.slf4j.bridge.SLF4JBridgeHandler;
 import picocli.AutoComplete;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -94,6 +95,7 @@ public final class RebalanceCommand implements Runnable {
             String[] args, PrintStream out, PrintStream err, CutoverHooks hooks, List<Class<?>> more) {
         boolean verbose =
                 Arrays.asList(args).contains("-v") || Arrays.asList(args).contains("--verbose");
+        bridgeJavaUtilLogging();
         {
             CommandLine cl = new CommandLine(RebalanceCommand.class);
             more.forEach(cl::addSubcommand);
@@ -130,6 +132,13 @@ public final class RebalanceCommand implements Runnable {
             }
             return cl.execute(args);
         }
+    }
+
+    /** java.util.logging's records (pgjdbc, the JDK) through logback, in the product's log layout; once a JVM. */
+    private static synchronized void bridgeJavaUtilLogging() {
+        if (SLF4JBridgeHandler.isInstalled()) return;
+        SLF4JBridgeHandler.removeHandlersForRootLogger(); // else the JDK's two-line format on stderr as well
+        SLF4JBridgeHandler.install();
     }
 
     private static Duration duration(String text) {

@@ -73,6 +73,31 @@ class LogsAndPortsIT {
         }
     }
 
+    /**
+     * A library that logs through java.util.logging (pgjdbc warns of a URL's port out of range) prints in the product's
+     * layout too, text and JSON, not in the JDK's own two-line format.
+     */
+    @Test
+    void aLibrarysJavaUtilLoggingLineTakesTheSameLayout() throws Exception {
+        List<String> badPort = List.of("--set", "source.jdbcUrl=jdbc:postgresql://127.0.0.1:99999/postgres");
+        Run text = run("check", badPort);
+        assertThat(text.exitCode).as(text.stderr).isEqualTo(11);
+        List<String> logged =
+                text.stderr.lines().filter(l -> !l.startsWith("error: ")).toList();
+        assertThat(logged).anySatisfy(l -> assertThat(l).contains("99999 not valid"));
+        assertThat(logged).allSatisfy(l -> assertThat(l).matches(TEXT_LINE));
+
+        List<String> json = new ArrayList<>(badPort);
+        json.addAll(List.of("--log-format", "json"));
+        Run asJson = run("check", json);
+        assertThat(asJson.exitCode).as(asJson.stderr).isEqualTo(11);
+        List<String> objects =
+                asJson.stderr.lines().filter(l -> !l.startsWith("error: ")).toList();
+        assertThat(objects).anySatisfy(l -> assertThat(l).contains("99999 not valid"));
+        for (String line : objects)
+            assertThat(JSON.readTree(line).path("pid").asLong()).isEqualTo(asJson.pid);
+    }
+
     @Test
     void aMetricsPortThatCannotBeServedOnIsRefusedBeforeAnythingIsWritten() throws Exception {
         try (ServerSocket taken = new ServerSocket(0)) {
@@ -102,16 +127,22 @@ class LogsAndPortsIT {
     private record Run(int exitCode, long pid, String stderr) {}
 
     private Run copy(List<String> more) throws Exception {
-        List<String> cmd = ShadedJar.java("512m");
-        cmd.addAll(List.of(
-                "copy",
+        List<String> args = new ArrayList<>(List.of(
                 "--no-progress",
                 "--no-concurrent-writers",
                 "--create-table",
                 "--set",
                 "source.password=s3cret")); // trust auth ignores it; it must never be logged
-        cmd.addAll(more);
+        args.addAll(more);
+        return run("copy", args);
+    }
+
+    /** The production jar in its own JVM, as an operator runs it: {@code command}, the base, then {@code more}. */
+    private Run run(String command, List<String> more) throws Exception {
+        List<String> cmd = ShadedJar.java("512m");
+        cmd.add(command);
         cmd.addAll(CliRun.base(services, table, prefix));
+        cmd.addAll(more); // last: a --set here overrides the base's
         Process p = new ProcessBuilder(cmd)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .start();

@@ -126,7 +126,8 @@ class WriteGuardIT {
             assertThatThrownBy(() -> guard.run(SCOPE, permit -> write(permit, "x", "1")))
                     .isInstanceOf(LockWaitTimeoutException.class)
                     .hasMessageContaining("'room_events' are blocked")
-                    .hasMessageContaining("cutover-1");
+                    .hasMessageContaining("cutover-1")
+                    .hasMessageContaining("nothing was written");
             assertThat(rowBody("x")).isNull();
             lock.release(cutover);
         }
