@@ -239,7 +239,8 @@ public final class ConfigLoader {
         if (!Files.isRegularFile(file)) {
             throw new RebalanceException(
                     ErrorCode.CONFIG_INVALID,
-                    "config file " + file + " does not exist; pass an existing YAML file with --config"
+                    "config file " + file + (Files.isDirectory(file) ? " is a directory" : " does not exist")
+                            + "; pass an existing YAML file with --config"
                             + " (docs/config.md lists every key), or leave --config out to use the defaults");
         }
         try {

@@ -41,6 +41,18 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void aConfigPathThatIsNoFileIsNamedAsWhatItIs() {
+        assertThatThrownBy(() -> new ConfigLoader(Map.of()).load(dir.resolve("none.yaml"), Map.of()))
+                .isInstanceOfSatisfying(
+                        RebalanceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CONFIG_INVALID))
+                .hasMessageContaining("none.yaml does not exist; pass an existing YAML file with --config");
+        assertThatThrownBy(() -> new ConfigLoader(Map.of()).load(dir, Map.of()))
+                .isInstanceOfSatisfying(
+                        RebalanceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CONFIG_INVALID))
+                .hasMessageContaining(dir + " is a directory; pass an existing YAML file with --config");
+    }
+
+    @Test
     void yamlErrorsNameTheLineAndColumn() throws Exception {
         Path broken = Files.writeString(dir.resolve("broken.yaml"), "source:\n  table: a\n   jdbcUrl: [x\n");
         assertThatThrownBy(() -> new ConfigLoader(Map.of()).load(broken, Map.of()))
