@@ -63,7 +63,7 @@ public final class TailProgress {
             if (now - start > limit.toNanos()) {
                 return new CatchUp(false, at, "it was still catching up after " + limit.toSeconds() + " s");
             }
-            Thread.sleep(100); // polls what the tail publishes once a second
+            Thread.sleep(100); // a poll: the tail publishes to Redis once a second, and no notice reaches this process
         }
     }
 
